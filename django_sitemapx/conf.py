@@ -1,0 +1,49 @@
+"""Every ``SITEMAPX_*`` setting, with its default, read at call time.
+
+Nothing is cached, so ``override_settings`` works in tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+# sitemaps.org protocol: "no more than 50,000 URLs and must be no larger than
+# 50MB (52,428,800 bytes)" per sitemap file, and the same for an index.
+PROTOCOL_MAX_URLS = 50_000
+PROTOCOL_MAX_BYTES = 52_428_800
+# "less than 2,048 characters" for a <loc>.
+PROTOCOL_MAX_LOC_LENGTH = 2_047
+
+
+class Settings:
+    """Typed access to the app's settings."""
+
+    @property
+    def LIMIT(self) -> Any:
+        """Default number of URLs per sitemap page."""
+        return getattr(settings, "SITEMAPX_LIMIT", PROTOCOL_MAX_URLS)
+
+    @property
+    def PROTOCOL(self) -> Any:
+        """``"http"``/``"https"`` to force a scheme, ``None`` for the request's."""
+        return getattr(settings, "SITEMAPX_PROTOCOL", None)
+
+    @property
+    def CHUNK_SIZE(self) -> Any:
+        """Rows fetched per database round trip while streaming."""
+        return getattr(settings, "SITEMAPX_CHUNK_SIZE", 2_000)
+
+    @property
+    def USE_SITES(self) -> Any:
+        """Take the host from ``django.contrib.sites``; ``None`` means "if installed"."""
+        return getattr(settings, "SITEMAPX_USE_SITES", None)
+
+    @property
+    def AUTODISCOVER_MODULE(self) -> Any:
+        """Module name imported from every installed app at start-up."""
+        return getattr(settings, "SITEMAPX_AUTODISCOVER_MODULE", "sitemapx")
+
+
+app_settings = Settings()

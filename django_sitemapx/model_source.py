@@ -1,0 +1,287 @@
+"""The model-backed source: SQL keyset pages streamed as plain tuples."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from django.core import checks
+from django.core.exceptions import FieldDoesNotExist, FieldError
+from django.db import models
+from django.urls import NoReverseMatch
+
+from .conf import PROTOCOL_MAX_LOC_LENGTH, app_settings
+from .locations import _CONTROL_CHARS, LocationBuilder, Skip
+from .pages import LASTMOD_ALIAS, bucket_summaries, page_range, sql_lastmod
+from .sources import PageSummary, Source
+from .urltemplates import compile_url
+from .values import lastmod_text
+from .writer import Entry, WriteStats
+
+_INTEGER_FIELDS = (models.IntegerField, models.AutoField)
+
+
+class ModelSource(Source):
+    """A section listing the rows of a queryset.
+
+    Rows are read with ``values_list(...).iterator()``: no model instance is built
+    unless the source relies on ``get_absolute_url()``. Give the location as
+    ``url_name`` plus ``url_kwargs`` (URL keyword argument to field name), or
+    override ``location(row)``, where ``row`` is a named tuple of ``key_field``,
+    the ``url_kwargs`` fields and ``fields``. Per-item ``lastmod``,
+    ``changefreq`` and ``priority`` methods receive the same row.
+    """
+
+    model: type[models.Model] | None = None
+    queryset: models.QuerySet[Any] | None = None
+    key_field: str = "pk"
+    url_name: str | None = None
+    url_kwargs: Mapping[str, str] | None = None
+    fields: Sequence[str] = ()
+    lastmod_field: str | None = None
+
+    def __init__(
+        self, section: str = "", model: type[models.Model] | None = None, **options: Any
+    ) -> None:
+        super().__init__(section, **options)
+        if model is not None:
+            self.model = model
+        elif self.model is None and self.queryset is not None:
+            self.model = self.queryset.model
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        """The rows of this section; evaluated anew for every document."""
+        if self.queryset is not None:
+            return self.queryset.all()
+        assert self.model is not None
+        return self.model._default_manager.all()
+
+    def location(self, row: Any) -> str:
+        """Path or same-host URL of ``row``; override it, or set ``url_name``."""
+        return str(row.get_absolute_url())
+
+    # -- configuration --------------------------------------------------------
+
+    @property
+    def uses_instances(self) -> bool:
+        """True when locations come from ``get_absolute_url()`` on model instances."""
+        return self.url_name is None and type(self).location is ModelSource.location
+
+    def _key(self) -> str:
+        assert self.model is not None
+        return self.model._meta.pk.name if self.key_field == "pk" else self.key_field
+
+    def _url_kwargs(self) -> dict[str, str]:
+        return dict(self.url_kwargs or {})
+
+    def check(self) -> list[checks.CheckMessage]:
+        errors = super().check()
+        if self.model is None:
+            return [
+                *errors,
+                checks.Error(
+                    f"Section {self.section!r} has no model.", obj=self, id="django_sitemapx.E007"
+                ),
+            ]
+        errors += self._check_key()
+        errors += self._check_lastmod_field()
+        if not errors:
+            errors += self._check_query()
+        if self.url_name is not None and not errors:
+            try:
+                compile_url(self.url_name, self._url_kwargs())
+            except NoReverseMatch:
+                errors.append(
+                    checks.Error(
+                        f"Section {self.section!r}: URL name {self.url_name!r} cannot be "
+                        f"reversed with keyword arguments {sorted(self._url_kwargs())}.",
+                        hint="url_kwargs maps each URL keyword argument to a field name.",
+                        obj=self,
+                        id="django_sitemapx.E010",
+                    )
+                )
+        if self.uses_instances:
+            errors.append(
+                checks.Warning(
+                    f"Section {self.section!r} builds a model instance per URL to call "
+                    "get_absolute_url().",
+                    hint="Set url_name and url_kwargs, or override location(row), to stream "
+                    "plain rows.",
+                    obj=self,
+                    id="django_sitemapx.W001",
+                )
+            )
+        return errors
+
+    def _check_key(self) -> list[checks.CheckMessage]:
+        assert self.model is not None
+        try:
+            field = self.model._meta.get_field(self._key())
+        except FieldDoesNotExist:
+            field = None
+        if isinstance(field, _INTEGER_FIELDS) and (field.unique or field.primary_key):
+            return []
+        return [
+            checks.Error(
+                f"Section {self.section!r}: key_field {self.key_field!r} must be a unique "
+                "integer field of the model.",
+                hint="Pages are fixed ranges of an integer key; use the integer primary key "
+                "or another unique integer column.",
+                obj=self,
+                id="django_sitemapx.E008",
+            )
+        ]
+
+    def _check_lastmod_field(self) -> list[checks.CheckMessage]:
+        assert self.model is not None
+        if self.lastmod_field is None:
+            return []
+        try:
+            field = self.model._meta.get_field(self.lastmod_field)
+        except FieldDoesNotExist:
+            field = None
+        if isinstance(field, models.DateField):
+            return []
+        return [
+            checks.Error(
+                f"Section {self.section!r}: lastmod_field {self.lastmod_field!r} is not a "
+                "date or datetime field of the model.",
+                obj=self,
+                id="django_sitemapx.E009",
+            )
+        ]
+
+    def _check_query(self) -> list[checks.CheckMessage]:
+        try:
+            self._rows_queryset(using=None).query.sql_with_params()
+        except (FieldError, FieldDoesNotExist) as error:
+            return [
+                checks.Error(
+                    f"Section {self.section!r}: {error}",
+                    hint="Check fields and url_kwargs.",
+                    obj=self,
+                    id="django_sitemapx.E011",
+                )
+            ]
+        return []
+
+    # -- pages ----------------------------------------------------------------
+
+    def page_summaries(self) -> list[PageSummary]:
+        lastmod_field = self.lastmod_field if not callable(self.lastmod) else None
+        summaries = bucket_summaries(
+            self.get_queryset(), self._key(), self.get_limit(), lastmod_field
+        )
+        constant = None if callable(self.lastmod) else self.lastmod
+        return [
+            PageSummary(number, rows, lastmod_text(latest if lastmod_field else constant))
+            for number, rows, latest in summaries
+        ]
+
+    def _row_fields(self) -> list[str]:
+        names = [self._key(), *self._url_kwargs().values(), *self.fields]
+        return list(dict.fromkeys(names))
+
+    def _rows_queryset(self, using: str | None) -> models.QuerySet[Any]:
+        queryset = self.get_queryset()
+        names = self._row_fields()
+        if self.lastmod_field and not callable(self.lastmod):
+            assert self.model is not None
+            field = self.model._meta.get_field(self.lastmod_field)
+            expression = sql_lastmod(field, using or queryset.db)  # type: ignore[arg-type]
+            if expression is not None:
+                queryset = queryset.annotate(**{LASTMOD_ALIAS: expression})
+                names.append(LASTMOD_ALIAS)
+            else:
+                names.append(self.lastmod_field)
+        return queryset.values_list(*names, named=True)
+
+    def iter_entries(
+        self, page: int, builder: LocationBuilder, stats: WriteStats
+    ) -> Iterator[list[Entry]]:
+        low, high = page_range(page, self.get_limit())
+        key = self._key()
+        page_filter = {f"{key}__gte": low, f"{key}__lt": high}
+        chunk_size = int(app_settings.CHUNK_SIZE)
+        if self.uses_instances:
+            queryset = self.get_queryset().filter(**page_filter).order_by(key)
+            rows: Iterator[Any] = queryset.iterator(chunk_size=chunk_size)
+            location = self._instance_location(builder)
+            lastmod = self._instance_lastmod(stats)
+        else:
+            queryset = self._rows_queryset(None).filter(**page_filter).order_by(key)
+            rows = queryset.iterator(chunk_size=chunk_size)
+            location = self._row_location(builder)
+            lastmod = self._row_lastmod(stats)
+        changefreq = self._value_reader("changefreq", stats)
+        priority = self._value_reader("priority", stats)
+        yield from _chunks(rows, location, lastmod, changefreq, priority, stats, chunk_size)
+
+    def _row_location(self, builder: LocationBuilder) -> Callable[[Any], str]:
+        if type(self).location is not ModelSource.location or self.url_name is None:
+            return lambda row: builder.absolute(self.location(row))
+        fields, fill = compile_url(self.url_name, self._url_kwargs())
+        names = self._row_fields()
+        indexes = [names.index(name) for name in fields]
+        prefix = builder.prefix
+
+        def location(row: Any) -> str:
+            values = [row[index] for index in indexes]
+            for value in values:
+                if value is None:
+                    raise Skip("missing_value")
+                if isinstance(value, str) and _CONTROL_CHARS.search(value):
+                    raise Skip("control_characters")
+            uri = prefix + fill(values)
+            if len(uri) > PROTOCOL_MAX_LOC_LENGTH:
+                raise Skip("too_long")
+            return uri
+
+        return location
+
+    def _row_lastmod(self, stats: WriteStats) -> Callable[[Any], str | None]:
+        if callable(self.lastmod):
+            return self._value_reader("lastmod", stats)
+        if not self.lastmod_field:
+            constant = lastmod_text(self.lastmod)
+            return lambda row: constant
+        index = len(self._row_fields())
+        return lambda row: lastmod_text(row[index])
+
+    def _instance_location(self, builder: LocationBuilder) -> Callable[[Any], str]:
+        return lambda obj: builder.absolute(self.location(obj))
+
+    def _instance_lastmod(self, stats: WriteStats) -> Callable[[Any], str | None]:
+        if callable(self.lastmod):
+            return self._value_reader("lastmod", stats)
+        if not self.lastmod_field:
+            constant = lastmod_text(self.lastmod)
+            return lambda obj: constant
+        name = self.lastmod_field
+        return lambda obj: lastmod_text(getattr(obj, name))
+
+
+def _chunks(
+    rows: Iterator[Any],
+    location: Callable[[Any], str],
+    lastmod: Callable[[Any], str | None],
+    changefreq: Callable[[Any], str | None],
+    priority: Callable[[Any], str | None],
+    stats: WriteStats,
+    chunk_size: int,
+) -> Iterator[list[Entry]]:
+    chunk: list[Entry] = []
+    append = chunk.append
+    for row in rows:
+        try:
+            loc = location(row)
+        except Skip as skip:
+            stats.skip(skip.reason)
+            continue
+        append((loc, lastmod(row), changefreq(row), priority(row)))
+        if len(chunk) >= chunk_size:
+            yield chunk
+            chunk = []
+            append = chunk.append
+    if chunk:
+        yield chunk

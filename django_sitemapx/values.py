@@ -1,0 +1,62 @@
+"""Reading a source's per-entry values (attribute or per-item method) as protocol text."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from typing import Any
+
+from django.utils import timezone
+
+from .exceptions import InvalidValue, SourceConfigurationError
+from .writer import format_lastmod, format_priority, validate_changefreq
+
+ValueGetter = Callable[[Any], str | None]
+
+
+def lastmod_text(value: Any) -> str | None:
+    """Format a date/datetime (naive ones in the project's time zone) as W3C Datetime."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, datetime.datetime | datetime.date):
+        return format_lastmod(value, timezone.get_default_timezone())
+    raise InvalidValue(f"lastmod must be a date or datetime, not {type(value).__name__}")
+
+
+_FORMATTERS: dict[str, Callable[[Any], str | None]] = {
+    "changefreq": lambda value: None if value is None else validate_changefreq(value),
+    "priority": lambda value: None if value is None else format_priority(value),
+    "lastmod": lastmod_text,
+}
+
+
+def static_value(owner: object, name: str) -> str | None:
+    """The formatted value of a plain attribute, raising a clear error if it is invalid."""
+    try:
+        return _FORMATTERS[name](getattr(owner, name, None))
+    except InvalidValue as error:
+        raise SourceConfigurationError(f"{type(owner).__name__}.{name}: {error}") from None
+
+
+def getter(owner: object, name: str, on_invalid: Callable[[str], None]) -> ValueGetter | None:
+    """A per-item function for a method attribute, ``None`` for a plain attribute.
+
+    An invalid per-item value is dropped (the URL stays, without that field) and
+    reported through ``on_invalid`` with a stable reason such as ``"invalid_priority"``.
+    """
+    attribute = getattr(owner, name, None)
+    if not callable(attribute):
+        return None
+    formatter = _FORMATTERS[name]
+    reason = f"invalid_{name}"
+
+    def read(item: Any) -> str | None:
+        try:
+            return formatter(attribute(item))
+        except InvalidValue:
+            on_invalid(reason)
+            return None
+
+    return read

@@ -1,0 +1,76 @@
+"""Thin views: resolve the site, then stream the document from ``documents``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.urls import reverse
+
+from .documents import index_entries, render_index, render_page
+from .exceptions import NotRegistered
+from .registry import SitemapRegistry
+from .registry import site as default_registry
+from .sites import site_for_request
+
+CONTENT_TYPE = "application/xml; charset=utf-8"
+URL_NAMESPACE = "django_sitemapx"
+# Larger than any page number a 50,000-row page of a 64-bit key can need.
+_MAX_PAGE_DIGITS = 15
+
+
+def page_path(section: str, page: int) -> str:
+    """The path a section page is served at, e.g. ``/sitemap-article-2.xml``."""
+    return reverse(f"{URL_NAMESPACE}:section", kwargs={"section": section, "page": str(page)})
+
+
+def index(request: HttpRequest, registry: SitemapRegistry | None = None) -> StreamingHttpResponse:
+    """The ``<sitemapindex>`` of every non-empty page; 404 when there is none."""
+    registry = registry or default_registry
+    stream = render_index(index_entries(registry), site_for_request(request), page_path)
+    if stream is None:
+        raise Http404("The sitemap has no URL yet.")
+    return _response(request, stream)
+
+
+def section(
+    request: HttpRequest, section: str, page: str, registry: SitemapRegistry | None = None
+) -> StreamingHttpResponse:
+    """One page of one section; 404 for an unknown section or a bad or empty page."""
+    registry = registry or default_registry
+    try:
+        source = registry.get(section)
+    except NotRegistered:
+        raise Http404(f"No sitemap section {section!r}.") from None
+    number = parse_page(page)
+    stream = render_page(source, number, site_for_request(request, source.protocol))
+    if stream is None:
+        raise Http404(f"Sitemap section {section!r} has no page {number}.")
+    return _response(request, stream)
+
+
+def parse_page(page: str) -> int:
+    """A positive page number in canonical form ("1", not "01" or "+1"), else 404."""
+    if not (page.isascii() and page.isdigit()) or page.startswith("0"):
+        raise Http404("A sitemap page number is a positive integer.")
+    if len(page) > _MAX_PAGE_DIGITS:
+        raise Http404("No such sitemap page.")
+    return int(page)
+
+
+def _response(request: HttpRequest, stream: Iterator[bytes]) -> StreamingHttpResponse:
+    if isinstance(request, ASGIRequest):
+        # A sync iterator would be consumed whole before the first byte under ASGI.
+        return StreamingHttpResponse(_async_stream(stream), content_type=CONTENT_TYPE)
+    return StreamingHttpResponse(stream, content_type=CONTENT_TYPE)
+
+
+async def _async_stream(stream: Iterator[bytes]) -> AsyncIterator[bytes]:
+    pull = sync_to_async(next, thread_sensitive=True)
+    while True:
+        chunk = await pull(stream, None)
+        if chunk is None:
+            return
+        yield chunk

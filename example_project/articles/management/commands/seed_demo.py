@@ -1,0 +1,48 @@
+"""``manage.py seed_demo --count N``: make sure N demo articles exist (bulk inserts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from django_sitemapx.registry import site
+from example_project.articles.factories import CategoryFactory, DemoArticleFactory
+from example_project.articles.models import Article, Category
+
+CATEGORY_SLUGS = ["news", "guides", "reviews", "opinion", "culture"]
+BATCH_SIZE = 5_000
+
+
+class Command(BaseCommand):
+    help = "Create demo categories and articles up to --count articles; safe to run again."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--count", type=int, default=3_000, help="Articles wanted in total.")
+
+    def handle(self, *args: Any, count: int, **options: Any) -> None:
+        if count < 0:
+            raise CommandError("--count must be zero or more.")
+        categories = [
+            CategoryFactory(slug=slug, name=slug.capitalize()) for slug in CATEGORY_SLUGS
+        ]
+        existing = Article.objects.filter(slug__startswith="demo-article-").count()
+        created = 0
+        for start in range(existing + 1, count + 1, BATCH_SIZE):
+            numbers = range(start, min(start + BATCH_SIZE, count + 1))
+            batch = [
+                DemoArticleFactory.build(number=n, category=categories[n % len(categories)])
+                for n in numbers
+            ]
+            with transaction.atomic():
+                Article.objects.bulk_create(batch, ignore_conflicts=True)
+            created += len(batch)
+            if options["verbosity"] >= 2:
+                self.stdout.write(f"{start + len(batch) - 1} / {count}")
+        total = Article.objects.filter(slug__startswith="demo-article-").count()
+        self.stdout.write(
+            f"{created} articles created; {total} demo articles and "
+            f"{Category.objects.count()} categories in the database "
+            f"({len(site)} sitemap sections)."
+        )

@@ -1,0 +1,85 @@
+"""Shared fixtures: temporary registries, a client, and XSD validation."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from django_sitemapx.registry import SitemapRegistry, site
+
+ROOT = Path(__file__).resolve().parent.parent
+XSD_DIR = Path(os.environ.get("SITEMAPX_XSD_DIR", ROOT.parent / "shared" / "xsd"))
+NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+
+_WRAPPER = """<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
+  <xs:import namespace="http://www.w3.org/XML/1998/namespace" schemaLocation="xml.xsd"/>
+  <xs:import namespace="http://www.sitemaps.org/schemas/sitemap/0.9" schemaLocation="{main}"/>
+  <xs:import namespace="http://www.google.com/schemas/sitemap-image/1.1"
+             schemaLocation="sitemap-image.xsd"/>
+  <xs:import namespace="http://www.google.com/schemas/sitemap-video/1.1"
+             schemaLocation="sitemap-video.xsd"/>
+  <xs:import namespace="http://www.google.com/schemas/sitemap-news/0.9"
+             schemaLocation="sitemap-news.xsd"/>
+  <xs:import namespace="http://www.w3.org/1999/xhtml" schemaLocation="xhtml1-strict.xsd"/>
+</xs:schema>"""
+
+_schemas: dict[str, etree.XMLSchema] = {}
+
+
+def _schema(main: str) -> etree.XMLSchema:
+    if main not in _schemas:
+        if not (XSD_DIR / main).is_file():
+            raise FileNotFoundError(
+                f"{XSD_DIR / main} is missing: the tests validate against shared/xsd "
+                "(set SITEMAPX_XSD_DIR to point elsewhere)."
+            )
+        document = etree.fromstring(
+            _WRAPPER.format(main=main).encode(), base_url=XSD_DIR.as_uri() + "/"
+        )
+        _schemas[main] = etree.XMLSchema(document)
+    return _schemas[main]
+
+
+def validate_sitemap(data: bytes) -> etree._Element:
+    """Parse ``data`` as a ``<urlset>`` or ``<sitemapindex>``, validate it, return the root."""
+    root = etree.fromstring(data)
+    tag = etree.QName(root).localname
+    schema = _schema("sitemap.xsd" if tag == "urlset" else "siteindex.xsd")
+    if not schema.validate(root):
+        raise AssertionError(f"invalid {tag}: {schema.error_log}")
+    assert data.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n')
+    return root
+
+
+def locs(root: etree._Element) -> list[str]:
+    """Every ``<loc>`` text of a parsed document."""
+    return [el.text for el in root.iterfind(".//sm:loc", NS)]
+
+
+def content(response) -> bytes:  # type: ignore[no-untyped-def]
+    """The body of a plain or streaming response."""
+    if response.streaming:
+        return b"".join(response.streaming_content)
+    return response.content
+
+
+@pytest.fixture
+def registry() -> Iterator[SitemapRegistry]:
+    """The default registry, emptied for one test and restored afterwards."""
+    saved = (dict(site._registry), dict(site._origins), dict(site._pending))
+    site._registry.clear()
+    site._origins.clear()
+    site._pending.clear()
+    try:
+        yield site
+    finally:
+        site._registry.clear()
+        site._origins.clear()
+        site._pending.clear()
+        site._registry.update(saved[0])
+        site._origins.update(saved[1])
+        site._pending.update(saved[2])

@@ -1,0 +1,25 @@
+"""Models that exercise what the example project does not."""
+
+import uuid
+
+from django.db import models
+
+
+class Document(models.Model):
+    """Located by a path column, with a date (not datetime) lastmod."""
+
+    path = models.CharField(max_length=3000)
+    published_on = models.DateField(null=True)
+    weight = models.FloatField(default=0.5)
+
+    def get_absolute_url(self) -> str:
+        return self.path
+
+
+class UUIDThing(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4)
+
+
+class AbstractThing(models.Model):
+    class Meta:
+        abstract = True

@@ -1,0 +1,3 @@
+"""Autodiscovery target: registers nothing, records that it was imported."""
+
+IMPORTED = True

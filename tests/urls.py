@@ -1,0 +1,3 @@
+from example_project.urls import urlpatterns
+
+__all__ = ["urlpatterns"]
