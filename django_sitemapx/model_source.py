@@ -201,7 +201,7 @@ class ModelSource(Source):
     ) -> Iterator[list[Entry]]:
         low, high = page_range(page, self.get_limit())
         key = self._key()
-        page_filter = {f"{key}__gte": low, f"{key}__lt": high}
+        page_filter = {f"{key}__gte": low, f"{key}__lte": high}
         chunk_size = int(app_settings.CHUNK_SIZE)
         if self.uses_instances:
             queryset = self.get_queryset().filter(**page_filter).order_by(key)

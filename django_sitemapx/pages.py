@@ -1,7 +1,9 @@
 """Stable keyset pages over a queryset, and per-page lastmods computed in SQL.
 
 Page ``n`` of a model section holds the rows whose integer key lies in
-``[(n - 1) * limit, n * limit)``. The ranges are fixed: deleting a row never
+``[(n - 1) * limit + 1, n * limit]`` (auto-increment keys start at 1, so 50,000
+rows fill exactly one page). Rows with a key below 1 are not listed. The
+ranges are fixed: deleting a row never
 moves another row to a different page, and serving the last page costs what
 the first costs (an index range scan, no COUNT, no OFFSET). A page holds at
 most ``limit`` rows because keys are unique integers; pages whose range holds
@@ -65,20 +67,30 @@ def sql_lastmod(field: models.Field[Any, Any], using: str) -> W3CDatetime | None
 
 
 def page_range(page: int, limit: int) -> tuple[int, int]:
-    """Key bounds ``[low, high)`` of ``page`` (1-based)."""
-    return (page - 1) * limit, page * limit
+    """Key bounds ``[low, high]`` (both inclusive) of ``page`` (1-based)."""
+    return (page - 1) * limit + 1, page * limit
+
+
+def page_for_key(key: int, limit: int) -> int | None:
+    """The page holding the row with integer ``key``; None for keys below 1."""
+    if key < 1:
+        return None
+    return (key - 1) // limit + 1
 
 
 def bucket_summaries(
     queryset: models.QuerySet[Any], key: str, limit: int, lastmod_field: str | None
 ) -> list[tuple[int, int, Any]]:
     """``(page, rows, greatest lastmod)`` for every non-empty page, in one query."""
-    bucket = models.ExpressionWrapper(F(key) / Value(limit), output_field=models.BigIntegerField())
+    bucket = models.ExpressionWrapper(
+        (F(key) - Value(1)) / Value(limit), output_field=models.BigIntegerField()
+    )
     aggregates: dict[str, Any] = {"rows": Count("pk")}
     if lastmod_field:
         aggregates["latest"] = Max(lastmod_field)
     rows = (
-        queryset.order_by()
+        queryset.filter(**{f"{key}__gte": 1})
+        .order_by()
         .annotate(**{BUCKET_ALIAS: bucket})
         .values(BUCKET_ALIAS)
         .annotate(**aggregates)

@@ -22,6 +22,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.sites",
     "django_sitemapx",
     "example_project.articles",
     "tests.testapp",
@@ -54,6 +55,11 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db("DATABASE_URL", default="sqlite:///:memory:")}
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+SITE_ID = 1
+# django.contrib.sites is installed so tests can switch it on; by default the
+# host comes from the request, as on a site without the Sites framework.
+SITEMAPX_USE_SITES = False
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
