@@ -88,6 +88,11 @@ class SitemapRegistry:
     def __len__(self) -> int:
         return len(self._registry)
 
+    def __bool__(self) -> bool:
+        # autodiscover_modules() tests "if register_to:" before rolling back a
+        # failed import: an empty registry must still count as given.
+        return True
+
     def __contains__(self, section: object) -> bool:
         return section in self._registry
 

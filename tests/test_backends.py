@@ -3,7 +3,7 @@
 import os
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import connection
 
 pytestmark = pytest.mark.django_db
@@ -16,6 +16,7 @@ def test_services_leg_runs_on_postgresql_and_redis() -> None:
     from django.core.cache.backends.redis import RedisCache
 
     assert connection.vendor == "postgresql"
+    cache = caches["default"]
     assert isinstance(cache, RedisCache)
     cache.set("django_sitemapx:test:ping", "pong", 5)
     assert cache.get("django_sitemapx:test:ping") == "pong"
