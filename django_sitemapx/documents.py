@@ -48,7 +48,9 @@ def render_index(
         return None
     writer = index_writer(max_urls=PROTOCOL_MAX_URLS, max_bytes=PROTOCOL_MAX_BYTES)
     elements = [
-        sitemap_element(site.prefix + page_path(entry.section, entry.page.number), entry.page.lastmod)
+        sitemap_element(
+            site.prefix + page_path(entry.section, entry.page.number), entry.page.lastmod
+        )
         for entry in entries
     ]
     body = writer.render(elements)

@@ -40,7 +40,7 @@ class W3CDatetime(Func):
             connection,
             template=(
                 "to_char(%(expressions)s AT TIME ZONE 'UTC', "
-                "'YYYY-MM-DD\"T\"HH24:MI:SS\"+00:00\"')"
+                '\'YYYY-MM-DD"T"HH24:MI:SS"+00:00"\')'
             ),
             **extra,
         )
@@ -96,6 +96,4 @@ def bucket_summaries(
         .annotate(**aggregates)
         .order_by(BUCKET_ALIAS)
     )
-    return [
-        (int(row[BUCKET_ALIAS]) + 1, row["rows"], row.get("latest")) for row in rows
-    ]
+    return [(int(row[BUCKET_ALIAS]) + 1, row["rows"], row.get("latest")) for row in rows]

@@ -124,7 +124,9 @@ class SitemapRegistry:
         raise NotRegistered(f"{target!r} is not registered in the sitemap.")
 
     @staticmethod
-    def _section_name(target: Target, section: str | None) -> tuple[str, type[models.Model] | None]:
+    def _section_name(
+        target: Target, section: str | None
+    ) -> tuple[str, type[models.Model] | None]:
         if isinstance(target, str):
             name, model = section or target, None
         elif isinstance(target, type) and issubclass(target, models.Model):
@@ -210,4 +212,3 @@ def register(
 def unregister(target: Target, *, registry: SitemapRegistry | None = None) -> None:
     """Remove a section from the default registry (or ``registry``)."""
     (registry or site).unregister(target)
-

@@ -69,8 +69,10 @@ class Source:
     def validate(self) -> None:
         """Raise ``SourceConfigurationError`` for a value the protocol cannot carry."""
         limit = self.limit if self.limit is not None else app_settings.LIMIT
-        if not isinstance(limit, int) or isinstance(limit, bool) or not (
-            1 <= limit <= PROTOCOL_MAX_URLS
+        if (
+            not isinstance(limit, int)
+            or isinstance(limit, bool)
+            or not (1 <= limit <= PROTOCOL_MAX_URLS)
         ):
             raise SourceConfigurationError(
                 f"{type(self).__name__}.limit must be an integer from 1 to "
@@ -238,7 +240,7 @@ class ContribSitemapSource(ItemSource):
     section by section. Pages follow the contrib sitemap's own ``items()`` order.
     """
 
-    sitemap: ContribSitemap | type[ContribSitemap] | None = None
+    sitemap: ContribSitemap[Any] | type[ContribSitemap[Any]] | None = None
 
     def __init__(self, section: str = "", **options: Any) -> None:
         super().__init__(section, **options)

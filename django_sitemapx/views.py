@@ -68,9 +68,12 @@ def _response(request: HttpRequest, stream: Iterator[bytes]) -> StreamingHttpRes
 
 
 async def _async_stream(stream: Iterator[bytes]) -> AsyncIterator[bytes]:
-    pull = sync_to_async(next, thread_sensitive=True)
+    def pull() -> bytes | None:
+        return next(stream, None)
+
+    pull_async = sync_to_async(pull, thread_sensitive=True)
     while True:
-        chunk = await pull(stream, None)
+        chunk = await pull_async()
         if chunk is None:
             return
         yield chunk

@@ -98,7 +98,9 @@ class WriteStats:
         return sum(self.skipped.values())
 
 
-def url_element(loc: str, lastmod: str | None, changefreq: str | None, priority: str | None) -> str:
+def url_element(
+    loc: str, lastmod: str | None, changefreq: str | None, priority: str | None
+) -> str:
     """One ``<url>`` element; ``loc`` must already be a URI (ASCII, no illegal characters)."""
     parts = ["<url><loc>", loc.translate(_ESCAPES), "</loc>"]
     if lastmod is not None:
@@ -127,9 +129,7 @@ class DocumentWriter:
     counted in ``stats`` and left out.
     """
 
-    def __init__(
-        self, opening: str, closing: str, *, max_urls: int, max_bytes: int
-    ) -> None:
+    def __init__(self, opening: str, closing: str, *, max_urls: int, max_bytes: int) -> None:
         self._opening = opening
         self._closing = closing
         self._closing_size = len(closing.encode())

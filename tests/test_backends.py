@@ -9,9 +9,7 @@ from django.db import connection
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.skipif(
-    not os.environ.get("SITEMAPX_REQUIRE_SERVICES"), reason="services leg only"
-)
+@pytest.mark.skipif(not os.environ.get("SITEMAPX_REQUIRE_SERVICES"), reason="services leg only")
 def test_services_leg_runs_on_postgresql_and_redis() -> None:
     from django.core.cache.backends.redis import RedisCache
 

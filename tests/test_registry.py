@@ -16,7 +16,9 @@ from tests.testapp.models import AbstractThing, Document
 
 
 def test_register_model_with_options(registry: SitemapRegistry) -> None:
-    source = registry.register(Category, url_name="category-detail", url_kwargs={"category": "slug"})
+    source = registry.register(
+        Category, url_name="category-detail", url_kwargs={"category": "slug"}
+    )
     assert isinstance(source, sitemapx.ModelSource)
     assert source.section == "category"
     assert source.model is Category
@@ -157,7 +159,9 @@ def test_autodiscovery_imported_every_apps_module() -> None:
     assert sitemapx.site.sections == ["article", "category", "pages"]
 
 
-def test_autodiscovery_failure_rolls_the_registry_back(registry: SitemapRegistry, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_autodiscovery_failure_rolls_the_registry_back(
+    registry: SitemapRegistry, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     broken = type(sys)("tests.testapp.sitemapx")
 
     def import_module(name: str, package: str | None = None):  # type: ignore[no-untyped-def]

@@ -42,7 +42,9 @@ def test_index_lists_every_non_empty_section(client: Client) -> None:
 def test_index_lastmod_is_the_greatest_of_the_page(client: Client) -> None:
     category = CategoryFactory()
     for day in (1, 9, 3):
-        ArticleFactory(category=category, updated_at=datetime.datetime(2024, 5, day, tzinfo=datetime.UTC))
+        ArticleFactory(
+            category=category, updated_at=datetime.datetime(2024, 5, day, tzinfo=datetime.UTC)
+        )
     ArticleFactory(
         category=category,
         is_published=False,
@@ -56,7 +58,9 @@ def test_index_lastmod_is_the_greatest_of_the_page(client: Client) -> None:
 def test_article_page(client: Client) -> None:
     category = CategoryFactory(slug="news")
     published = ArticleFactory(
-        category=category, slug="hello", updated_at=datetime.datetime(2024, 5, 1, 8, tzinfo=datetime.UTC)
+        category=category,
+        slug="hello",
+        updated_at=datetime.datetime(2024, 5, 1, 8, tzinfo=datetime.UTC),
     )
     ArticleFactory(category=category, slug="draft", is_published=False)
     response = client.get("/sitemap-article-1.xml")
@@ -232,12 +236,16 @@ def test_fifty_thousand_rows_make_one_page_and_one_more_makes_two(
     category = CategoryFactory(slug="c")
     when = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
     Article.objects.bulk_create(
-        Article(id=i, category=category, slug=f"a{i}", title="t", updated_at=when, is_published=True)
+        Article(
+            id=i, category=category, slug=f"a{i}", title="t", updated_at=when, is_published=True
+        )
         for i in range(1, rows + 1)
     )
     index = validate_sitemap(content(client.get("/sitemap.xml")))
     article_pages = [loc for loc in locs(index) if "sitemap-article-" in loc]
-    assert article_pages == [f"http://example.com/sitemap-article-{n}.xml" for n in range(1, pages + 1)]
+    assert article_pages == [
+        f"http://example.com/sitemap-article-{n}.xml" for n in range(1, pages + 1)
+    ]
     first = validate_sitemap(content(client.get("/sitemap-article-1.xml")))
     assert len(first) == 50_000
     if pages == 2:
@@ -251,9 +259,15 @@ def test_deleting_a_row_does_not_move_other_rows_between_pages(
     for i in range(1, 8):
         DocumentFactory(id=i, path=f"/d/{i}/")
     registry.register(Document, source_class=_PathSource, fields=["path"], limit=3)
-    before = [locs(validate_sitemap(content(client.get(f"/sitemap-document-{n}.xml")))) for n in (1, 2, 3)]
+    before = [
+        locs(validate_sitemap(content(client.get(f"/sitemap-document-{n}.xml"))))
+        for n in (1, 2, 3)
+    ]
     Document.objects.filter(id=2).delete()
-    after = [locs(validate_sitemap(content(client.get(f"/sitemap-document-{n}.xml")))) for n in (1, 2, 3)]
+    after = [
+        locs(validate_sitemap(content(client.get(f"/sitemap-document-{n}.xml"))))
+        for n in (1, 2, 3)
+    ]
     assert after[0] == [loc for loc in before[0] if not loc.endswith("/2/")]
     assert after[1:] == before[1:]
 

@@ -12,12 +12,18 @@ class Document(models.Model):
     published_on = models.DateField(null=True)
     weight = models.FloatField(default=0.5)
 
+    def __str__(self) -> str:
+        return self.path
+
     def get_absolute_url(self) -> str:
         return self.path
 
 
 class UUIDThing(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4)
+
+    def __str__(self) -> str:
+        return str(self.id)
 
 
 class AbstractThing(models.Model):

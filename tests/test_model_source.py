@@ -1,0 +1,201 @@
+"""ModelSource: location modes, lastmod formatting in SQL and Python, query counts."""
+
+import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.db import connection
+from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
+
+import django_sitemapx as sitemapx
+from django_sitemapx.locations import LocationBuilder, Site
+from django_sitemapx.pages import page_for_key, page_range
+from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.writer import WriteStats
+from example_project.articles.models import Article
+from tests.conftest import NS, content, locs, validate_sitemap
+from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory
+from tests.testapp.models import Document
+
+pytestmark = pytest.mark.django_db
+
+BUILDER = LocationBuilder(Site("https", "example.com"))
+
+
+@pytest.fixture
+def client() -> Client:
+    return Client(HTTP_HOST="example.com")
+
+
+def _entries(source: sitemapx.Source, page: int = 1) -> list[tuple]:  # type: ignore[type-arg]
+    stats = WriteStats()
+    return [entry for chunk in source.iter_entries(page, BUILDER, stats) for entry in chunk]
+
+
+def test_page_arithmetic() -> None:
+    assert page_range(1, 50_000) == (1, 50_000)
+    assert page_range(2, 50_000) == (50_001, 100_000)
+    assert [page_for_key(k, 3) for k in (0, 1, 3, 4, 7)] == [None, 1, 1, 2, 3]
+
+
+def test_sql_lastmod_matches_python_formatting() -> None:
+    when = datetime.datetime(2024, 5, 1, 10, 11, 12, 345678, tzinfo=datetime.UTC)
+    article = ArticleFactory(updated_at=when)
+    source = sitemapx.site.get("article")
+    [(loc, lastmod, changefreq, priority)] = _entries(source)
+    assert loc == "https://example.com" + article.get_absolute_url()
+    assert lastmod == "2024-05-01T10:11:12+00:00"
+    assert (changefreq, priority) == ("weekly", "0.6")
+
+
+@override_settings(USE_TZ=False, TIME_ZONE="Europe/Paris")
+def test_naive_datetimes_without_use_tz_get_the_project_offset(registry: SitemapRegistry) -> None:
+    category = CategoryFactory(slug="c")
+    Article.objects.create(
+        category=category,
+        slug="s",
+        title="t",
+        is_published=True,
+        updated_at=datetime.datetime(2024, 7, 1, 12, 0, 0),
+    )
+    source = registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        lastmod_field="updated_at",
+    )
+    [(_, lastmod, _, _)] = _entries(source)
+    # SQLite formats in Python (+02:00); PostgreSQL formats the same instant in UTC.
+    expected = datetime.datetime(2024, 7, 1, 12, tzinfo=ZoneInfo("Europe/Paris"))
+    assert datetime.datetime.fromisoformat(lastmod) == expected
+    assert lastmod in ("2024-07-01T12:00:00+02:00", "2024-07-01T10:00:00+00:00")
+
+
+def test_date_field_lastmod_and_location_override(registry: SitemapRegistry) -> None:
+    DocumentFactory(path="/x/", published_on=datetime.date(2023, 2, 3))
+    DocumentFactory(path="/y/", published_on=None)
+
+    class Docs(sitemapx.ModelSource):
+        fields = ("path",)
+        lastmod_field = "published_on"
+
+        def location(self, row):  # type: ignore[no-untyped-def]
+            return row.path
+
+    source = registry.register(Document, Docs)
+    assert _entries(source) == [
+        ("https://example.com/x/", "2023-02-03", None, None),
+        ("https://example.com/y/", None, None, None),
+    ]
+    assert [p.lastmod for p in source.page_summaries()] == ["2023-02-03"]
+
+
+def test_per_row_methods_receive_the_row(registry: SitemapRegistry) -> None:
+    DocumentFactory(path="/light/", weight=0.1)
+    DocumentFactory(path="/heavy/", weight=0.9)
+
+    class Weighted(sitemapx.ModelSource):
+        fields = ("path", "weight")
+
+        def location(self, row):  # type: ignore[no-untyped-def]
+            return row.path
+
+        def priority(self, row):  # type: ignore[no-untyped-def]
+            return row.weight
+
+    source = registry.register(Document, Weighted)
+    assert [(e[0], e[3]) for e in _entries(source)] == [
+        ("https://example.com/light/", "0.1"),
+        ("https://example.com/heavy/", "0.9"),
+    ]
+
+
+def test_get_absolute_url_fallback_uses_instances(registry: SitemapRegistry) -> None:
+    DocumentFactory(path="/legacy/")
+    source = registry.register(Document)
+    assert source.uses_instances
+    assert [e[0] for e in _entries(source)] == ["https://example.com/legacy/"]
+
+
+def test_missing_url_value_is_skipped(registry: SitemapRegistry) -> None:
+    category = CategoryFactory(slug="c")
+    ArticleFactory(category=category, slug="ok")
+    source = registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "title"},
+    )
+    Article.objects.update(title="")
+    stats = WriteStats()
+    entries = [e for chunk in source.iter_entries(1, BUILDER, stats) for e in chunk]
+    assert len(entries) == 1  # an empty string is a value; reverse() would refuse it too
+    Article.objects.update(title="a\x01b")
+    stats = WriteStats()
+    assert [e for chunk in source.iter_entries(1, BUILDER, stats) for e in chunk] == []
+    assert stats.skipped == {"control_characters": 1}
+
+
+@override_settings(SITEMAPX_CHUNK_SIZE=7)
+def test_queries_per_page_do_not_grow_with_rows(client: Client) -> None:
+    category = CategoryFactory(slug="c")
+    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+
+    def count_queries(rows: int) -> int:
+        Article.objects.all().delete()
+        Article.objects.bulk_create(
+            Article(
+                id=i,
+                category=category,
+                slug=f"a{i}",
+                title="t",
+                updated_at=when,
+                is_published=True,
+            )
+            for i in range(1, rows + 1)
+        )
+        with CaptureQueriesContext(connection) as queries:
+            body = content(client.get("/sitemap-article-1.xml"))
+        assert len(validate_sitemap(body)) == rows
+        return len(queries)
+
+    few, many = count_queries(3), count_queries(300)
+    # One SELECT per page: PostgreSQL reads it through one server-side cursor;
+    # SQLite fetches chunks from the same cursor too (chunk_size is not a query).
+    assert few == many == 1
+
+
+def test_index_costs_one_query_per_model_section(client: Client) -> None:
+    ArticleFactory.create_batch(5)
+    with CaptureQueriesContext(connection) as queries:
+        validate_sitemap(content(client.get("/sitemap.xml")))
+    assert len(queries) == 2  # one GROUP BY for articles, one for categories
+
+
+def test_index_lastmod_per_page_computed_in_sql(client: Client, registry: SitemapRegistry) -> None:
+    category = CategoryFactory(slug="c")
+    for i, day in zip(range(1, 6), (5, 1, 9, 2, 3), strict=True):
+        Article.objects.create(
+            id=i,
+            category=category,
+            slug=f"a{i}",
+            title="t",
+            is_published=True,
+            updated_at=datetime.datetime(2024, 1, day, tzinfo=datetime.UTC),
+        )
+    registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        lastmod_field="updated_at",
+        limit=2,
+    )
+    index = validate_sitemap(content(client.get("/sitemap.xml")))
+    assert [s.find("sm:lastmod", NS).text for s in index] == [
+        "2024-01-05T00:00:00+00:00",
+        "2024-01-09T00:00:00+00:00",
+        "2024-01-03T00:00:00+00:00",
+    ]
+    assert locs(validate_sitemap(content(client.get("/sitemap-article-3.xml")))) == [
+        "http://example.com/articles/c/a5/"
+    ]

@@ -1,0 +1,142 @@
+"""Item, static and contrib-wrapped sources, through the real views."""
+
+import datetime
+
+import pytest
+from django.contrib.sitemaps import GenericSitemap, Sitemap
+from django.contrib.sitemaps.views import sitemap as contrib_sitemap_view
+from django.test import Client, RequestFactory
+
+import django_sitemapx as sitemapx
+from django_sitemapx.registry import SitemapRegistry
+from example_project.articles.models import Article
+from tests.conftest import NS, content, locs, validate_sitemap
+from tests.factories import ArticleFactory, CategoryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client() -> Client:
+    return Client(HTTP_HOST="example.com")
+
+
+def _values(root) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
+    return [
+        {child.tag.split("}")[1]: child.text for child in url}
+        for url in root.iterfind("sm:url", NS)
+    ]
+
+
+def test_item_source_with_mappings_and_naive_datetimes(
+    client: Client, registry: SitemapRegistry
+) -> None:
+    registry.register(
+        "feeds",
+        lambda: [
+            {"location": "/a/", "lastmod": datetime.datetime(2024, 7, 1, 12), "priority": 0.9},
+            {"location": "/b/", "lastmod": datetime.date(2024, 1, 2), "changefreq": "never"},
+            "/c/",
+        ],
+        changefreq="monthly",
+    )
+    root = validate_sitemap(content(client.get("/sitemap-feeds-1.xml")))
+    # Naive datetimes are taken in TIME_ZONE (Europe/Paris, +02:00 in July).
+    assert _values(root) == [
+        {
+            "loc": "http://example.com/a/",
+            "lastmod": "2024-07-01T12:00:00+02:00",
+            "changefreq": "monthly",
+            "priority": "0.9",
+        },
+        {"loc": "http://example.com/b/", "lastmod": "2024-01-02", "changefreq": "never"},
+        {"loc": "http://example.com/c/", "changefreq": "monthly"},
+    ]
+    index = validate_sitemap(content(client.get("/sitemap.xml")))
+    assert index[0][1].text == "2024-07-01T12:00:00+02:00"
+
+
+def test_item_source_pages_by_limit(client: Client, registry: SitemapRegistry) -> None:
+    registry.register("many", lambda: [f"/p/{i}/" for i in range(5)], limit=2)
+    index = validate_sitemap(content(client.get("/sitemap.xml")))
+    assert len(locs(index)) == 3
+    third = validate_sitemap(content(client.get("/sitemap-many-3.xml")))
+    assert locs(third) == ["http://example.com/p/4/"]
+    assert client.get("/sitemap-many-4.xml").status_code == 404
+
+
+def test_invalid_per_item_values_are_dropped_not_fatal(
+    client: Client, registry: SitemapRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Odd(sitemapx.ItemSource):
+        def items(self) -> list[str]:
+            return ["/a/", "/b/"]
+
+        def priority(self, item: str) -> float:
+            return 7 if item == "/a/" else 0.2
+
+        def changefreq(self, item: str) -> str:
+            return "sometimes" if item == "/b/" else "daily"
+
+    registry.register("odd", Odd)
+    root = validate_sitemap(content(client.get("/sitemap-odd-1.xml")))
+    assert _values(root) == [
+        {"loc": "http://example.com/a/", "changefreq": "daily"},
+        {"loc": "http://example.com/b/", "priority": "0.2"},
+    ]
+    assert "invalid_priority" in caplog.text and "invalid_changefreq" in caplog.text
+
+
+def test_mapping_with_invalid_value_is_skipped(client: Client, registry: SitemapRegistry) -> None:
+    registry.register("m", lambda: [{"location": "/a/", "priority": 7}, "/b/"])
+    root = validate_sitemap(content(client.get("/sitemap-m-1.xml")))
+    assert locs(root) == ["http://example.com/b/"]
+
+
+def test_static_source_with_kwargs(client: Client, registry: SitemapRegistry) -> None:
+    registry.register(
+        "static",
+        sitemapx.StaticSource,
+        url_names=["home", ("category-detail", {"category": "news"})],
+    )
+    root = validate_sitemap(content(client.get("/sitemap-static-1.xml")))
+    assert locs(root) == ["http://example.com/", "http://example.com/articles/news/"]
+
+
+def test_contrib_sitemap_wrapped_gives_the_same_urls_as_contrib(
+    client: Client, registry: SitemapRegistry
+) -> None:
+    category = CategoryFactory(slug="news")
+    for i in range(3):
+        ArticleFactory(
+            category=category,
+            slug=f"s{i}",
+            updated_at=datetime.datetime(2024, 3, i + 1, 9, tzinfo=datetime.UTC),
+        )
+    generic = GenericSitemap(
+        {"queryset": Article.objects.order_by("pk"), "date_field": "updated_at"},
+        priority=0.3,
+        changefreq="yearly",
+    )
+    registry.register("blog", generic)
+    ours = validate_sitemap(content(client.get("/sitemap-blog-1.xml")))
+
+    request = RequestFactory(HTTP_HOST="example.com").get("/sitemap.xml")
+    response = contrib_sitemap_view(request, sitemaps={"blog": generic})
+    response.render()
+    from lxml import etree
+
+    theirs = etree.fromstring(response.content)
+    assert locs(ours) == locs(theirs)
+    assert [u["priority"] for u in _values(ours)] == ["0.3"] * 3
+    assert [u["lastmod"] for u in _values(ours)] == [
+        f"2024-03-0{i + 1}T09:00:00+00:00" for i in range(3)
+    ]
+
+
+def test_contrib_sitemap_with_i18n_is_refused(registry: SitemapRegistry) -> None:
+    class Translated(Sitemap):
+        i18n = True
+
+    with pytest.raises(sitemapx.SourceConfigurationError, match="i18n"):
+        registry.register("translated", Translated)
