@@ -246,6 +246,10 @@ class ModelSource(Source):
             constant = lastmod_text(self.lastmod)
             return lambda row: constant
         index = len(self._row_fields())
+        assert self.model is not None
+        field = self.model._meta.get_field(self.lastmod_field)
+        if sql_lastmod(field, self.get_queryset().db) is not None:  # type: ignore[arg-type]
+            return lambda row: row[index]  # already W3C text, formatted by the database
         return lambda row: lastmod_text(row[index])
 
     def _instance_location(self, builder: LocationBuilder) -> Callable[[Any], str]:

@@ -21,11 +21,13 @@ from django.utils import timezone
 from .conf import PROTOCOL_MAX_URLS, app_settings
 from .exceptions import SourceConfigurationError
 from .locations import LocationBuilder, Skip
-from .values import getter, lastmod_text, static_value
+from .values import formatted, getter, lastmod_text, static_value
 from .writer import Entry, WriteStats
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap as ContribSitemap
+
+_VALUE_NAMES = ("lastmod", "changefreq", "priority")
 
 
 @dataclass(frozen=True)
@@ -139,15 +141,16 @@ class ItemSource(Source):
         limit = self.get_limit()
         return [items[start : start + limit] for start in range(0, len(items), limit)]
 
-    def _raw_lastmod(self, item: Any) -> Any:
-        if isinstance(item, Mapping) and "lastmod" in item:
-            return item["lastmod"]
-        return self.lastmod(item) if callable(self.lastmod) else self.lastmod
+    def _raw_value(self, item: Any, name: str) -> Any:
+        if isinstance(item, Mapping) and name in item:
+            return item[name]
+        attribute = getattr(self, name)
+        return attribute(item) if callable(attribute) else attribute
 
     def page_summaries(self) -> list[PageSummary]:
         summaries = []
         for number, items in enumerate(self._pages(), start=1):
-            latest = _latest(self._raw_lastmod(item) for item in items)
+            latest = _latest(self._raw_value(item, "lastmod") for item in items)
             summaries.append(PageSummary(number, len(items), lastmod_text(latest)))
         return summaries
 
@@ -157,7 +160,6 @@ class ItemSource(Source):
         pages = self._pages()
         if not 1 <= page <= len(pages):
             return
-        readers = {name: self._value_reader(name, stats) for name in ("changefreq", "priority")}
         chunk: list[Entry] = []
         for item in pages[page - 1]:
             try:
@@ -165,36 +167,15 @@ class ItemSource(Source):
             except Skip as skip:
                 stats.skip(skip.reason)
                 continue
-            values = dict(item) if isinstance(item, Mapping) else {}
-            try:
-                lastmod = lastmod_text(self._raw_lastmod(item))
-                changefreq = (
-                    static_value(_Values(values), "changefreq")
-                    if "changefreq" in values
-                    else readers["changefreq"](item)
-                )
-                priority = (
-                    static_value(_Values(values), "priority")
-                    if "priority" in values
-                    else readers["priority"](item)
-                )
-            except (SourceConfigurationError, ValueError):
-                stats.skip("invalid_value")
-                continue
+            lastmod, changefreq, priority = (
+                formatted(name, self._raw_value(item, name), stats.skip) for name in _VALUE_NAMES
+            )
             chunk.append((loc, lastmod, changefreq, priority))
             if len(chunk) >= app_settings.CHUNK_SIZE:
                 yield chunk
                 chunk = []
         if chunk:
             yield chunk
-
-
-class _Values:
-    """Lets a mapping item's values go through the same validation as attributes."""
-
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        for name, value in values.items():
-            setattr(self, name, value)
 
 
 class StaticSource(ItemSource):
@@ -280,6 +261,16 @@ def _latest(values: Iterable[Any]) -> Any:
     latest_key: datetime.datetime | None = None
     tz = timezone.get_default_timezone()
     for value in values:
+        if isinstance(value, str):
+            try:
+                lastmod_text(value)
+                value = (
+                    datetime.datetime.fromisoformat(value)
+                    if "T" in value
+                    else (datetime.date.fromisoformat(value))
+                )
+            except ValueError:
+                continue
         if value is None:
             continue
         if isinstance(value, datetime.datetime):

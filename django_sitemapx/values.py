@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -14,12 +15,22 @@ from .writer import format_lastmod, format_priority, validate_changefreq
 ValueGetter = Callable[[Any], str | None]
 
 
+# W3C Datetime as the sitemap schema accepts it: a date, or a date-time with
+# seconds (fraction optional) and an explicit offset.
+_W3C_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))?")
+
+
 def lastmod_text(value: Any) -> str | None:
-    """Format a date/datetime (naive ones in the project's time zone) as W3C Datetime."""
+    """Format a date/datetime (naive ones in the project's time zone) as W3C Datetime.
+
+    A string is accepted only if it already is W3C Datetime.
+    """
     if value is None:
         return None
     if isinstance(value, str):
-        return value
+        if _W3C_DATETIME.fullmatch(value):
+            return value
+        raise InvalidValue(f"lastmod {value!r} is not a W3C Datetime")
     if isinstance(value, datetime.datetime | datetime.date):
         return format_lastmod(value, timezone.get_default_timezone())
     raise InvalidValue(f"lastmod must be a date or datetime, not {type(value).__name__}")
@@ -30,6 +41,15 @@ _FORMATTERS: dict[str, Callable[[Any], str | None]] = {
     "priority": lambda value: None if value is None else format_priority(value),
     "lastmod": lastmod_text,
 }
+
+
+def formatted(name: str, raw: Any, on_invalid: Callable[[str], None]) -> str | None:
+    """Format one raw value; an invalid one is reported as ``invalid_<name>`` and dropped."""
+    try:
+        return _FORMATTERS[name](raw)
+    except InvalidValue:
+        on_invalid(f"invalid_{name}")
+        return None
 
 
 def static_value(owner: object, name: str) -> str | None:

@@ -87,10 +87,29 @@ def test_invalid_per_item_values_are_dropped_not_fatal(
     assert "invalid_priority" in caplog.text and "invalid_changefreq" in caplog.text
 
 
-def test_mapping_with_invalid_value_is_skipped(client: Client, registry: SitemapRegistry) -> None:
-    registry.register("m", lambda: [{"location": "/a/", "priority": 7}, "/b/"])
+def test_mapping_with_invalid_values_keeps_the_url_without_them(
+    client: Client, registry: SitemapRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry.register(
+        "m",
+        lambda: [
+            {"location": "/a/", "priority": 7, "lastmod": "yesterday", "changefreq": "often"},
+            {"location": "/b/", "lastmod": "2024-05-01T10:00:00Z"},
+        ],
+    )
     root = validate_sitemap(content(client.get("/sitemap-m-1.xml")))
-    assert locs(root) == ["http://example.com/b/"]
+    assert _values(root) == [
+        {"loc": "http://example.com/a/"},
+        {"loc": "http://example.com/b/", "lastmod": "2024-05-01T10:00:00Z"},
+    ]
+    index = validate_sitemap(content(client.get("/sitemap.xml")))
+    assert index[0][1].text == "2024-05-01T10:00:00+00:00"
+    record = next(r for r in caplog.records if r.name == "django_sitemapx")
+    assert record.skipped == {  # type: ignore[attr-defined]
+        "invalid_lastmod": 1,
+        "invalid_priority": 1,
+        "invalid_changefreq": 1,
+    }
 
 
 def test_static_source_with_kwargs(client: Client, registry: SitemapRegistry) -> None:
