@@ -10,12 +10,10 @@ from .conf import PROTOCOL_MAX_LOC_LENGTH
 
 # Django's iri_to_uri() safe set (RFC 3987 section 3.1): reserved, unreserved and "%".
 IRI_SAFE = "/#%[]=:;$&()+,!?*@'~"
-# Within a single path segment or query value, "/" "?" "#" must not pass through.
-VALUE_SAFE = "%:@!$&'()*+,;=~"
 
 # C0 controls and DEL: no real URL has them, so an entry holding one is skipped
 # rather than percent-encoded into something that resolves nowhere.
-_CONTROL_CHARS = re.compile("[\x00-\x1f\x7f]")
+CONTROL_CHARS = re.compile("[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -43,11 +41,6 @@ def iri_to_uri(iri: str) -> str:
     return quote(iri, safe=IRI_SAFE)
 
 
-def quote_value(value: str) -> str:
-    """Percent-encode one substituted path value."""
-    return quote(value, safe=VALUE_SAFE)
-
-
 class LocationBuilder:
     """Makes absolute, length-checked, single-host URIs for one site."""
 
@@ -58,7 +51,7 @@ class LocationBuilder:
 
     def absolute(self, location: str) -> str:
         """Return the absolute URI for a path or same-host URL, or raise ``Skip``."""
-        if _CONTROL_CHARS.search(location):
+        if CONTROL_CHARS.search(location):
             raise Skip("control_characters")
         if location.startswith("/") and not location.startswith("//"):
             uri = self.prefix + iri_to_uri(location)
@@ -69,13 +62,6 @@ class LocationBuilder:
             if parts.netloc.lower() != self._host:
                 raise Skip("other_host")
             uri = iri_to_uri(location)
-        if len(uri) > PROTOCOL_MAX_LOC_LENGTH:
-            raise Skip("too_long")
-        return uri
-
-    def absolute_uri(self, path_uri: str) -> str:
-        """Prefix an already-encoded path; the length check still applies."""
-        uri = self.prefix + path_uri
         if len(uri) > PROTOCOL_MAX_LOC_LENGTH:
             raise Skip("too_long")
         return uri

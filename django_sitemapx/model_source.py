@@ -8,11 +8,18 @@ from typing import Any
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist, FieldError
 from django.db import models
+from django.db.models import F, Max
 from django.urls import NoReverseMatch
 
 from .conf import PROTOCOL_MAX_LOC_LENGTH, app_settings
-from .locations import _CONTROL_CHARS, LocationBuilder, Skip
-from .pages import LASTMOD_ALIAS, bucket_summaries, page_range, sql_lastmod
+from .locations import CONTROL_CHARS, LocationBuilder, Skip
+from .pages import (
+    LASTMOD_ALIAS,
+    W3CDatetime,
+    bucket_summaries,
+    formats_lastmod_in_sql,
+    page_range,
+)
 from .sources import PageSummary, Source
 from .urltemplates import compile_url
 from .values import lastmod_text
@@ -167,15 +174,38 @@ class ModelSource(Source):
 
     # -- pages ----------------------------------------------------------------
 
+    def _lastmod_in_sql(self, using: str) -> bool:
+        if not self.lastmod_field or callable(self.lastmod):
+            return False
+        assert self.model is not None
+        field = self.model._meta.get_field(self.lastmod_field)
+        return formats_lastmod_in_sql(field, using)  # type: ignore[arg-type]
+
+    def _listable(self) -> models.QuerySet[Any]:
+        """``get_queryset()`` less rows that can never be listed: keys below 1, NULL URL values.
+
+        Pages and the index both start here, so the index does not list a page
+        made only of such rows.
+        """
+        queryset = self.get_queryset().filter(**{f"{self._key()}__gte": 1})
+        if self.url_name is not None and type(self).location is ModelSource.location:
+            not_null = {f"{field}__isnull": False for field in self._url_kwargs().values()}
+            queryset = queryset.filter(**not_null)
+        return queryset
+
     def page_summaries(self) -> list[PageSummary]:
-        lastmod_field = self.lastmod_field if not callable(self.lastmod) else None
-        summaries = bucket_summaries(
-            self.get_queryset(), self._key(), self.get_limit(), lastmod_field
-        )
-        constant = None if callable(self.lastmod) else self.lastmod
+        queryset = self._listable()
+        latest = None
+        if self.lastmod_field and not callable(self.lastmod):
+            latest = Max(self.lastmod_field)
+            if self._lastmod_in_sql(queryset.db):
+                # The same text the pages carry, not a re-formatting of it.
+                latest = W3CDatetime(latest)
+        summaries = bucket_summaries(queryset, self._key(), self.get_limit(), latest)
+        constant = None if callable(self.lastmod) else lastmod_text(self.lastmod)
         return [
-            PageSummary(number, rows, lastmod_text(latest if lastmod_field else constant))
-            for number, rows, latest in summaries
+            PageSummary(number, rows, lastmod_text(value) if latest is not None else constant)
+            for number, rows, value in summaries
         ]
 
     def _row_fields(self) -> list[str]:
@@ -183,14 +213,11 @@ class ModelSource(Source):
         return list(dict.fromkeys(names))
 
     def _rows_queryset(self, using: str | None) -> models.QuerySet[Any]:
-        queryset = self.get_queryset()
+        queryset = self._listable()
         names = self._row_fields()
         if self.lastmod_field and not callable(self.lastmod):
-            assert self.model is not None
-            field = self.model._meta.get_field(self.lastmod_field)
-            expression = sql_lastmod(field, using or queryset.db)  # type: ignore[arg-type]
-            if expression is not None:
-                queryset = queryset.annotate(**{LASTMOD_ALIAS: expression})
+            if self._lastmod_in_sql(using or queryset.db):
+                queryset = queryset.annotate(**{LASTMOD_ALIAS: W3CDatetime(F(self.lastmod_field))})
                 names.append(LASTMOD_ALIAS)
             else:
                 names.append(self.lastmod_field)
@@ -204,7 +231,7 @@ class ModelSource(Source):
         page_filter = {f"{key}__gte": low, f"{key}__lte": high}
         chunk_size = int(app_settings.CHUNK_SIZE)
         if self.uses_instances:
-            queryset = self.get_queryset().filter(**page_filter).order_by(key)
+            queryset = self._listable().filter(**page_filter).order_by(key)
             rows: Iterator[Any] = queryset.iterator(chunk_size=chunk_size)
             location = self._instance_location(builder)
             lastmod = self._instance_lastmod(stats)
@@ -228,9 +255,7 @@ class ModelSource(Source):
         def location(row: Any) -> str:
             values = [row[index] for index in indexes]
             for value in values:
-                if value is None:
-                    raise Skip("missing_value")
-                if isinstance(value, str) and _CONTROL_CHARS.search(value):
+                if isinstance(value, str) and CONTROL_CHARS.search(value):
                     raise Skip("control_characters")
             uri = prefix + fill(values)
             if len(uri) > PROTOCOL_MAX_LOC_LENGTH:
@@ -246,9 +271,7 @@ class ModelSource(Source):
             constant = lastmod_text(self.lastmod)
             return lambda row: constant
         index = len(self._row_fields())
-        assert self.model is not None
-        field = self.model._meta.get_field(self.lastmod_field)
-        if sql_lastmod(field, self.get_queryset().db) is not None:  # type: ignore[arg-type]
+        if self._lastmod_in_sql(self.get_queryset().db):
             return lambda row: row[index]  # already W3C text, formatted by the database
         return lambda row: lastmod_text(row[index])
 

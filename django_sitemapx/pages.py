@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, models
-from django.db.models import Count, F, Max, Value
+from django.db.models import Count, F, Value
 from django.db.models.expressions import Func
 
 LASTMOD_ALIAS = "sitemapx_lastmod"
@@ -54,16 +54,14 @@ class W3CDatetime(Func):
         )
 
 
-def sql_lastmod(field: models.Field[Any, Any], using: str) -> W3CDatetime | None:
-    """The expression formatting ``field`` in SQL, or None to format in Python."""
+def formats_lastmod_in_sql(field: models.Field[Any, Any], using: str) -> bool:
+    """Whether ``W3CDatetime`` applies to ``field`` on database ``using``."""
     if not isinstance(field, models.DateTimeField):
-        return None
+        return False
     vendor = connections[using].vendor
     # PostgreSQL stores timestamptz whatever USE_TZ says; SQLite stores UTC text
     # only when USE_TZ is on (otherwise local time with no offset).
-    if vendor == "postgresql" or (vendor == "sqlite" and settings.USE_TZ):
-        return W3CDatetime(F(field.name))
-    return None
+    return vendor == "postgresql" or (vendor == "sqlite" and settings.USE_TZ)
 
 
 def page_range(page: int, limit: int) -> tuple[int, int]:
@@ -79,18 +77,20 @@ def page_for_key(key: int, limit: int) -> int | None:
 
 
 def bucket_summaries(
-    queryset: models.QuerySet[Any], key: str, limit: int, lastmod_field: str | None
+    queryset: models.QuerySet[Any], key: str, limit: int, latest: Any = None
 ) -> list[tuple[int, int, Any]]:
-    """``(page, rows, greatest lastmod)`` for every non-empty page, in one query."""
+    """``(page, rows, latest)`` for every non-empty page, in one query.
+
+    ``latest`` is an aggregate expression (the greatest lastmod) or None.
+    """
     bucket = models.ExpressionWrapper(
         (F(key) - Value(1)) / Value(limit), output_field=models.BigIntegerField()
     )
     aggregates: dict[str, Any] = {"rows": Count("pk")}
-    if lastmod_field:
-        aggregates["latest"] = Max(lastmod_field)
+    if latest is not None:
+        aggregates["latest"] = latest
     rows = (
-        queryset.filter(**{f"{key}__gte": 1})
-        .order_by()
+        queryset.order_by()
         .annotate(**{BUCKET_ALIAS: bucket})
         .values(BUCKET_ALIAS)
         .annotate(**aggregates)

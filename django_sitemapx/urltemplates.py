@@ -1,20 +1,35 @@
-"""Reversing a named URL once per request and filling it per row with plain strings.
+"""Reversing a named URL once per document and filling it per row with plain strings.
 
 ``reverse()`` per row costs tens of microseconds; a sitemap of a million rows
 cannot afford it. The URL is reversed once with probe values, the probes are
-located in the result, and each row's values are percent-encoded into the
-gaps, which gives the same path ``reverse()`` would.
+located in the result, and the URL pattern's converters are looked up. Each
+row's values then go through what ``reverse()`` does to them (``to_url()``,
+the converter's regex, the same percent-encoding), so the path is the one
+``reverse()`` gives, and a value ``reverse()`` would refuse skips the row.
+For patterns whose converters cannot be read (``re_path``), every row is
+reversed, which is correct but slow.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, Resolver404, get_script_prefix, resolve, reverse
+from django.urls.converters import get_converters
+from django.utils.http import RFC3986_SUBDELIMS
 
-from .locations import quote_value
+from .locations import Skip
+
+# What reverse() leaves unquoted in a path (django.urls.resolvers).
+REVERSE_SAFE = RFC3986_SUBDELIMS + "/~:@"
+# A <converter:name> or <name> parameter of a path() route.
+_PARAMETER = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<parameter>[^>]+)>")
+# Values seen more than once (a category slug on every article) are encoded once.
+_MEMO_SIZE = 4096
 
 # Probe values that satisfy Django's built-in converters (str, slug, path; int; uuid).
 _PROBE_STYLES: tuple[Callable[[int], str], ...] = (
@@ -29,8 +44,9 @@ PathFiller = Callable[[Sequence[Any]], str]
 def compile_url(url_name: str, kwargs: Mapping[str, str]) -> tuple[list[str], PathFiller]:
     """Return the row fields the URL needs and a function of their values giving the path.
 
-    ``kwargs`` maps URL keyword arguments to field names. Raises ``NoReverseMatch``
-    if no combination of probe values reverses.
+    ``kwargs`` maps URL keyword arguments to field names. The function raises
+    ``Skip("no_reverse_match")`` for values the URL pattern refuses. Raises
+    ``NoReverseMatch`` if the name cannot be reversed with these arguments at all.
     """
     names = list(kwargs)
     fields = [kwargs[name] for name in names]
@@ -43,13 +59,59 @@ def compile_url(url_name: str, kwargs: Mapping[str, str]) -> tuple[list[str], Pa
             path = reverse(url_name, kwargs=dict(zip(names, probes, strict=True)))
         except NoReverseMatch:
             continue
-        filler = _filler(path, probes)
-        if filler is not None:
-            return fields, filler
+        encoders = _encoders(path, names)
+        template = _template(path, probes)
+        if encoders is None or template is None:
+            return fields, _reverse_each(url_name, names)
+        return fields, _filler(*template, encoders)
     raise NoReverseMatch(f"{url_name!r} cannot be reversed with keyword arguments {names}")
 
 
-def _filler(path: str, probes: list[str]) -> PathFiller | None:
+Encoder = Callable[[Any], str]
+
+
+def _encoders(path: str, names: list[str]) -> list[Encoder] | None:
+    prefix = get_script_prefix()
+    path_info = "/" + path[len(prefix) :] if path.startswith(prefix) else path
+    try:
+        route = resolve(path_info).route or ""
+    except Resolver404:
+        return None
+    available = get_converters()
+    found = {
+        m["parameter"]: available.get(m["converter"] or "str") for m in _PARAMETER.finditer(route)
+    }
+    if any(found.get(name) is None for name in names):
+        return None
+    return [_encoder(found[name]) for name in names]
+
+
+def _encoder(converter: Any) -> Encoder:
+    pattern = re.compile(converter.regex)
+    memo: dict[Any, str] = {}
+
+    def encode(value: Any) -> str:
+        try:
+            return memo[value]
+        except (KeyError, TypeError):
+            pass
+        if value is None:
+            raise Skip("missing_value")
+        try:
+            text = str(converter.to_url(value))
+        except ValueError:
+            raise Skip("no_reverse_match") from None
+        if not pattern.fullmatch(text):
+            raise Skip("no_reverse_match")
+        encoded = quote(text, safe=REVERSE_SAFE)
+        if len(memo) < _MEMO_SIZE:
+            memo[value] = encoded
+        return encoded
+
+    return encode
+
+
+def _template(path: str, probes: list[str]) -> tuple[list[str], list[int], str] | None:
     positions = []
     for index, probe in enumerate(probes):
         start = path.find(probe)
@@ -64,17 +126,46 @@ def _filler(path: str, probes: list[str]) -> PathFiller | None:
         literals.append(path[cursor:start])
         order.append(index)
         cursor = start + length
-    tail = path[cursor:]
-    if len(order) == 1:
-        head, only = literals[0], order[0]
-        return lambda values: f"{head}{quote_value(str(values[only]))}{tail}"
+    return literals, order, path[cursor:]
+
+
+def _filler(
+    literals: list[str], order: list[int], tail: str, encoders: list[Encoder]
+) -> PathFiller:
+    steps = [
+        (literal, index, encoders[index]) for literal, index in zip(literals, order, strict=True)
+    ]
+    if len(steps) == 1:
+        [(head, only, encode)] = steps
+
+        def fill_one(values: Sequence[Any]) -> str:
+            return _no_leading_double_slash(f"{head}{encode(values[only])}{tail}")
+
+        return fill_one
 
     def fill(values: Sequence[Any]) -> str:
         parts = []
-        for literal, index in zip(literals, order, strict=True):
+        for literal, index, encode in steps:
             parts.append(literal)
-            parts.append(quote_value(str(values[index])))
+            parts.append(encode(values[index]))
         parts.append(tail)
-        return "".join(parts)
+        return _no_leading_double_slash("".join(parts))
+
+    return fill
+
+
+def _no_leading_double_slash(path: str) -> str:
+    # reverse() does this so that the path cannot be read as a scheme-relative URL.
+    return "/%2F" + path[2:] if path.startswith("//") else path
+
+
+def _reverse_each(url_name: str, names: list[str]) -> PathFiller:
+    def fill(values: Sequence[Any]) -> str:
+        if any(value is None for value in values):
+            raise Skip("missing_value")
+        try:
+            return reverse(url_name, kwargs=dict(zip(names, values, strict=True)))
+        except NoReverseMatch:
+            raise Skip("no_reverse_match") from None
 
     return fill

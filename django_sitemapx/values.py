@@ -17,7 +17,24 @@ ValueGetter = Callable[[Any], str | None]
 
 # W3C Datetime as the sitemap schema accepts it: a date, or a date-time with
 # seconds (fraction optional) and an explicit offset.
-_W3C_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))?")
+_W3C_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))?", re.ASCII
+)
+# xs:dateTime allows time zone offsets up to 14 hours.
+_MAX_OFFSET = datetime.timedelta(hours=14)
+
+
+def _is_w3c_datetime(text: str) -> bool:
+    if not _W3C_DATETIME.fullmatch(text):
+        return False
+    try:
+        if "T" not in text:
+            datetime.date.fromisoformat(text)
+            return True
+        offset = datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).utcoffset()
+    except ValueError:
+        return False
+    return offset is not None and abs(offset) <= _MAX_OFFSET
 
 
 def lastmod_text(value: Any) -> str | None:
@@ -28,7 +45,7 @@ def lastmod_text(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
-        if _W3C_DATETIME.fullmatch(value):
+        if _is_w3c_datetime(value):
             return value
         raise InvalidValue(f"lastmod {value!r} is not a W3C Datetime")
     if isinstance(value, datetime.datetime | datetime.date):

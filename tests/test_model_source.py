@@ -7,13 +7,14 @@ import pytest
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
+from django.urls import NoReverseMatch, reverse
 
 import django_sitemapx as sitemapx
 from django_sitemapx.locations import LocationBuilder, Site
 from django_sitemapx.pages import page_for_key, page_range
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.writer import WriteStats
-from example_project.articles.models import Article
+from example_project.articles.models import Article, Category
 from tests.conftest import NS, content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory
 from tests.testapp.models import Document
@@ -66,6 +67,7 @@ def test_naive_datetimes_without_use_tz_get_the_project_offset(registry: Sitemap
         lastmod_field="updated_at",
     )
     [(_, lastmod, _, _)] = _entries(source)
+    assert [page.lastmod for page in source.page_summaries()] == [lastmod]
     # SQLite formats in Python (+02:00); PostgreSQL formats the same instant in UTC.
     expected = datetime.datetime(2024, 7, 1, 12, tzinfo=ZoneInfo("Europe/Paris"))
     assert datetime.datetime.fromisoformat(lastmod) == expected
@@ -118,22 +120,76 @@ def test_get_absolute_url_fallback_uses_instances(registry: SitemapRegistry) -> 
     assert [e[0] for e in _entries(source)] == ["https://example.com/legacy/"]
 
 
-def test_missing_url_value_is_skipped(registry: SitemapRegistry) -> None:
-    category = CategoryFactory(slug="c")
-    ArticleFactory(category=category, slug="ok")
+@pytest.mark.parametrize(
+    "slug",
+    ["plain", "50%off", "a%2Fb", "a b", "a?b#c", "ünï", "日本", "a&b'c", "a/b", "", "x" * 250],
+)
+def test_url_kwargs_give_exactly_what_reverse_gives(registry: SitemapRegistry, slug: str) -> None:
+    """``<str:slug>``: reverse() refuses "" and "/"; the row is skipped exactly then."""
+    category = CategoryFactory(slug="news")
+    article = ArticleFactory(category=category, slug=slug)
     source = registry.register(
         Article,
         url_name="article-detail",
-        url_kwargs={"category": "category__slug", "slug": "title"},
+        url_kwargs={"category": "category__slug", "slug": "slug"},
     )
-    Article.objects.update(title="")
     stats = WriteStats()
     entries = [e for chunk in source.iter_entries(1, BUILDER, stats) for e in chunk]
-    assert len(entries) == 1  # an empty string is a value; reverse() would refuse it too
-    Article.objects.update(title="a\x01b")
+    try:
+        expected = "https://example.com" + reverse(
+            "article-detail", kwargs={"category": "news", "slug": slug}
+        )
+    except NoReverseMatch:
+        assert entries == []
+        assert stats.skipped == {"no_reverse_match": 1}
+        return
+    assert [e[0] for e in entries] == [expected]
+    assert expected == "https://example.com" + article.get_absolute_url()
+
+
+def test_slug_converter_refuses_what_reverse_refuses(registry: SitemapRegistry) -> None:
+    CategoryFactory(slug="ok")
+    CategoryFactory(slug="not ok")  # a space: <slug:category> cannot reverse it
+    CategoryFactory(slug="ünï")  # non-ASCII: neither can it
+    source = registry.register(
+        Category,
+        url_name="category-detail",
+        url_kwargs={"category": "slug"},
+    )
+    stats = WriteStats()
+    entries = [e for chunk in source.iter_entries(1, BUILDER, stats) for e in chunk]
+    assert [e[0] for e in entries] == ["https://example.com/articles/ok/"]
+    assert stats.skipped == {"no_reverse_match": 2}
+
+
+def test_null_and_control_character_values_are_skipped(registry: SitemapRegistry) -> None:
+    DocumentFactory(path="ok", published_on=None)
+    DocumentFactory(path="bad\x01", published_on=datetime.date(2024, 1, 1))
+    source = registry.register(
+        Document,
+        url_name="article-detail",
+        url_kwargs={"category": "path", "slug": "published_on"},
+    )
     stats = WriteStats()
     assert [e for chunk in source.iter_entries(1, BUILDER, stats) for e in chunk] == []
+    # The NULL row is filtered out in SQL; the control character only in Python.
     assert stats.skipped == {"control_characters": 1}
+
+
+def test_index_does_not_list_a_page_of_rows_with_null_url_values(
+    client: Client, registry: SitemapRegistry
+) -> None:
+    DocumentFactory(id=1, path="ok", published_on=None)
+    DocumentFactory(id=5, path="ok", published_on=datetime.date(2024, 1, 1))
+    registry.register(
+        Document,
+        url_name="article-detail",
+        url_kwargs={"category": "path", "slug": "published_on"},
+        limit=3,
+    )
+    index = validate_sitemap(content(client.get("/sitemap.xml")))
+    assert locs(index) == ["http://example.com/sitemap-document-2.xml"]
+    assert client.get("/sitemap-document-1.xml").status_code == 404
 
 
 @override_settings(SITEMAPX_CHUNK_SIZE=7)

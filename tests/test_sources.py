@@ -159,3 +159,35 @@ def test_contrib_sitemap_with_i18n_is_refused(registry: SitemapRegistry) -> None
 
     with pytest.raises(sitemapx.SourceConfigurationError, match="i18n"):
         registry.register("translated", Translated)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2024-13-45",
+        "2024-02-30T10:00:00+00:00",
+        "2024-01-01T25:61:61+00:00",
+        "2024-01-01T10:00:00+24:00",
+        "\u0662\u0660\u0662\u0664-01-01",
+        "2024-01-01T10:00:00",
+        "2024-01-01T10:00Z",
+        "2024",
+    ],
+)
+def test_string_lastmods_that_the_schema_refuses_are_dropped(
+    client: Client, registry: SitemapRegistry, text: str
+) -> None:
+    registry.register("s", lambda: [{"location": "/a/", "lastmod": text}])
+    root = validate_sitemap(content(client.get("/sitemap-s-1.xml")))
+    assert _values(root) == [{"loc": "http://example.com/a/"}]
+
+
+@pytest.mark.parametrize(
+    "text", ["2024-02-29", "2024-01-01T10:00:00Z", "2024-01-01T10:00:00.5-14:00"]
+)
+def test_valid_string_lastmods_are_kept(
+    client: Client, registry: SitemapRegistry, text: str
+) -> None:
+    registry.register("s", lambda: [{"location": "/a/", "lastmod": text}])
+    root = validate_sitemap(content(client.get("/sitemap-s-1.xml")))
+    assert _values(root) == [{"loc": "http://example.com/a/", "lastmod": text}]
