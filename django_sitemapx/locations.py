@@ -25,7 +25,19 @@ class Site:
 
     @property
     def prefix(self) -> str:
-        return f"{self.protocol}://{self.domain}"
+        """``scheme://host[:port]``, the host in ASCII (IDNA) as a URI needs it."""
+        return f"{self.protocol}://{ascii_host(self.domain)}"
+
+
+def ascii_host(domain: str) -> str:
+    """An internationalised domain name as IDNA ("xn--") labels; ASCII ones unchanged."""
+    if domain.isascii():
+        return domain
+    host, colon, port = domain.rpartition(":") if domain.count(":") == 1 else (domain, "", "")
+    try:
+        return host.encode("idna").decode("ascii") + colon + port
+    except UnicodeError:
+        return quote(domain, safe=IRI_SAFE)
 
 
 class Skip(Exception):
@@ -47,7 +59,7 @@ class LocationBuilder:
     def __init__(self, site: Site) -> None:
         self.site = site
         self.prefix = site.prefix
-        self._host = site.domain.lower()
+        self._hosts = {site.domain.lower(), ascii_host(site.domain).lower()}
 
     def absolute(self, location: str) -> str:
         """Return the absolute URI for a path or same-host URL, or raise ``Skip``."""
@@ -59,9 +71,10 @@ class LocationBuilder:
             parts = urlsplit(location)
             if parts.scheme not in ("http", "https") or not parts.netloc:
                 raise Skip("not_absolute")
-            if parts.netloc.lower() != self._host:
+            if parts.netloc.lower() not in self._hosts:
                 raise Skip("other_host")
-            uri = iri_to_uri(location)
+            rest = location[len(parts.scheme) + 3 + len(parts.netloc) :]
+            uri = f"{parts.scheme}://{ascii_host(parts.netloc)}{iri_to_uri(rest)}"
         if len(uri) > PROTOCOL_MAX_LOC_LENGTH:
             raise Skip("too_long")
         return uri

@@ -195,7 +195,7 @@ class ModelSource(Source):
 
     def page_summaries(self) -> list[PageSummary]:
         queryset = self._listable()
-        latest = None
+        latest: Max | W3CDatetime | None = None
         if self.lastmod_field and not callable(self.lastmod):
             latest = Max(self.lastmod_field)
             if self._lastmod_in_sql(queryset.db):

@@ -229,12 +229,14 @@ class ContribSitemapSource(ItemSource):
             self.sitemap = self.sitemap()
         if self.sitemap is None:
             raise SourceConfigurationError("ContribSitemapSource needs a 'sitemap' option")
-        if self.limit is None:
+        # Options given to register() win over the wrapped sitemap's values.
+        if "limit" not in options:
             self.limit = min(int(self.sitemap.limit), PROTOCOL_MAX_URLS)
-        self.protocol = self.protocol or self.sitemap.protocol
+        if "protocol" not in options:
+            self.protocol = self.sitemap.protocol
         for name in ("lastmod", "changefreq", "priority"):
             value = getattr(self.sitemap, name, None)
-            if value is not None:
+            if value is not None and name not in options:
                 setattr(self, name, value)
 
     def validate(self) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 from asgiref.sync import sync_to_async
+from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, StreamingHttpResponse
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from .documents import index_entries, render_index, render_page
 from .exceptions import NotRegistered
@@ -26,10 +27,20 @@ def page_path(section: str, page: int) -> str:
     return reverse(f"{URL_NAMESPACE}:section", kwargs={"section": section, "page": str(page)})
 
 
-def index(request: HttpRequest, registry: SitemapRegistry | None = None) -> StreamingHttpResponse:
-    """The ``<sitemapindex>`` of every non-empty page; 404 when there is none."""
+def index(
+    request: HttpRequest,
+    registry: SitemapRegistry | None = None,
+    section_url_name: str | None = None,
+) -> StreamingHttpResponse:
+    """The ``<sitemapindex>`` of every non-empty page; 404 when there is none.
+
+    ``section_url_name`` names the URL of the section view the index links to;
+    by default ``section`` in the namespace the index was reached through. Give
+    it when routing a custom ``registry`` through URL patterns of your own.
+    """
     registry = registry or default_registry
-    stream = render_index(index_entries(registry), site_for_request(request), page_path)
+    paths = _section_paths(request, section_url_name)
+    stream = render_index(index_entries(registry), site_for_request(request), paths)
     if stream is None:
         raise Http404("The sitemap has no URL yet.")
     return _response(request, stream)
@@ -49,6 +60,26 @@ def section(
     if stream is None:
         raise Http404(f"Sitemap section {section!r} has no page {number}.")
     return _response(request, stream)
+
+
+def _section_paths(request: HttpRequest, url_name: str | None) -> Callable[[str, int], str]:
+    match = request.resolver_match
+    namespace = match.namespace if match is not None and match.namespace else URL_NAMESPACE
+    name = url_name or f"{namespace}:section"
+    current_app = match.namespace if match is not None else None
+
+    def path(section: str, page: int) -> str:
+        try:
+            return reverse(
+                name, kwargs={"section": section, "page": str(page)}, current_app=current_app
+            )
+        except NoReverseMatch:
+            raise ImproperlyConfigured(
+                f"The sitemap index links its pages through the URL {name!r}, which does not "
+                "reverse: include django_sitemapx.urls, or pass section_url_name."
+            ) from None
+
+    return path
 
 
 def parse_page(page: str) -> int:
@@ -71,9 +102,19 @@ async def _async_stream(stream: Iterator[bytes]) -> AsyncIterator[bytes]:
     def pull() -> bytes | None:
         return next(stream, None)
 
+    def close() -> None:
+        close_stream = getattr(stream, "close", None)
+        if close_stream is not None:
+            close_stream()
+
     pull_async = sync_to_async(pull, thread_sensitive=True)
-    while True:
-        chunk = await pull_async()
-        if chunk is None:
-            return
-        yield chunk
+    try:
+        while True:
+            chunk = await pull_async()
+            if chunk is None:
+                return
+            yield chunk
+    finally:
+        # A client that leaves mid-stream must not leave the database cursor
+        # open until garbage collection, on whatever thread that happens.
+        await sync_to_async(close, thread_sensitive=True)()

@@ -32,8 +32,6 @@ _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&apos;",
 
 # An entry: (absolute URI, lastmod text or None, changefreq or None, priority text or None).
 Entry = tuple[str, str | None, str | None, str | None]
-# An index entry: (absolute URI of a sitemap, lastmod text or None).
-IndexEntry = tuple[str, str | None]
 
 
 def escape(text: str) -> str:
@@ -148,8 +146,18 @@ class DocumentWriter:
             chunk = chunk[: max(room, 0)]
         if not chunk:
             return b""
+        text = "".join(chunk)
+        if _ILLEGAL_XML_CHARS.search(text):
+            # Sources built on this app never get here (locations are percent-
+            # encoded, values validated); a custom source might. One scan per
+            # chunk keeps the guarantee cheap.
+            clean = [element for element in chunk if not _ILLEGAL_XML_CHARS.search(element)]
+            stats.skip("illegal_characters", len(chunk) - len(clean))
+            chunk, text = clean, "".join(clean)
+            if not chunk:
+                return b""
         head = b"" if self.started else self._opening.encode()
-        data = head + "".join(chunk).encode()
+        data = head + text.encode()
         budget = self.max_bytes - self._closing_size - stats.bytes
         if len(data) > budget:
             data, kept = self._trim_to(head, chunk, budget)

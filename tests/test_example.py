@@ -17,6 +17,10 @@ def test_seed_demo_is_idempotent_and_every_tenth_is_unpublished() -> None:
     assert Article.objects.filter(is_published=False).count() == 12
     call_command("seed_demo", count=150, verbosity=0)
     assert Article.objects.count() == 150
+    Article.objects.filter(slug="demo-article-7").delete()
+    call_command("seed_demo", count=150, verbosity=0)
+    assert Article.objects.filter(slug="demo-article-7").exists()
+    assert Article.objects.count() == 150
 
 
 def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:

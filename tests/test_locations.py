@@ -46,3 +46,15 @@ def test_control_characters_are_skipped(char: str) -> None:
     with pytest.raises(Skip) as info:
         builder.absolute(f"/a{char}b/")
     assert info.value.reason == "control_characters"
+
+
+def test_internationalised_domain_is_written_as_idna() -> None:
+    idn = LocationBuilder(Site("https", "bücher.example:8443"))
+    assert idn.prefix == "https://xn--bcher-kva.example:8443"
+    assert idn.absolute("/a/") == "https://xn--bcher-kva.example:8443/a/"
+    assert idn.absolute("https://bücher.example:8443/ü/") == (
+        "https://xn--bcher-kva.example:8443/%C3%BC/"
+    )
+    assert idn.absolute("https://xn--bcher-kva.example:8443/b/") == (
+        "https://xn--bcher-kva.example:8443/b/"
+    )

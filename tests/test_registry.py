@@ -186,3 +186,16 @@ def test_default_config_autodiscovers_and_simple_config_does_not(monkeypatch) ->
     SitemapxConfig("django_sitemapx", module).ready()
     assert calls == ["x"]
     assert isinstance(apps.get_app_config("django_sitemapx"), SitemapxConfig)
+
+
+def test_options_win_over_the_wrapped_contrib_sitemap(registry: SitemapRegistry) -> None:
+    class Pages(Sitemap):
+        priority = 0.5
+        changefreq = "daily"
+        limit = 10
+
+        def items(self) -> list[str]:
+            return ["/a/"]
+
+    source = registry.register("pages", Pages, priority=0.3, limit=5)
+    assert (source.priority, source.changefreq, source.limit) == (0.3, "daily", 5)

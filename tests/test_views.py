@@ -300,3 +300,47 @@ def test_asgi_streams_with_an_async_iterator(registry: SitemapRegistry) -> None:
     status, content_type, body, streaming = asyncio.run(fetch())
     assert (status, content_type, streaming) == (200, XML, True)
     assert locs(validate_sitemap(body)) == ["http://testserver/", "http://testserver/about/"]
+
+
+@override_settings(ROOT_URLCONF="tests.urls_custom")
+def test_a_custom_registry_with_its_own_urls(client: Client) -> None:
+    index = validate_sitemap(content(client.get("/custom/sitemap.xml")))
+    assert locs(index) == ["http://example.com/custom/sitemap-extra-1.xml"]
+    page = validate_sitemap(content(client.get("/custom/sitemap-extra-1.xml")))
+    assert locs(page) == ["http://example.com/about/"]
+    assert client.get("/custom/sitemap-article-1.xml").status_code == 404
+
+
+@override_settings(SITEMAPX_USE_SITES=True, SITE_ID=None)
+def test_sites_framework_without_site_id_and_an_unknown_host_is_404(
+    registry: SitemapRegistry,
+) -> None:
+    registry.register("pages", sitemapx.StaticSource, url_names=["about"])
+    Site.objects.create(domain="other.example", name="other")
+    Site.objects.clear_cache()
+    assert Client(HTTP_HOST="localhost").get("/sitemap.xml").status_code == 404
+    root = validate_sitemap(content(Client(HTTP_HOST="other.example").get("/sitemap.xml")))
+    assert locs(root) == ["http://other.example/sitemap-pages-1.xml"]
+    Site.objects.clear_cache()
+
+
+def test_async_stream_closes_the_source_when_the_client_leaves() -> None:
+    from django_sitemapx.views import _async_stream
+
+    closed: list[bool] = []
+
+    def chunks():  # type: ignore[no-untyped-def]
+        try:
+            yield b"a"
+            yield b"b"
+        finally:
+            closed.append(True)
+
+    async def read_one() -> bytes:
+        stream = _async_stream(chunks())
+        first = await stream.__anext__()
+        await stream.aclose()
+        return first
+
+    assert asyncio.run(read_one()) == b"a"
+    assert closed == [True]

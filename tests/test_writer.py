@@ -154,3 +154,16 @@ def test_output_is_deterministic() -> None:
         return body + writer.close()
 
     assert build() == build()
+
+
+def test_elements_with_illegal_characters_from_custom_sources_are_dropped() -> None:
+    writer = urlset_writer(max_urls=10, max_bytes=10_000)
+    data = writer.render(
+        [
+            url_element("https://e.com/ok", None, None, None),
+            url_element("https://e.com/bad", "2024-01-01\x00", None, None),
+        ]
+    )
+    data += writer.close()
+    assert len(validate_sitemap(data)) == 1
+    assert writer.stats.skipped == {"illegal_characters": 1}

@@ -27,19 +27,24 @@ class Command(BaseCommand):
         categories = [
             CategoryFactory(slug=slug, name=slug.capitalize()) for slug in CATEGORY_SLUGS
         ]
-        existing = Article.objects.filter(slug__startswith="demo-article-").count()
         created = 0
-        for start in range(existing + 1, count + 1, BATCH_SIZE):
+        for start in range(1, count + 1, BATCH_SIZE):
             numbers = range(start, min(start + BATCH_SIZE, count + 1))
+            slugs = {f"demo-article-{n}": n for n in numbers}
+            present = set(
+                Article.objects.filter(slug__in=list(slugs)).values_list("slug", flat=True)
+            )
             batch = [
                 DemoArticleFactory.build(number=n, category=categories[n % len(categories)])
-                for n in numbers
+                for slug, n in slugs.items()
+                if slug not in present
             ]
-            with transaction.atomic():
-                Article.objects.bulk_create(batch, ignore_conflicts=True)
-            created += len(batch)
+            if batch:
+                with transaction.atomic():
+                    Article.objects.bulk_create(batch, ignore_conflicts=True)
+                created += len(batch)
             if options["verbosity"] >= 2:
-                self.stdout.write(f"{start + len(batch) - 1} / {count}")
+                self.stdout.write(f"{numbers[-1]} / {count}")
         total = Article.objects.filter(slug__startswith="demo-article-").count()
         self.stdout.write(
             f"{created} articles created; {total} demo articles and "
