@@ -9,11 +9,13 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 
+from .conf import app_settings
 from .documents import index_entries, render_index, render_page
 from .exceptions import NotRegistered
 from .registry import SitemapRegistry
 from .registry import site as default_registry
 from .sites import site_for_request
+from .stored import stored_response
 
 CONTENT_TYPE = "application/xml; charset=utf-8"
 URL_NAMESPACE = "django_sitemapx"
@@ -28,6 +30,8 @@ def page_path(section: str, page: int) -> str:
 
 def index(request: HttpRequest, registry: SitemapRegistry | None = None) -> StreamingHttpResponse:
     """The ``<sitemapindex>`` of every non-empty page; 404 when there is none."""
+    if app_settings.SERVE_FROM_STORAGE:
+        return stored_response(request.path_info, CONTENT_TYPE)
     registry = registry or default_registry
     stream = render_index(index_entries(registry), site_for_request(request), page_path)
     if stream is None:
@@ -39,6 +43,9 @@ def section(
     request: HttpRequest, section: str, page: str, registry: SitemapRegistry | None = None
 ) -> StreamingHttpResponse:
     """One page of one section; 404 for an unknown section or a bad or empty page."""
+    if app_settings.SERVE_FROM_STORAGE:
+        parse_page(page)
+        return stored_response(request.path_info, CONTENT_TYPE)
     registry = registry or default_registry
     try:
         source = registry.get(section)
