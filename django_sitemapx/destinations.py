@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -18,9 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.core.files import File
-from django.core.files.storage import InvalidStorageError, Storage, storages
+from django.core.files.storage import (
+    FileSystemStorage,
+    InvalidStorageError,
+    Storage,
+    storages,
+)
 
 from .exceptions import ExportError
+
+logger = logging.getLogger("django_sitemapx")
 
 try:
     import fcntl
@@ -188,15 +196,6 @@ class StorageDestination(Destination):
         self.description = f"storage {alias!r}" if alias else repr(storage)
         self._staging: Path | None = None
 
-    def validate(self, *, dry_run: bool) -> None:
-        for name in ("sitemap.xml", MANIFEST_NAME):
-            if self.storage.exists(name) and self.storage.get_available_name(name) != name:
-                raise ExportError(
-                    f"{self.description} would save {name} under a new name instead of "
-                    "replacing it; enable overwriting (file_overwrite / allow_overwrite, "
-                    "depending on the backend)."
-                )
-
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         self._staging = Path(tempfile.mkdtemp(prefix="sitemapx-export-"))
@@ -214,6 +213,17 @@ class StorageDestination(Destination):
         return StagedFile(name, Path(path))
 
     def commit(self, staged: StagedFile) -> None:
+        name = staged.name
+        if self.storage.exists(name) and self.storage.get_available_name(name) != name:
+            # This storage saves under a new name rather than replace: remove the old
+            # file first, so the name is briefly missing (S3 and GCS overwrite by default).
+            logger.warning(
+                "%s does not overwrite files: %s is missing while it is replaced; enable "
+                "overwriting (file_overwrite / allow_overwrite, depending on the backend).",
+                self.description,
+                name,
+            )
+            self.storage.delete(name)
         with open(staged.path, "rb") as handle:
             saved = self.storage.save(staged.name, File(handle, name=staged.name))
         staged.discard()
@@ -241,18 +251,17 @@ class StorageDestination(Destination):
 def storage_destination(alias: str) -> Destination:
     """The destination for a ``STORAGES`` alias; a local file system storage becomes a folder.
 
-    A storage with a local ``path()`` is written by ``os.replace``, which is atomic;
-    others by one upload per file.
+    A ``FileSystemStorage`` is written by ``os.replace``, which is atomic; any
+    other storage by one upload per file.
     """
     try:
         storage = storages[alias]
     except InvalidStorageError:
         known = ", ".join(sorted(storages.backends)) or "none"
         raise ExportError(f"No storage {alias!r} in STORAGES (known: {known}).") from None
-    try:
-        root = storage.path("")
-    except NotImplementedError:
+    if not isinstance(storage, FileSystemStorage):
         return StorageDestination(storage, alias=alias)
+    root = storage.path("")
     permissions = getattr(storage, "file_permissions_mode", None)
     destination = FolderDestination(root, permissions=permissions)
     destination.description = f"storage {alias!r} ({root})"

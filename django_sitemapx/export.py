@@ -141,10 +141,10 @@ def export_sitemap(
         files_site, files_prefix = Site(app_settings.PROTOCOL or site.protocol, site.domain), ""
     else:
         files_site, files_prefix = files_root_from_url(files_base_url)
-    destination.validate(dry_run=dry_run)
     entries = index_entries(registry)
     if not entries:
         raise ExportError("The sitemap has no URL yet: nothing to export.")
+    destination.validate(dry_run=dry_run)
     result = ExportResult(destination.description, dry_run)
     run = _Run(destination, Layout(), gzip=gzip, dry_run=dry_run, result=result)
     run.on_file, run.on_progress = on_file, on_progress
@@ -226,8 +226,9 @@ class _Run:
                 continue
             with self._document(self.page_name(entry), entry.section, entry.page.number) as doc:
                 for chunk in stream:
-                    done += doc.write(chunk)
-                    if self.on_progress is not None:
+                    urls = doc.write(chunk)
+                    done += urls
+                    if urls and self.on_progress is not None:
                         self.on_progress(done, max(expected, done))
             written.append(entry)
         return written
