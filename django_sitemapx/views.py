@@ -31,7 +31,7 @@ def page_path(section: str, page: int) -> str:
 def index(request: HttpRequest, registry: SitemapRegistry | None = None) -> StreamingHttpResponse:
     """The ``<sitemapindex>`` of every non-empty page; 404 when there is none."""
     if app_settings.SERVE_FROM_STORAGE:
-        return stored_response(request.path_info, CONTENT_TYPE)
+        return stored_response(request, CONTENT_TYPE)
     registry = registry or default_registry
     stream = render_index(index_entries(registry), site_for_request(request), page_path)
     if stream is None:
@@ -45,7 +45,7 @@ def section(
     """One page of one section; 404 for an unknown section or a bad or empty page."""
     if app_settings.SERVE_FROM_STORAGE:
         parse_page(page)
-        return stored_response(request.path_info, CONTENT_TYPE)
+        return stored_response(request, CONTENT_TYPE)
     registry = registry or default_registry
     try:
         source = registry.get(section)

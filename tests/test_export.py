@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -393,6 +394,33 @@ def test_unwritable_folder(items: SitemapRegistry, tmp_path: Path) -> None:
     with pytest.raises(CommandError, match=r"cannot be created: .* is not a folder"):
         run("--output-dir", str(blocker / "sub"), "--base-url", BASE)
     assert blocker.read_text() == "x"
+
+
+def test_folder_that_refuses_writes(
+    items: SitemapRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    def refuse(**kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    # What a read-only mount answers, which os.access() does not see (and root ignores).
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    with pytest.raises(CommandError, match=r"Cannot write to .*: Permission denied"):
+        run("--output-dir", str(tmp_path), "--base-url", BASE)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only folders")
+def test_read_only_folder(items: SitemapRegistry, tmp_path: Path) -> None:
+    tmp_path.chmod(0o500)
+    try:
+        with pytest.raises(CommandError, match="Cannot write to"):
+            run("--output-dir", str(tmp_path), "--base-url", BASE)
+        with pytest.raises(CommandError, match="is not writable"):
+            run("--output-dir", str(tmp_path / "sub"), "--base-url", BASE, "--dry-run")
+    finally:
+        tmp_path.chmod(0o700)
 
 
 def test_missing_destination_and_host(items: SitemapRegistry, tmp_path: Path) -> None:

@@ -62,3 +62,17 @@ def test_no_index_exported_yet_is_404(registry: SitemapRegistry, tmp_path: Path)
     }
     with override_settings(STORAGES=storages, SITEMAPX_SERVE_FROM_STORAGE="sitemaps"):
         assert Client().get("/sitemap.xml").status_code == 404
+
+
+def test_asgi_requests_stream_the_file(stored: Path) -> None:
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    async def fetch() -> tuple[int, str, bytes]:
+        response = await AsyncClient().get("/sitemap-news-2.xml")
+        body = b"".join([chunk async for chunk in response])
+        return response.status_code, response["Content-Length"], body
+
+    status, length, body = async_to_sync(fetch)()
+    expected = (stored / "sitemap-news-2.xml").read_bytes()
+    assert (status, length, body) == (200, str(len(expected)), expected)
