@@ -19,21 +19,18 @@ previous export that the new one no longer has removed.
 from __future__ import annotations
 
 import contextlib
-import gzip as gzip_module
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any
-
-from django.urls import NoReverseMatch, reverse
 
 from .baseurls import files_root_from_url, site_from_url
 from .conf import app_settings
 from .destinations import Destination, StagedFile
+from .docfiles import GZIP_SUFFIX, DocumentFile
 from .documents import IndexEntry, index_entries, render_index, render_page
 from .exceptions import ExportError
+from .layout import Layout
 from .locations import Site
 from .registry import SitemapRegistry
 from .registry import site as default_registry
@@ -41,10 +38,6 @@ from .registry import site as default_registry
 __all__ = ["ExportResult", "ExportedFile", "export_sitemap", "site_from_url"]
 
 logger = logging.getLogger("django_sitemapx")
-
-GZIP_SUFFIX = ".gz"
-# Level 6 (gzip's own default) compresses sitemaps nearly as well as 9, several times faster.
-GZIP_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -82,34 +75,6 @@ class ExportResult:
 
 FileCallback = Callable[[ExportedFile], None]
 ProgressCallback = Callable[[int, int], None]
-
-
-class Layout:
-    """File names and URL paths of the documents: the paths the views serve them at.
-
-    Taken from the URLconf when it includes ``django_sitemapx.urls``, else the
-    default ``sitemap.xml`` and ``sitemap-<section>-<page>.xml`` at the top.
-    """
-
-    def __init__(self) -> None:
-        try:
-            self.index_path = reverse("django_sitemapx:index")
-            self._from_urlconf = True
-        except NoReverseMatch:
-            self.index_path = "/sitemap.xml"
-            self._from_urlconf = False
-
-    def page_path(self, section: str, page: int) -> str:
-        """URL path of a page, e.g. ``/sitemap-article-2.xml``."""
-        if self._from_urlconf:
-            from .views import page_path
-
-            return page_path(section, page)
-        return f"/sitemap-{section}-{page}.xml"
-
-    @staticmethod
-    def file_name(path: str) -> str:
-        return path.lstrip("/")
 
 
 def export_sitemap(
@@ -253,12 +218,12 @@ class _Run:
         return [name for name in names if not self.destination.exists(name)]
 
     @contextlib.contextmanager
-    def _document(self, name: str, section: str, page: int | None) -> Iterator[_Document]:
+    def _document(self, name: str, section: str, page: int | None) -> Iterator[DocumentFile]:
         names = [name, name + GZIP_SUFFIX] if self.gzip else [name]
         staged = [] if self.dry_run else [self.destination.stage(n) for n in names]
         self.staged.extend(staged)
         paths = [s.path for s in staged]
-        with _Document(name, paths, gzip=self.gzip, urls=page is not None) as doc:
+        with DocumentFile(name, paths, compress=self.gzip, urls=page is not None) as doc:
             yield doc
         self._report(ExportedFile(name, section, page, doc.urls, doc.size))
         if self.gzip:
@@ -287,70 +252,6 @@ class _Run:
         for staged in self.staged:
             staged.discard()
         self.staged = []
-
-
-class _Document:
-    """Writes one document to its staging file and, with gzip, its compressed copy.
-
-    With no paths (a dry run) it only counts, including the compressed size.
-    """
-
-    def __init__(self, name: str, paths: list[Path], *, gzip: bool, urls: bool) -> None:
-        self._stack = contextlib.ExitStack()
-        self._tag = b"<url>" if urls else b"<sitemap>"
-        self._plain: IO[bytes] | _CountingSink = _CountingSink()
-        self._raw_gzip: IO[bytes] | _CountingSink = _CountingSink()
-        self._gzip: gzip_module.GzipFile | None = None
-        if paths:
-            self._plain = self._stack.enter_context(open(paths[0], "wb"))  # noqa: SIM115
-            if gzip:
-                self._raw_gzip = self._stack.enter_context(open(paths[1], "wb"))  # noqa: SIM115
-        if gzip:
-            # mtime=0 and the final name: the same bytes on every run, whatever the staging name.
-            self._gzip = gzip_module.GzipFile(
-                filename=name, mode="wb", fileobj=self._raw_gzip, compresslevel=GZIP_LEVEL, mtime=0
-            )
-        self.urls = 0
-        self.size = 0
-        self.gzip_size = 0
-
-    def write(self, chunk: bytes) -> int:
-        """Write a chunk; return the URLs (or index entries) it holds."""
-        self._plain.write(chunk)
-        if self._gzip is not None:
-            self._gzip.write(chunk)
-        count = chunk.count(self._tag)
-        self.urls += count
-        self.size += len(chunk)
-        return count
-
-    def __enter__(self) -> _Document:
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        try:
-            if self._gzip is not None:
-                self._gzip.close()
-                self.gzip_size = self._raw_gzip.tell()
-        finally:
-            self._stack.close()
-
-
-class _CountingSink:
-    """A write-only file that keeps only the number of bytes written."""
-
-    def __init__(self) -> None:
-        self._size = 0
-
-    def write(self, data: bytes) -> int:
-        self._size += len(data)
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def tell(self) -> int:
-        return self._size
 
 
 def _selected_sections(registry: SitemapRegistry, sections: Sequence[str] | None) -> set[str]:
