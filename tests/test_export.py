@@ -338,16 +338,18 @@ def test_site_option_takes_the_domain_from_the_sites_framework(
             editor.create_model(SitesSite)
         try:
             SitesSite.objects.create(pk=7, domain="shop.example", name="Shop")
-            run("--output-dir", str(tmp_path), "--site", "7")
+            run("--output-dir", str(tmp_path / "by_id"), "--site", "7")
+            with override_settings(SITE_ID=7):
+                run("--output-dir", str(tmp_path / "current"))
             with pytest.raises(CommandError, match="No site with ID 8"):
                 run("--output-dir", str(tmp_path), "--site", "8")
         finally:
             with connection.schema_editor() as editor:
                 editor.delete_model(SitesSite)
-    assert locs(validate_sitemap(exported(tmp_path)["sitemap-docs-1.xml"])) == [
-        "https://shop.example/docs/1/",
-        "https://shop.example/docs/2/",
-    ]
+    expected = ["https://shop.example/docs/1/", "https://shop.example/docs/2/"]
+    files = exported(tmp_path / "by_id")
+    assert locs(validate_sitemap(files["sitemap-docs-1.xml"])) == expected
+    assert exported(tmp_path / "current") == files
 
 
 # -- errors: a clear CommandError, and nothing written --------------------------------
