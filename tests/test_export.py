@@ -6,6 +6,7 @@ import gzip
 import io
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -324,32 +325,59 @@ def test_storage_that_renames_instead_of_replacing_still_gets_the_same_names(
     assert len(names) == 6 and not any("_" in name for name in names)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_site_option_takes_the_domain_from_the_sites_framework(
-    items: SitemapRegistry, tmp_path: Path
-) -> None:
+@pytest.fixture
+def sites_framework(transactional_db: None) -> Iterator[None]:
+    """``django.contrib.sites`` installed with its table, whether or not the settings have it."""
+    from django.apps import apps
     from django.db import connection
     from django.test import modify_settings
 
+    if apps.is_installed("django.contrib.sites"):
+        yield
+        return
     with modify_settings(INSTALLED_APPS={"append": "django.contrib.sites"}):
         from django.contrib.sites.models import Site as SitesSite
 
         with connection.schema_editor() as editor:
             editor.create_model(SitesSite)
         try:
-            SitesSite.objects.create(pk=7, domain="shop.example", name="Shop")
-            run("--output-dir", str(tmp_path / "by_id"), "--site", "7")
-            with override_settings(SITE_ID=7):
-                run("--output-dir", str(tmp_path / "current"))
-            with pytest.raises(CommandError, match="No site with ID 8"):
-                run("--output-dir", str(tmp_path), "--site", "8")
+            yield
         finally:
             with connection.schema_editor() as editor:
                 editor.delete_model(SitesSite)
+
+
+def test_site_option_takes_the_domain_from_the_sites_framework(
+    items: SitemapRegistry, tmp_path: Path, sites_framework: None
+) -> None:
+    from django.contrib.sites.models import Site as SitesSite
+
+    SitesSite.objects.create(pk=7, domain="shop.example", name="Shop")
+    run("--output-dir", str(tmp_path / "by_id"), "--site", "7")
+    with override_settings(SITE_ID=7, SITEMAPX_USE_SITES=True):
+        run("--output-dir", str(tmp_path / "current"))
+    with (
+        override_settings(SITE_ID=7, SITEMAPX_USE_SITES=False),
+        pytest.raises(CommandError, match="Give --base-url"),
+    ):
+        run("--output-dir", str(tmp_path / "current"))
+    with pytest.raises(CommandError, match="No site with ID 8"):
+        run("--output-dir", str(tmp_path), "--site", "8")
     expected = ["https://shop.example/docs/1/", "https://shop.example/docs/2/"]
     files = exported(tmp_path / "by_id")
     assert locs(validate_sitemap(files["sitemap-docs-1.xml"])) == expected
     assert exported(tmp_path / "current") == files
+
+
+def test_site_option_needs_the_sites_framework(items: SitemapRegistry, tmp_path: Path) -> None:
+    from django.test import modify_settings
+
+    with (
+        modify_settings(INSTALLED_APPS={"remove": "django.contrib.sites"}),
+        pytest.raises(CommandError, match=re.escape("needs django.contrib.sites in")),
+    ):
+        run("--output-dir", str(tmp_path / "out"), "--site", "1")
+    assert not (tmp_path / "out").exists()
 
 
 # -- errors: a clear CommandError, and nothing written --------------------------------
@@ -372,7 +400,6 @@ def test_site_option_takes_the_domain_from_the_sites_framework(
         (["--storage", "nope"], "No storage 'nope' in STORAGES (known: default, staticfiles)"),
         (["--storage", "default", "--output-dir", "x"], "not allowed with argument"),
         (["--site", "1", "--base-url", BASE], "not allowed with argument"),
-        (["--site", "1"], "needs django.contrib.sites in INSTALLED_APPS"),
     ],
 )
 def test_bad_arguments(
@@ -428,7 +455,10 @@ def test_read_only_folder(items: SitemapRegistry, tmp_path: Path) -> None:
 def test_missing_destination_and_host(items: SitemapRegistry, tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="Give --output-dir or --storage"):
         run("--base-url", BASE)
-    with pytest.raises(CommandError, match="Give --base-url"):
+    with (
+        override_settings(SITEMAPX_USE_SITES=False),
+        pytest.raises(CommandError, match="Give --base-url"),
+    ):
         run("--output-dir", str(tmp_path / "out"))
     with pytest.raises(CommandError, match="--output-dir is empty"):
         run("--output-dir", " ", "--base-url", BASE)

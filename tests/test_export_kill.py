@@ -13,7 +13,8 @@ from tests.conftest import ROOT, locs, validate_sitemap
 
 
 def export(folder: Path, count: int, *extra: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
     command = [sys.executable, "-m", "tests.export_child", str(folder), str(folder.parent / "m")]
     return subprocess.Popen([*command, str(count), *extra], cwd=ROOT, env=env)
 
