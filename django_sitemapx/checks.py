@@ -11,6 +11,7 @@
 - E009 a ``ModelSource`` ``lastmod_field`` is not a date or datetime field.
 - E010 a ``ModelSource`` ``url_name`` cannot be reversed with its ``url_kwargs``.
 - E011 a ``ModelSource`` names a field its queryset cannot select.
+- E012 ``SITEMAPX_EXPORT_STORAGE`` or ``SITEMAPX_SERVE_FROM_STORAGE`` is not a ``STORAGES`` alias.
 - W001 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
 """
 
@@ -75,4 +76,23 @@ def check_sources(**kwargs: Any) -> list[checks.CheckMessage]:
         )
     for source in site:
         errors.extend(source.check())
+    return errors
+
+
+@checks.register()
+def check_export_storages(**kwargs: Any) -> list[checks.CheckMessage]:
+    """The storage aliases that the export and the stored-file views use."""
+    from django.core.files.storage import storages
+
+    errors: list[checks.CheckMessage] = []
+    for setting in ("EXPORT_STORAGE", "SERVE_FROM_STORAGE"):
+        alias = getattr(app_settings, setting)
+        if alias is not None and (not isinstance(alias, str) or alias not in storages.backends):
+            errors.append(
+                checks.Error(
+                    f"SITEMAPX_{setting} is {alias!r}, which is not an alias in STORAGES.",
+                    hint=f"Known aliases: {', '.join(sorted(storages.backends))}.",
+                    id="django_sitemapx.E012",
+                )
+            )
     return errors

@@ -45,5 +45,15 @@ class Settings:
         """Module name imported from every installed app at start-up."""
         return getattr(settings, "SITEMAPX_AUTODISCOVER_MODULE", "sitemapx")
 
+    @property
+    def EXPORT_STORAGE(self) -> Any:
+        """``STORAGES`` alias ``sitemap_export`` writes to when given no destination."""
+        return getattr(settings, "SITEMAPX_EXPORT_STORAGE", None)
+
+    @property
+    def SERVE_FROM_STORAGE(self) -> Any:
+        """``STORAGES`` alias whose exported files the views serve instead of generating."""
+        return getattr(settings, "SITEMAPX_SERVE_FROM_STORAGE", None)
+
 
 app_settings = Settings()

@@ -19,3 +19,7 @@ class SourceConfigurationError(ImproperlyConfigured):
 
 class InvalidValue(ValueError):
     """A value cannot be written to a sitemap (bad priority, changefreq or date)."""
+
+
+class ExportError(Exception):
+    """An export cannot run as asked (bad argument, destination not writable, ...)."""

@@ -10,11 +10,13 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 
+from .conf import app_settings
 from .documents import index_entries, render_index, render_page
 from .exceptions import NotRegistered
 from .registry import SitemapRegistry
 from .registry import site as default_registry
 from .sites import site_for_request
+from .stored import stored_response
 
 CONTENT_TYPE = "application/xml; charset=utf-8"
 URL_NAMESPACE = "django_sitemapx"
@@ -38,6 +40,8 @@ def index(
     by default ``section`` in the namespace the index was reached through. Give
     it when routing a custom ``registry`` through URL patterns of your own.
     """
+    if app_settings.SERVE_FROM_STORAGE:
+        return stored_response(request, CONTENT_TYPE)
     registry = registry or default_registry
     paths = _section_paths(request, section_url_name)
     stream = render_index(index_entries(registry), site_for_request(request), paths)
@@ -50,6 +54,9 @@ def section(
     request: HttpRequest, section: str, page: str, registry: SitemapRegistry | None = None
 ) -> StreamingHttpResponse:
     """One page of one section; 404 for an unknown section or a bad or empty page."""
+    if app_settings.SERVE_FROM_STORAGE:
+        parse_page(page)
+        return stored_response(request, CONTENT_TYPE)
     registry = registry or default_registry
     try:
         source = registry.get(section)

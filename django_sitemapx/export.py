@@ -1,0 +1,266 @@
+"""Export the sitemap as files: the same documents the views serve, written atomically.
+
+Call :func:`export_sitemap` from a cron job, Celery beat or a Django task; the
+``sitemap_export`` management command is a thin shell around it::
+
+    from django_sitemapx.destinations import FolderDestination
+    from django_sitemapx.export import export_sitemap, site_from_url
+
+    export_sitemap(FolderDestination("/srv/sitemaps"), site=site_from_url("https://example.com"))
+
+The export happens in three steps. Every document (pages first, then the index)
+is written to a staging file; nothing at the destination changes while this
+runs, so an export that fails or is killed leaves the previous one intact. Then
+each file is put in place in one step, pages first and the index last, so the
+index never lists a page that is not there yet. Only then are the files of the
+previous export that the new one no longer has removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from .baseurls import files_root_from_url, site_from_url
+from .conf import app_settings
+from .destinations import Destination, StagedFile
+from .docfiles import GZIP_SUFFIX, DocumentFile
+from .documents import IndexEntry, index_entries, render_index, render_page
+from .exceptions import ExportError
+from .layout import Layout
+from .locations import Site
+from .registry import SitemapRegistry
+from .registry import site as default_registry
+
+__all__ = ["ExportResult", "ExportedFile", "export_sitemap", "site_from_url"]
+
+logger = logging.getLogger("django_sitemapx")
+
+
+@dataclass(frozen=True)
+class ExportedFile:
+    """One file an export wrote (or would write); ``section`` is ``""`` for the index."""
+
+    name: str
+    section: str
+    page: int | None
+    urls: int
+    bytes: int
+
+
+@dataclass
+class ExportResult:
+    """What an export wrote, removed, and found missing."""
+
+    destination: str
+    dry_run: bool
+    files: list[ExportedFile] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    # Pages of sections left out by ``sections`` that the index lists but the destination lacks.
+    missing: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def urls(self) -> int:
+        """URLs in the exported ``<urlset>`` documents (a gzip copy is not counted twice)."""
+        return sum(f.urls for f in self.files if f.page and not f.name.endswith(GZIP_SUFFIX))
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.bytes for f in self.files)
+
+
+FileCallback = Callable[[ExportedFile], None]
+ProgressCallback = Callable[[int, int], None]
+
+
+def export_sitemap(
+    destination: Destination,
+    *,
+    site: Site,
+    files_base_url: str | None = None,
+    sections: Sequence[str] | None = None,
+    gzip: bool = False,
+    dry_run: bool = False,
+    registry: SitemapRegistry | None = None,
+    on_file: FileCallback | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> ExportResult:
+    """Write the index and the pages of ``sections`` (default: all) to ``destination``.
+
+    ``site`` is the scheme and host of the URLs (see :func:`site_from_url`);
+    the scheme rules are the views': a source's ``protocol``, else
+    ``SITEMAPX_PROTOCOL``, else ``site``'s. The index lists the pages at
+    ``files_base_url`` (default: the site), pointing at the ``.xml.gz`` copies
+    when ``gzip``. ``on_file`` is called per file written, ``on_progress`` with
+    (URLs written, URLs expected). Raises ``ExportError`` before writing
+    anything if an argument or the destination is unusable.
+    """
+    started = time.monotonic()
+    registry = registry if registry is not None else default_registry
+    selected = _selected_sections(registry, sections)
+    if files_base_url is None:
+        files_site, files_prefix = Site(app_settings.PROTOCOL or site.protocol, site.domain), ""
+    else:
+        files_site, files_prefix = files_root_from_url(files_base_url)
+    entries = index_entries(registry)
+    if not entries:
+        raise ExportError("The sitemap has no URL yet: nothing to export.")
+    destination.validate(dry_run=dry_run)
+    result = ExportResult(destination.description, dry_run)
+    run = _Run(destination, Layout(), gzip=gzip, dry_run=dry_run, result=result)
+    run.on_file, run.on_progress = on_file, on_progress
+    with contextlib.nullcontext() if dry_run else destination.lock():
+        if not dry_run:
+            destination.clean_leftovers(run.names_of(entries))
+        previous = destination.read_manifest()
+        try:
+            exported = [e for e in entries if e.section in selected]
+            written = run.stage_pages(registry, exported, site)
+            listed = [e for e in entries if e.section not in selected or e in written]
+            run.stage_index(listed, files_site, files_prefix)
+            result.missing = run.missing([e for e in listed if e.section not in selected])
+            # A section that left the registry is stale too; another section's files are not.
+            scope = selected | {""} | (set(previous.values()) - set(registry.sections))
+            stale = sorted(
+                name
+                for name, section in previous.items()
+                if section in scope and name not in run.names
+            )
+            if not dry_run:
+                run.commit(previous, stale)
+        finally:
+            run.discard()
+        result.removed = stale
+    result.seconds = time.monotonic() - started
+    return result
+
+
+class _Run:
+    """One export: documents written to staging files, then committed."""
+
+    on_file: FileCallback | None = None
+    on_progress: ProgressCallback | None = None
+
+    def __init__(
+        self,
+        destination: Destination,
+        layout: Layout,
+        *,
+        gzip: bool,
+        dry_run: bool,
+        result: ExportResult,
+    ) -> None:
+        self.destination = destination
+        self.layout = layout
+        self.gzip = gzip
+        self.dry_run = dry_run
+        self.result = result
+        self.staged: list[StagedFile] = []
+        # Every file name of this export, with its section ("" for the index).
+        self.names: dict[str, str] = {}
+
+    def page_name(self, entry: IndexEntry) -> str:
+        return self.layout.file_name(self.layout.page_path(entry.section, entry.page.number))
+
+    def names_of(self, entries: Iterable[IndexEntry]) -> list[str]:
+        return [self.layout.file_name(self.layout.index_path), *map(self.page_name, entries)]
+
+    def stage_pages(
+        self, registry: SitemapRegistry, entries: list[IndexEntry], site: Site
+    ) -> list[IndexEntry]:
+        """Write the pages of ``entries``; return those that had a URL."""
+        expected = sum(entry.page.rows for entry in entries)
+        done = 0
+        written = []
+        for entry in entries:
+            source = registry.get(entry.section)
+            protocol = source.protocol or app_settings.PROTOCOL or site.protocol
+            stream = render_page(source, entry.page.number, Site(protocol, site.domain))
+            if stream is None:
+                # Emptied since the index was read, or every entry skipped: leave it
+                # out of the index rather than list a page that is not there.
+                logger.warning(
+                    "Sitemap section %r page %s has no URL; not exported.",
+                    entry.section,
+                    entry.page.number,
+                )
+                continue
+            with self._document(self.page_name(entry), entry.section, entry.page.number) as doc:
+                for chunk in stream:
+                    urls = doc.write(chunk)
+                    done += urls
+                    if urls and self.on_progress is not None:
+                        self.on_progress(done, max(expected, done))
+            written.append(entry)
+        return written
+
+    def stage_index(self, entries: list[IndexEntry], files_site: Site, files_prefix: str) -> None:
+        suffix = GZIP_SUFFIX if self.gzip else ""
+
+        def page_path(section: str, page: int) -> str:
+            return files_prefix + self.layout.page_path(section, page) + suffix
+
+        stream = render_index(entries, files_site, page_path)
+        if stream is None:
+            raise ExportError("No page of the sitemap has a URL: nothing to export.")
+        with self._document(self.layout.file_name(self.layout.index_path), "", None) as doc:
+            for chunk in stream:
+                doc.write(chunk)
+
+    def missing(self, entries: list[IndexEntry]) -> list[str]:
+        """Listed pages of sections not exported this time that the destination lacks."""
+        suffix = GZIP_SUFFIX if self.gzip else ""
+        names = [self.page_name(entry) + suffix for entry in entries]
+        return [name for name in names if not self.destination.exists(name)]
+
+    @contextlib.contextmanager
+    def _document(self, name: str, section: str, page: int | None) -> Iterator[DocumentFile]:
+        names = [name, name + GZIP_SUFFIX] if self.gzip else [name]
+        staged = [] if self.dry_run else [self.destination.stage(n) for n in names]
+        self.staged.extend(staged)
+        paths = [s.path for s in staged]
+        with DocumentFile(name, paths, compress=self.gzip, urls=page is not None) as doc:
+            yield doc
+        self._report(ExportedFile(name, section, page, doc.urls, doc.size))
+        if self.gzip:
+            self._report(ExportedFile(name + GZIP_SUFFIX, section, page, doc.urls, doc.gzip_size))
+        for file_name in names:
+            self.names[file_name] = section
+
+    def _report(self, exported: ExportedFile) -> None:
+        self.result.files.append(exported)
+        if self.on_file is not None:
+            self.on_file(exported)
+
+    def commit(self, previous: dict[str, str], stale: list[str]) -> None:
+        # Recorded before anything moves, so that a run killed from here on leaves
+        # a manifest naming every file that may exist, for the next run to clean.
+        self.destination.write_manifest({**previous, **self.names})
+        # Pages first, the index last: the index never lists a page not yet in place.
+        while self.staged:
+            self.destination.commit(self.staged.pop(0))
+        for name in stale:
+            self.destination.delete(name)
+        kept = {name: section for name, section in previous.items() if name not in stale}
+        self.destination.write_manifest({**kept, **self.names})
+
+    def discard(self) -> None:
+        for staged in self.staged:
+            staged.discard()
+        self.staged = []
+
+
+def _selected_sections(registry: SitemapRegistry, sections: Sequence[str] | None) -> set[str]:
+    if not sections:
+        return set(registry.sections)
+    unknown = [name for name in sections if name not in registry]
+    if unknown:
+        known = ", ".join(registry.sections) or "none"
+        raise ExportError(
+            f"Unknown sitemap section {', '.join(map(repr, unknown))} (known: {known})."
+        )
+    return set(sections)

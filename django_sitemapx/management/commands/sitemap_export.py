@@ -1,0 +1,154 @@
+"""``manage.py sitemap_export``: write the sitemap as files (see ``django_sitemapx.export``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from django_sitemapx.baseurls import site_from_sites_framework, site_from_url
+from django_sitemapx.conf import app_settings
+from django_sitemapx.destinations import Destination, FolderDestination, storage_destination
+from django_sitemapx.exceptions import ExportError
+from django_sitemapx.export import ExportedFile, ExportResult, export_sitemap
+from django_sitemapx.locations import Site
+from django_sitemapx.sites import uses_sites_framework
+
+BAR_WIDTH = 30
+
+
+class Command(BaseCommand):
+    help = (
+        "Write the sitemap index and pages as files, the same bytes the views serve, "
+        "atomically: the previous export stays readable until the new one is complete."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--output-dir", metavar="PATH", help="Local folder to write to.")
+        where.add_argument(
+            "--storage",
+            metavar="ALIAS",
+            help="STORAGES alias to write to (default: SITEMAPX_EXPORT_STORAGE).",
+        )
+        host = parser.add_mutually_exclusive_group()
+        host.add_argument(
+            "--base-url", metavar="URL", help="Scheme and host of the URLs: https://example.com"
+        )
+        host.add_argument(
+            "--site", type=int, metavar="ID", help="Take the host from django.contrib.sites."
+        )
+        parser.add_argument(
+            "--files-base-url",
+            metavar="URL",
+            help="Where the files will be served, for the index (default: the base URL).",
+        )
+        parser.add_argument(
+            "--section",
+            action="append",
+            dest="sections",
+            metavar="NAME",
+            help="Export only this section's pages (repeatable); the index is always written.",
+        )
+        parser.add_argument(
+            "--gzip",
+            action="store_true",
+            help="Also write .xml.gz files, and point the index at them.",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Say what would be written; write nothing."
+        )
+
+    def handle(
+        self,
+        *args: Any,
+        output_dir: str | None,
+        storage: str | None,
+        base_url: str | None,
+        site: int | None,
+        files_base_url: str | None,
+        sections: list[str] | None,
+        gzip: bool,
+        dry_run: bool,
+        verbosity: int,
+        **options: Any,
+    ) -> None:
+        self.verbosity = verbosity
+        self._bar_shown = 0.0
+        show_bar = verbosity >= 1 and self.stdout.isatty()
+        try:
+            result = export_sitemap(
+                _destination(output_dir, storage),
+                site=_site(base_url, site),
+                files_base_url=files_base_url,
+                sections=sections,
+                gzip=gzip,
+                dry_run=dry_run,
+                on_file=self._file_written if verbosity >= 2 else None,
+                on_progress=self._progress if show_bar else None,
+            )
+        except ExportError as error:
+            raise CommandError(str(error)) from error
+        except OSError as error:
+            raise CommandError(
+                f"The export failed and the previous one is left in place: {error}"
+            ) from error
+        finally:
+            if self._bar_shown:
+                self.stdout.write("")
+        self._summary(result)
+
+    def _file_written(self, exported: ExportedFile) -> None:
+        if self._bar_shown:
+            self.stdout.write("\r\033[K", ending="")
+        count = f"{exported.urls:,} {'URLs' if exported.page else 'pages'}"
+        self.stdout.write(f"{exported.name}: {count}, {exported.bytes:,} bytes")
+
+    def _progress(self, done: int, expected: int) -> None:
+        now = time.monotonic()
+        if done < expected and now - self._bar_shown < 0.2:
+            return
+        self._bar_shown = now
+        filled = BAR_WIDTH * done // max(expected, 1)
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        self.stdout.write(f"\r[{bar}] {done:,}/{expected:,} URLs", ending="")
+        self.stdout.flush()
+
+    def _summary(self, result: ExportResult) -> None:
+        for name in result.missing:
+            self.stderr.write(
+                f"Warning: the index lists {name}, which {result.destination} does not have; "
+                "export its section too."
+            )
+        if self.verbosity < 1:
+            return
+        verb = "Would write" if result.dry_run else "Wrote"
+        removed = "would remove" if result.dry_run else "removed"
+        if self.verbosity >= 2 or result.dry_run:
+            for name in result.removed:
+                self.stdout.write(f"{name}: {removed} (stale)")
+        self.stdout.write(
+            f"{verb} {len(result.files):,} files ({result.urls:,} URLs, {result.bytes:,} bytes) "
+            f"to {result.destination} in {result.seconds:.1f} s; "
+            f"{removed} {len(result.removed):,} stale files."
+        )
+
+
+def _destination(output_dir: str | None, alias: str | None) -> Destination:
+    if output_dir is not None:
+        if not output_dir.strip():
+            raise ExportError("--output-dir is empty.")
+        return FolderDestination(output_dir)
+    alias = alias or app_settings.EXPORT_STORAGE
+    if not alias:
+        raise ExportError("Give --output-dir or --storage (or set SITEMAPX_EXPORT_STORAGE).")
+    return storage_destination(alias)
+
+
+def _site(base_url: str | None, site_id: int | None) -> Site:
+    if base_url is not None:
+        return site_from_url(base_url)
+    if site_id is not None or uses_sites_framework():
+        return site_from_sites_framework(site_id)
+    raise ExportError("Give --base-url (e.g. https://example.com) or --site ID.")

@@ -1,0 +1,57 @@
+"""Serving exported files from a storage instead of generating the documents.
+
+With ``SITEMAPX_SERVE_FROM_STORAGE = "alias"`` the views answer from the files
+``sitemap_export`` wrote to that storage: for read-only or multi-server
+deployments where one process exports and every web process serves the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import IO, Any
+
+from asgiref.sync import sync_to_async
+from django.core.files.storage import Storage, storages
+from django.core.handlers.asgi import ASGIRequest
+from django.http import FileResponse, Http404, HttpRequest, StreamingHttpResponse
+from django.utils.http import http_date
+
+from .conf import app_settings
+
+CHUNK_BYTES = 64 * 1024
+
+
+def stored_response(request: HttpRequest, content_type: str) -> StreamingHttpResponse:
+    """The stored file named like the request's path, or 404."""
+    storage = storages[app_settings.SERVE_FROM_STORAGE]
+    name = request.path_info.lstrip("/")
+    try:
+        handle = storage.open(name, "rb")
+    except (FileNotFoundError, IsADirectoryError):
+        raise Http404(f"No exported file {name!r}; run sitemap_export.") from None
+    response: StreamingHttpResponse
+    if isinstance(request, ASGIRequest):
+        # FileResponse would read the whole file into memory under ASGI.
+        response = StreamingHttpResponse(_async_chunks(handle), content_type=content_type)
+        response["Content-Length"] = str(storage.size(name))
+    else:
+        response = FileResponse(handle, content_type=content_type)
+    _last_modified(response, storage, name)
+    return response
+
+
+def _last_modified(response: StreamingHttpResponse, storage: Storage, name: str) -> None:
+    try:
+        modified = storage.get_modified_time(name)
+    except (NotImplementedError, OSError):
+        return
+    response["Last-Modified"] = http_date(modified.timestamp())
+
+
+async def _async_chunks(handle: IO[Any]) -> AsyncIterator[bytes]:
+    read = sync_to_async(handle.read, thread_sensitive=False)
+    try:
+        while chunk := await read(CHUNK_BYTES):
+            yield chunk
+    finally:
+        await sync_to_async(handle.close, thread_sensitive=False)()

@@ -1,0 +1,3 @@
+"""A URLconf without the sitemap's views (an export-only site)."""
+
+urlpatterns: list[object] = []

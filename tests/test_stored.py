@@ -1,0 +1,78 @@
+"""``SITEMAPX_SERVE_FROM_STORAGE``: the views serve the exported files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.test import Client, override_settings
+
+from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.sources import ItemSource
+from tests.conftest import validate_sitemap
+
+
+@pytest.fixture
+def stored(registry: SitemapRegistry, tmp_path: Path) -> Iterator[Path]:
+    registry.register("news", ItemSource, items=lambda: [f"/news/{n}/" for n in range(5)], limit=2)
+    storages = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "sitemaps": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path)},
+        },
+    }
+    with override_settings(STORAGES=storages, SITEMAPX_SERVE_FROM_STORAGE="sitemaps"):
+        call_command(
+            "sitemap_export", storage="sitemaps", base_url="https://example.com", verbosity=0
+        )
+        # From here on the registry no longer has the section: only files can answer.
+        registry.unregister("news")
+        yield tmp_path
+
+
+def test_views_serve_the_exported_bytes(stored: Path) -> None:
+    client = Client()
+    for name in ("sitemap.xml", "sitemap-news-1.xml", "sitemap-news-3.xml"):
+        response = client.get("/" + name)
+        assert response.status_code == 200
+        assert response["Content-Type"] == "application/xml; charset=utf-8"
+        assert "Last-Modified" in response
+        body = b"".join(response.streaming_content)
+        assert body == (stored / name).read_bytes()
+        validate_sitemap(body)
+
+
+@pytest.mark.parametrize(
+    "path", ["/sitemap-news-4.xml", "/sitemap-news-01.xml", "/sitemap-x-1.xml"]
+)
+def test_missing_or_non_canonical_files_are_404(stored: Path, path: str) -> None:
+    assert Client().get(path).status_code == 404
+
+
+def test_no_index_exported_yet_is_404(registry: SitemapRegistry, tmp_path: Path) -> None:
+    storages = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "sitemaps": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "none")},
+        },
+    }
+    with override_settings(STORAGES=storages, SITEMAPX_SERVE_FROM_STORAGE="sitemaps"):
+        assert Client().get("/sitemap.xml").status_code == 404
+
+
+def test_asgi_requests_stream_the_file(stored: Path) -> None:
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    async def fetch() -> tuple[int, str, bytes]:
+        response = await AsyncClient().get("/sitemap-news-2.xml")
+        body = b"".join([chunk async for chunk in response])
+        return response.status_code, response["Content-Length"], body
+
+    status, length, body = async_to_sync(fetch)()
+    expected = (stored / "sitemap-news-2.xml").read_bytes()
+    assert (status, length, body) == (200, str(len(expected)), expected)
