@@ -7,6 +7,7 @@ module is safe to import from settings and ``AppConfig`` modules.
 from __future__ import annotations
 
 from .exceptions import AlreadyRegistered, InvalidValue, NotRegistered, SourceConfigurationError
+from .invalidation import invalidate
 from .model_source import ModelSource
 from .registry import SitemapRegistry, register, site, unregister
 from .sources import ContribSitemapSource, ItemSource, PageSummary, Source, StaticSource
@@ -24,6 +25,7 @@ __all__ = [
     "SourceConfigurationError",
     "StaticSource",
     "autodiscover",
+    "invalidate",
     "register",
     "site",
     "unregister",

@@ -15,6 +15,9 @@ class SimpleSitemapxConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers the system checks)
+        from .handlers import connect
+
+        connect()
 
 
 class SitemapxConfig(SimpleSitemapxConfig):

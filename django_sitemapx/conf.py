@@ -55,5 +55,35 @@ class Settings:
         """``STORAGES`` alias whose exported files the views serve instead of generating."""
         return getattr(settings, "SITEMAPX_SERVE_FROM_STORAGE", None)
 
+    @property
+    def CACHE_ALIAS(self) -> Any:
+        """Alias in ``CACHES`` holding the documents; ``None`` turns the cache off."""
+        return getattr(settings, "SITEMAPX_CACHE_ALIAS", "default")
+
+    @property
+    def CACHE_TIMEOUT(self) -> Any:
+        """Seconds a cached document lives (``None``: until invalidated or evicted)."""
+        return getattr(settings, "SITEMAPX_CACHE_TIMEOUT", 86_400)
+
+    @property
+    def CACHE_WAIT(self) -> Any:
+        """Seconds a request waits for another one building the same document."""
+        return getattr(settings, "SITEMAPX_CACHE_WAIT", 10.0)
+
+    @property
+    def CACHE_LOCK_TIMEOUT(self) -> Any:
+        """Seconds after which a builder's lock expires (a crashed builder frees it)."""
+        return getattr(settings, "SITEMAPX_CACHE_LOCK_TIMEOUT", 60)
+
+    @property
+    def CACHE_CONTROL(self) -> Any:
+        """``Cache-Control`` of every sitemap response; ``None`` sends none."""
+        return getattr(settings, "SITEMAPX_CACHE_CONTROL", "public, max-age=300")
+
+    @property
+    def GZIP(self) -> Any:
+        """List the ``.xml.gz`` documents in the index instead of the ``.xml`` ones."""
+        return getattr(settings, "SITEMAPX_GZIP", False)
+
 
 app_settings = Settings()

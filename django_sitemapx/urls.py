@@ -2,6 +2,8 @@
 
 - ``/sitemap.xml``: the index.
 - ``/sitemap-<section>-<page>.xml``: page ``page`` (1, 2, ...) of ``section``.
+- ``/sitemap.xml.gz`` and ``/sitemap-<section>-<page>.xml.gz``: the same documents
+  gzip-compressed, served as ``application/gzip`` files.
 """
 
 from __future__ import annotations
@@ -14,9 +16,16 @@ app_name = "django_sitemapx"
 
 urlpatterns = [
     path("sitemap.xml", views.index, name="index"),
+    path("sitemap.xml.gz", views.index, {"gz": True}, name="index-gz"),
     re_path(
         r"^sitemap-(?P<section>[-a-zA-Z0-9_]+)-(?P<page>[^/]+)\.xml$",
         views.section,
         name="section",
+    ),
+    re_path(
+        r"^sitemap-(?P<section>[-a-zA-Z0-9_]+)-(?P<page>[^/]+)\.xml\.gz$",
+        views.section,
+        {"gz": True},
+        name="section-gz",
     ),
 ]

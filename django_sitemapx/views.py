@@ -1,24 +1,22 @@
-"""Thin views: resolve the site, then stream the document from ``documents``."""
+"""Thin views: resolve the site and the document, then let ``serving`` answer."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 
-from asgiref.sync import sync_to_async
 from django.core.exceptions import ImproperlyConfigured
-from django.core.handlers.asgi import ASGIRequest
-from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponseBase
 from django.urls import NoReverseMatch, reverse
 
 from .conf import app_settings
-from .documents import index_entries, render_index, render_page
 from .exceptions import NotRegistered
 from .registry import SitemapRegistry
 from .registry import site as default_registry
+from .serving import GZIP_CONTENT_TYPE, XML_CONTENT_TYPE, index_document, page_document, serve
 from .sites import site_for_request
 from .stored import stored_response
 
-CONTENT_TYPE = "application/xml; charset=utf-8"
+CONTENT_TYPE = XML_CONTENT_TYPE
 URL_NAMESPACE = "django_sitemapx"
 # Larger than any page number a 50,000-row page of a 64-bit key can need.
 _MAX_PAGE_DIGITS = 15
@@ -29,50 +27,57 @@ def page_path(section: str, page: int) -> str:
     return reverse(f"{URL_NAMESPACE}:section", kwargs={"section": section, "page": str(page)})
 
 
+def gzip_page_path(section: str, page: int) -> str:
+    """The path of a page's gzip file, e.g. ``/sitemap-article-2.xml.gz``."""
+    return reverse(f"{URL_NAMESPACE}:section-gz", kwargs={"section": section, "page": str(page)})
+
+
 def index(
     request: HttpRequest,
     registry: SitemapRegistry | None = None,
     section_url_name: str | None = None,
-) -> StreamingHttpResponse:
+    gz: bool = False,
+) -> HttpResponseBase:
     """The ``<sitemapindex>`` of every non-empty page; 404 when there is none.
 
     ``section_url_name`` names the URL of the section view the index links to;
-    by default ``section`` in the namespace the index was reached through. Give
-    it when routing a custom ``registry`` through URL patterns of your own.
+    by default ``section`` (``section-gz`` with ``SITEMAPX_GZIP``) in the
+    namespace the index was reached through. Give it when routing a custom
+    ``registry`` through URL patterns of your own. ``gz`` serves the index
+    itself as a gzip file.
     """
     if app_settings.SERVE_FROM_STORAGE:
-        return stored_response(request, CONTENT_TYPE)
-    registry = registry or default_registry
+        return stored_response(request, GZIP_CONTENT_TYPE if gz else CONTENT_TYPE)
     paths = _section_paths(request, section_url_name)
-    stream = render_index(index_entries(registry), site_for_request(request), paths)
-    if stream is None:
-        raise Http404("The sitemap has no URL yet.")
-    return _response(request, stream)
+    site = site_for_request(request)
+    return serve(request, index_document(registry or default_registry, site, paths), gz)
 
 
 def section(
-    request: HttpRequest, section: str, page: str, registry: SitemapRegistry | None = None
-) -> StreamingHttpResponse:
+    request: HttpRequest,
+    section: str,
+    page: str,
+    registry: SitemapRegistry | None = None,
+    gz: bool = False,
+) -> HttpResponseBase:
     """One page of one section; 404 for an unknown section or a bad or empty page."""
     if app_settings.SERVE_FROM_STORAGE:
         parse_page(page)
-        return stored_response(request, CONTENT_TYPE)
+        return stored_response(request, GZIP_CONTENT_TYPE if gz else CONTENT_TYPE)
     registry = registry or default_registry
     try:
         source = registry.get(section)
     except NotRegistered:
         raise Http404(f"No sitemap section {section!r}.") from None
     number = parse_page(page)
-    stream = render_page(source, number, site_for_request(request, source.protocol))
-    if stream is None:
-        raise Http404(f"Sitemap section {section!r} has no page {number}.")
-    return _response(request, stream)
+    site = site_for_request(request, source.protocol)
+    return serve(request, page_document(source, number, site), gz)
 
 
 def _section_paths(request: HttpRequest, url_name: str | None) -> Callable[[str, int], str]:
     match = request.resolver_match
     namespace = match.namespace if match is not None and match.namespace else URL_NAMESPACE
-    name = url_name or f"{namespace}:section"
+    name = url_name or f"{namespace}:{'section-gz' if app_settings.GZIP else 'section'}"
     current_app = match.namespace if match is not None else None
 
     def path(section: str, page: int) -> str:
@@ -96,32 +101,3 @@ def parse_page(page: str) -> int:
     if len(page) > _MAX_PAGE_DIGITS:
         raise Http404("No such sitemap page.")
     return int(page)
-
-
-def _response(request: HttpRequest, stream: Iterator[bytes]) -> StreamingHttpResponse:
-    if isinstance(request, ASGIRequest):
-        # A sync iterator would be consumed whole before the first byte under ASGI.
-        return StreamingHttpResponse(_async_stream(stream), content_type=CONTENT_TYPE)
-    return StreamingHttpResponse(stream, content_type=CONTENT_TYPE)
-
-
-async def _async_stream(stream: Iterator[bytes]) -> AsyncIterator[bytes]:
-    def pull() -> bytes | None:
-        return next(stream, None)
-
-    def close() -> None:
-        close_stream = getattr(stream, "close", None)
-        if close_stream is not None:
-            close_stream()
-
-    pull_async = sync_to_async(pull, thread_sensitive=True)
-    try:
-        while True:
-            chunk = await pull_async()
-            if chunk is None:
-                return
-            yield chunk
-    finally:
-        # A client that leaves mid-stream must not leave the database cursor
-        # open until garbage collection, on whatever thread that happens.
-        await sync_to_async(close, thread_sensitive=True)()

@@ -67,6 +67,16 @@ def content(response) -> bytes:  # type: ignore[no-untyped-def]
     return response.content
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache() -> Iterator[None]:
+    """Every test starts with an empty cache (Redis keeps keys between tests)."""
+    from django.core.cache import caches
+
+    for alias in caches:
+        caches[alias].clear()
+    yield
+
+
 @pytest.fixture
 def registry() -> Iterator[SitemapRegistry]:
     """The default registry, emptied for one test and restored afterwards."""

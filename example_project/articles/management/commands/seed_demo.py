@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from django_sitemapx import invalidate
 from django_sitemapx.registry import site
 from example_project.articles.factories import CategoryFactory, DemoArticleFactory
 from example_project.articles.models import Article, Category
@@ -45,6 +46,10 @@ class Command(BaseCommand):
                 created += len(batch)
             if options["verbosity"] >= 2:
                 self.stdout.write(f"{numbers[-1]} / {count}")
+        if created:
+            # bulk_create sends no post_save: without this, a cache shared between
+            # processes would keep serving the sitemap as it was.
+            invalidate()
         total = Article.objects.filter(slug__startswith="demo-article-").count()
         self.stdout.write(
             f"{created} articles created; {total} demo articles and "

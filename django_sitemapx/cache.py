@@ -1,0 +1,226 @@
+"""Cached sitemap documents: keys, generations, build locks, complete documents only.
+
+A document's key holds everything that changes its bytes (scheme, host, section,
+page, language, configuration) and the *generations* it depends on: tokens kept
+under fixed keys in the same cache. Invalidating replaces a generation token, so
+every document built under the old one stops being found, for every host, in
+every process sharing the cache, without listing or deleting keys.
+
+Every backend call goes through :class:`DocumentCache`, which logs a failing
+backend and lets the caller serve the document uncached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.cache import BaseCache, caches
+
+from .conf import app_settings
+
+logger = logging.getLogger("django_sitemapx")
+
+PREFIX = "django_sitemapx"
+# Memcached refuses values over 1 MB by default; parts stay well below it.
+PART_BYTES = 512 * 1024
+# Key version: bump when the stored layout changes, so old entries are ignored.
+LAYOUT = "v1"
+_SAFE_HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]{1,100}")
+_POLL_SECONDS = 0.02
+
+
+def global_generation() -> str:
+    """The generation every document depends on."""
+    return f"{PREFIX}:gen"
+
+
+def index_generation() -> str:
+    """The generation of the index, replaced whenever any page is invalidated."""
+    return f"{PREFIX}:gen:index"
+
+
+def section_generation(section: str) -> str:
+    """The generation of every page of ``section``."""
+    return f"{PREFIX}:gen:section:{section}"
+
+
+def page_generation(section: str, page: int) -> str:
+    """The generation of one page of ``section``."""
+    return f"{PREFIX}:gen:page:{section}:{page}"
+
+
+def new_token() -> str:
+    """A fresh generation token: its creation time, then random hex."""
+    return f"{time.time():.6f}-{secrets.token_hex(4)}"
+
+
+def token_time(token: str) -> float:
+    """When a generation token was created (seconds since the epoch)."""
+    try:
+        return float(token.split("-", 1)[0])
+    except ValueError:
+        return 0.0
+
+
+def host_part(protocol: str, domain: str) -> str:
+    """The site in a key: readable when short and safe, else a digest."""
+    if _SAFE_HOST.fullmatch(domain):
+        return f"{protocol}:{domain}"
+    return f"{protocol}:{hashlib.sha256(domain.encode()).hexdigest()[:32]}"
+
+
+def document_key(identity: Sequence[str], tokens: Sequence[str]) -> str:
+    """The key of a document: its identity, then a digest of its generation tokens."""
+    digest = hashlib.sha256("|".join(tokens).encode()).hexdigest()[:20]
+    return ":".join([PREFIX, "doc", LAYOUT, *identity, digest])
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a cached document's record says about it."""
+
+    etag: str
+    last_modified: float | None
+    parts: dict[str, int]
+
+    def as_record(self) -> dict[str, Any]:
+        return {"etag": self.etag, "last_modified": self.last_modified, "parts": self.parts}
+
+    @classmethod
+    def from_record(cls, record: Any) -> Stored | None:
+        try:
+            return cls(record["etag"], record["last_modified"], dict(record["parts"]))
+        except (TypeError, KeyError):
+            return None
+
+
+class DocumentCache:
+    """One request's access to the cache alias of ``SITEMAPX_CACHE_ALIAS``.
+
+    The first error from the backend is logged and turns the instance off, so a
+    request costs at most one failed call and is then served uncached.
+    """
+
+    def __init__(self, alias: str | None = None) -> None:
+        self.alias = alias if alias is not None else app_settings.CACHE_ALIAS
+        self._cache: BaseCache | None = None
+        self.available = self.alias is not None
+        if self.available:
+            self._cache = self._call(lambda: caches[self.alias], None)
+
+    def _call(self, operation: Any, default: Any) -> Any:
+        if not self.available:
+            return default
+        try:
+            return operation()
+        # A cache backend raises whatever its client raises (socket, protocol,
+        # database, file errors): none of them may turn a sitemap into a 500.
+        except Exception:
+            self.available = False
+            logger.warning(
+                "The sitemap cache %r failed; serving uncached.", self.alias, exc_info=True
+            )
+            return default
+
+    @property
+    def backend(self) -> BaseCache:
+        assert self._cache is not None
+        return self._cache
+
+    # -- generations ----------------------------------------------------------
+
+    def tokens(self, names: Sequence[str]) -> list[str] | None:
+        """The current token of each generation, creating missing ones; None if down."""
+        found = self._call(lambda: self.backend.get_many(names), None)
+        if found is None:
+            return None
+        missing = [name for name in names if name not in found]
+        if missing:
+            # add() keeps whichever token another process created first.
+            for name in missing:
+                self._call(lambda name=name: self.backend.add(name, new_token(), None), None)
+            again = self._call(lambda: self.backend.get_many(missing), None)
+            if again is None or len(again) != len(missing):
+                if self.available:
+                    logger.warning("The sitemap cache %r does not keep keys.", self.alias)
+                self.available = False
+                return None
+            found.update(again)
+        return [str(found[name]) for name in names]
+
+    def replace(self, names: Sequence[str]) -> bool:
+        """Give each generation a new token; False if the cache is unavailable."""
+        tokens = {name: new_token() for name in names}
+        failed = self._call(lambda: self.backend.set_many(tokens, None), None)
+        return failed is not None and not failed
+
+    # -- documents ------------------------------------------------------------
+
+    def record(self, key: str) -> Stored | None:
+        """The stored record of a complete document, if any."""
+        return Stored.from_record(self._call(lambda: self.backend.get(key), None))
+
+    def body(self, key: str, stored: Stored, variant: str) -> bytes | None:
+        """The bytes of one variant of a stored document, or None if a part is gone."""
+        count = stored.parts.get(variant)
+        if count is None:
+            return None
+        names = [f"{key}:{variant}:{number}" for number in range(count)]
+        parts = self._call(lambda: self.backend.get_many(names), None)
+        if parts is None or len(parts) != count:
+            return None
+        return b"".join(parts[name] for name in names)
+
+    def store(self, key: str, stored: Stored, bodies: dict[str, bytes]) -> None:
+        """Store every variant in parts, then the record that makes them visible."""
+        timeout = app_settings.CACHE_TIMEOUT
+        values: dict[str, bytes] = {}
+        parts: dict[str, int] = {}
+        for variant, data in bodies.items():
+            pieces = [
+                data[start : start + PART_BYTES] for start in range(0, len(data), PART_BYTES)
+            ]
+            parts[variant] = len(pieces)
+            values.update({f"{key}:{variant}:{n}": piece for n, piece in enumerate(pieces)})
+        failed = self._call(lambda: self.backend.set_many(values, timeout), None)
+        if failed is None or failed:
+            return
+        record = Stored(stored.etag, stored.last_modified, parts).as_record()
+        self._call(lambda: self.backend.set(key, record, timeout), None)
+
+    # -- stampede protection --------------------------------------------------
+
+    def lock(self, key: str) -> str | None:
+        """Become the one builder of ``key``: a token to unlock with, or None."""
+        token = secrets.token_hex(8)
+        timeout = app_settings.CACHE_LOCK_TIMEOUT
+        added = self._call(lambda: self.backend.add(f"{key}:lock", token, timeout), None)
+        return token if added else None
+
+    def unlock(self, key: str, token: str) -> None:
+        """Release a lock taken by :meth:`lock` (unless it expired and moved on)."""
+        name = f"{key}:lock"
+        if self._call(lambda: self.backend.get(name), None) == token:
+            self._call(lambda: self.backend.delete(name), None)
+
+    def wait(self, key: str, seconds: float) -> tuple[Stored | None, str | None]:
+        """Wait for another builder: ``(record, None)``, ``(None, lock token)`` or neither."""
+        deadline = time.monotonic() + seconds
+        while self.available:
+            stored = self.record(key)
+            if stored is not None:
+                return stored, None
+            token = self.lock(key)
+            if token is not None:
+                return None, token
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(_POLL_SECONDS)
+        return None, None

@@ -1,0 +1,50 @@
+"""``manage.py sitemap_invalidate [SECTION ...] [--page N]``: mark cached sitemaps stale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from django_sitemapx.invalidation import invalidate
+from django_sitemapx.registry import site
+
+
+class Command(BaseCommand):
+    help = (
+        "Mark cached sitemap documents stale after changes no signal reports "
+        "(QuerySet.update, bulk_create, raw SQL, a deploy that changes sections). "
+        "With no section, every document is."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("sections", nargs="*", metavar="SECTION", help="Sections to mark.")
+        parser.add_argument(
+            "--page", type=int, help="Only this page of the one SECTION given (1, 2, ...)."
+        )
+
+    def handle(self, *args: Any, sections: list[str], page: int | None, **options: Any) -> None:
+        unknown = [name for name in sections if name not in site]
+        if unknown:
+            raise CommandError(
+                f"Unknown sitemap section(s): {', '.join(unknown)}. "
+                f"Registered: {', '.join(site.sections) or 'none'}."
+            )
+        if page is not None and (len(sections) != 1 or page < 1):
+            raise CommandError("--page needs exactly one SECTION and a page number from 1.")
+        targets: list[str | None] = list(sections) or [None]
+        for section in targets:
+            if not invalidate(section, page):
+                raise CommandError(
+                    "The sitemap cache could not be reached; nothing was invalidated "
+                    "(see the django_sitemapx log)."
+                )
+        if options["verbosity"] >= 1:
+            what = (
+                "every sitemap document"
+                if not sections
+                else f"page {page} of {sections[0]}"
+                if page is not None
+                else "sections " + ", ".join(sections)
+            )
+            self.stdout.write(f"Invalidated {what}.")

@@ -1,0 +1,115 @@
+"""ETag and Last-Modified of a document, known before its body, and the 304s.
+
+The ETag is a digest of the document's cache key (which holds its generations)
+and of a summary read before the body: row count and greatest lastmod. It
+changes whenever an invalidation or a row count or lastmod change can have
+changed the bytes. Last-Modified is the greatest of the rows' lastmod and the
+times of the generations, so an invalidation (a deleted row, a bulk update
+followed by ``invalidate()``) also moves it forward.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db.models import Aggregate, Count, Max
+from django.http import HttpRequest, HttpResponseBase
+from django.utils import timezone
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date, quote_etag
+
+from .conf import app_settings
+from .model_source import ModelSource
+from .pages import page_range
+from .sources import PageSummary, Source
+from .values import lastmod_text
+
+GZIP_SUFFIX = "-gz"
+
+
+@dataclass(frozen=True)
+class Validators:
+    """A document's ETag (unquoted, plain variant) and Last-Modified timestamp."""
+
+    etag: str
+    last_modified: float | None
+
+    def variant_etag(self, gz: bool) -> str:
+        """The quoted ETag of the plain or gzip variant (different bytes, different tags)."""
+        return quote_etag(self.etag + GZIP_SUFFIX if gz else self.etag)
+
+
+def make_validators(
+    key: str, summary: str, lastmods: Iterable[str | None], token_times: Iterable[float]
+) -> Validators:
+    """Validators from a document's key, its summary text, lastmods and generation times."""
+    digest = hashlib.sha256(f"{key}|{summary}".encode()).hexdigest()[:32]
+    times = [stamp for text in lastmods if text and (stamp := lastmod_timestamp(text))]
+    times += [stamp for stamp in token_times if stamp > 0]
+    return Validators(digest, max(times) if times else None)
+
+
+def lastmod_timestamp(text: str) -> float | None:
+    """Seconds since the epoch of a W3C date or datetime (naive: default time zone)."""
+    try:
+        value = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, timezone.get_default_timezone())
+    return value.timestamp()
+
+
+def page_summary(source: Source, page: int) -> PageSummary | None:
+    """Row count and greatest lastmod of one page, or None if the page is empty.
+
+    A model section reads them with one aggregate over the page's key range (an
+    index range scan); other sources compute every page's summary in memory.
+    """
+    if isinstance(source, ModelSource) and source.model is not None:
+        low, high = page_range(page, source.get_limit())
+        key = source._key()
+        queryset = source.get_queryset().filter(**{f"{key}__gte": low, f"{key}__lt": high})
+        aggregates: dict[str, Aggregate] = {"rows": Count("pk")}
+        lastmod_field = source.lastmod_field if not callable(source.lastmod) else None
+        if lastmod_field:
+            aggregates["latest"] = Max(lastmod_field)
+        result = queryset.order_by().aggregate(**aggregates)
+        if not result["rows"]:
+            return None
+        latest = result.get("latest") if lastmod_field else None
+        if not lastmod_field and not callable(source.lastmod):
+            latest = source.lastmod
+        return PageSummary(page, result["rows"], lastmod_text(latest))
+    for summary in source.page_summaries():
+        if summary.number == page:
+            return summary
+    return None
+
+
+def not_modified(
+    request: HttpRequest, validators: Validators, gz: bool
+) -> HttpResponseBase | None:
+    """The 304 (or 412) that the request's conditional headers call for, if any."""
+    last_modified = validators.last_modified
+    response = get_conditional_response(
+        request,
+        etag=validators.variant_etag(gz),
+        last_modified=int(last_modified) if last_modified is not None else None,
+    )
+    if response is not None:
+        set_headers(response, validators, gz)
+    return response
+
+
+def set_headers(response: HttpResponseBase, validators: Validators, gz: bool) -> None:
+    """ETag, Last-Modified and the configured Cache-Control."""
+    response.headers["ETag"] = validators.variant_etag(gz)
+    if validators.last_modified is not None:
+        response.headers["Last-Modified"] = http_date(validators.last_modified)
+    cache_control = app_settings.CACHE_CONTROL
+    if cache_control:
+        response.headers["Cache-Control"] = cache_control
