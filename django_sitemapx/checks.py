@@ -13,6 +13,12 @@
 - E011 a ``ModelSource`` names a field its queryset cannot select.
 - E012 ``SITEMAPX_EXPORT_STORAGE`` or ``SITEMAPX_SERVE_FROM_STORAGE`` is not a ``STORAGES`` alias.
 - W001 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
+- E012 ``SITEMAPX_CACHE_ALIAS`` is neither ``None`` nor an alias in ``CACHES``.
+- E013 ``SITEMAPX_CACHE_TIMEOUT`` is neither ``None`` nor a positive number.
+- E014 ``SITEMAPX_CACHE_WAIT`` or ``SITEMAPX_CACHE_LOCK_TIMEOUT`` is not a positive number.
+- E015 ``SITEMAPX_CACHE_CONTROL`` is neither ``None`` nor a string.
+- E016 ``SITEMAPX_GZIP`` is not ``True`` or ``False``.
+- W002 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
 """
 
 from __future__ import annotations
@@ -95,4 +101,69 @@ def check_export_storages(**kwargs: Any) -> list[checks.CheckMessage]:
                     id="django_sitemapx.E012",
                 )
             )
+    return errors
+
+
+def _is_positive_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+@checks.register(checks.Tags.caches)
+def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
+    """The settings of the document cache, conditional GET and gzip."""
+    from django.conf import settings
+
+    errors: list[checks.CheckMessage] = []
+    alias = app_settings.CACHE_ALIAS
+    if alias is not None and alias not in settings.CACHES:
+        errors.append(
+            checks.Error(
+                f"SITEMAPX_CACHE_ALIAS is {alias!r}, which is not an alias in CACHES.",
+                hint="Name a configured cache, or set it to None to serve sitemaps uncached.",
+                id="django_sitemapx.E012",
+            )
+        )
+    elif alias is not None and settings.CACHES[alias].get("BACKEND", "").endswith(".DummyCache"):
+        errors.append(
+            checks.Warning(
+                f"SITEMAPX_CACHE_ALIAS {alias!r} is a DummyCache: no sitemap is cached and "
+                "no stampede protection applies.",
+                hint="Use a real cache, or set SITEMAPX_CACHE_ALIAS = None to say so.",
+                id="django_sitemapx.W002",
+            )
+        )
+    timeout = app_settings.CACHE_TIMEOUT
+    if timeout is not None and not _is_positive_number(timeout):
+        errors.append(
+            checks.Error(
+                f"SITEMAPX_CACHE_TIMEOUT must be None or a positive number of seconds, "
+                f"not {timeout!r}.",
+                hint="To turn the cache off, set SITEMAPX_CACHE_ALIAS = None.",
+                id="django_sitemapx.E013",
+            )
+        )
+    for name in ("CACHE_WAIT", "CACHE_LOCK_TIMEOUT"):
+        value = getattr(app_settings, name)
+        if not _is_positive_number(value):
+            errors.append(
+                checks.Error(
+                    f"SITEMAPX_{name} must be a positive number of seconds, not {value!r}.",
+                    id="django_sitemapx.E014",
+                )
+            )
+    if not isinstance(app_settings.CACHE_CONTROL, str | None):
+        errors.append(
+            checks.Error(
+                f"SITEMAPX_CACHE_CONTROL must be None or a string, not "
+                f"{app_settings.CACHE_CONTROL!r}.",
+                id="django_sitemapx.E015",
+            )
+        )
+    if not isinstance(app_settings.GZIP, bool):
+        errors.append(
+            checks.Error(
+                f"SITEMAPX_GZIP must be True or False, not {app_settings.GZIP!r}.",
+                id="django_sitemapx.E016",
+            )
+        )
     return errors

@@ -1,0 +1,43 @@
+"""Cache backends that misbehave, for the failure tests."""
+
+from typing import Any
+
+from django.core.cache.backends.locmem import LocMemCache
+
+
+class BrokenCache(LocMemCache):
+    """Every operation raises, like a backend whose server is down."""
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise ConnectionError("cache server unreachable (test double)")
+
+    get = set = add = delete = get_many = set_many = incr = clear = _fail  # type: ignore[assignment]
+
+
+class ForgetfulCache(LocMemCache):
+    """Accepts writes and keeps nothing, like a cache evicting everything at once."""
+
+    def add(self, *args: Any, **kwargs: Any) -> bool:
+        return True
+
+    def set(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def set_many(self, *args: Any, **kwargs: Any) -> list[str]:
+        return []
+
+
+class SizeCappedCache(LocMemCache):
+    """Refuses values over 1 MB, as Memcached does by default."""
+
+    LIMIT = 1024 * 1024
+
+    def set(self, key: str, value: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(value, bytes) and len(value) > self.LIMIT:
+            raise ValueError(f"value of {len(value)} bytes is over the 1 MB cap")
+        super().set(key, value, *args, **kwargs)
+
+    def set_many(self, data: dict[str, Any], *args: Any, **kwargs: Any) -> list[str]:
+        for key, value in data.items():
+            self.set(key, value, *args, **kwargs)
+        return []

@@ -1,0 +1,362 @@
+"""Served documents: hits, misses, 304s, gzip variants, failures and stampedes."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.core.cache import caches
+from django.test import AsyncClient, Client, override_settings
+from django.utils.http import http_date
+
+from django_sitemapx.cache import DocumentCache
+from django_sitemapx.locations import LocationBuilder
+from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.sources import ItemSource
+from django_sitemapx.writer import Entry, WriteStats
+from example_project.articles.factories import ArticleFactory
+from example_project.articles.models import Article
+
+from .conftest import content, locs, validate_sitemap
+
+pytestmark = pytest.mark.django_db
+
+CACHES_WITH_BROKEN = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "broken": {"BACKEND": "tests.support.caches.BrokenCache"},
+}
+
+
+@pytest.fixture
+def articles() -> list[Article]:
+    return ArticleFactory.create_batch(3)
+
+
+def test_a_miss_streams_and_the_next_request_is_a_hit_without_queries(
+    client: Client, articles: list[Article], django_assert_num_queries: Any
+) -> None:
+    miss = client.get("/sitemap-article-1.xml")
+    assert miss.streaming
+    body = content(miss)
+    assert len(locs(validate_sitemap(body))) == 3
+    with django_assert_num_queries(0):
+        hit = client.get("/sitemap-article-1.xml")
+    assert not hit.streaming
+    assert hit.content == body
+    assert hit["Content-Length"] == str(len(body))
+    assert hit["ETag"] == miss["ETag"]
+    assert hit["Last-Modified"] == miss["Last-Modified"]
+    assert hit["Content-Type"] == "application/xml; charset=utf-8"
+
+
+def test_the_index_is_cached_too(
+    client: Client, articles: list[Article], django_assert_num_queries: Any
+) -> None:
+    body = content(client.get("/sitemap.xml"))
+    validate_sitemap(body)
+    with django_assert_num_queries(0):
+        assert client.get("/sitemap.xml").content == body
+
+
+def test_if_none_match_gets_a_304_without_queries(
+    client: Client, articles: list[Article], django_assert_num_queries: Any
+) -> None:
+    first = client.get("/sitemap-article-1.xml")
+    content(first)
+    etag = first["ETag"]
+    with django_assert_num_queries(0):
+        response = client.get("/sitemap-article-1.xml", headers={"if-none-match": etag})
+    assert response.status_code == 304
+    assert response.content == b""
+    assert response["ETag"] == etag
+    assert response["Cache-Control"] == "public, max-age=300"
+
+
+def test_if_modified_since_gets_a_304_without_queries(
+    client: Client, articles: list[Article], django_assert_num_queries: Any
+) -> None:
+    first = client.get("/sitemap.xml")
+    content(first)
+    last_modified = first["Last-Modified"]
+    with django_assert_num_queries(0):
+        response = client.get("/sitemap.xml", headers={"if-modified-since": last_modified})
+    assert response.status_code == 304
+    older = http_date(time.time() - 86_400 * 400)
+    assert client.get("/sitemap.xml", headers={"if-modified-since": older}).status_code == 200
+
+
+def test_a_conditional_miss_answers_304_without_reading_the_rows(
+    client: Client, articles: list[Article], django_assert_num_queries: Any
+) -> None:
+    first = client.get("/sitemap-article-1.xml")
+    content(first)
+    etag = first["ETag"]
+    caches["default"].clear()  # the document expired, the generations too
+    response = client.get("/sitemap-article-1.xml", headers={"if-none-match": etag})
+    # New generation tokens make a new ETag: a full answer, never a wrong 304.
+    assert response.status_code == 200
+    content(response)
+    second = response["ETag"]
+    caches["default"].delete_many(
+        [key for key in caches["default"]._cache if ":doc:" in key]  # type: ignore[attr-defined]
+    )
+    with django_assert_num_queries(1):  # the page's count and greatest lastmod only
+        response = client.get("/sitemap-article-1.xml", headers={"if-none-match": second})
+    assert response.status_code == 304
+
+
+def test_etag_and_last_modified_follow_a_change(client: Client, articles: list[Article]) -> None:
+    first = client.get("/sitemap-article-1.xml")
+    content(first)
+    articles[0].slug = "renamed"
+    articles[0].save()
+    second = client.get("/sitemap-article-1.xml")
+    body = content(second)
+    assert b"/renamed/" in body
+    assert second["ETag"] != first["ETag"]
+    assert client.get(
+        "/sitemap-article-1.xml", headers={"if-none-match": first["ETag"]}
+    ).status_code == 200
+
+
+def test_gzip_variants_are_files_not_encodings(client: Client, articles: list[Article]) -> None:
+    plain = content(client.get("/sitemap-article-1.xml"))
+    for attempt in ("miss-or-hit", "hit"):
+        response = client.get("/sitemap-article-1.xml.gz", headers={"accept-encoding": "gzip"})
+        assert response.status_code == 200, attempt
+        assert response["Content-Type"] == "application/gzip"
+        assert "Content-Encoding" not in response
+        assert gzip.decompress(content(response)) == plain
+        assert response["ETag"].endswith('-gz"')
+    index = client.get("/sitemap.xml.gz")
+    validate_sitemap(gzip.decompress(content(index)))
+
+
+def test_a_gzip_miss_is_streamed_and_stored_for_both_variants(
+    client: Client, articles: list[Article], django_assert_num_queries: Any
+) -> None:
+    packed = client.get("/sitemap-article-1.xml.gz")
+    assert packed.streaming
+    packed_bytes = content(packed)
+    data = gzip.decompress(packed_bytes)
+    with django_assert_num_queries(0):
+        assert client.get("/sitemap-article-1.xml").content == data
+        assert client.get("/sitemap-article-1.xml.gz").content == packed_bytes
+
+
+def test_gzip_bytes_are_the_same_on_every_build(client: Client, articles: list[Article]) -> None:
+    first = content(client.get("/sitemap-article-1.xml.gz"))
+    caches["default"].clear()
+    assert content(client.get("/sitemap-article-1.xml.gz")) == first
+
+
+@override_settings(SITEMAPX_GZIP=True)
+def test_the_index_lists_gzip_pages_when_the_site_chooses_gzip(
+    client: Client, articles: list[Article]
+) -> None:
+    for path in ("/sitemap.xml", "/sitemap.xml.gz"):
+        data = content(client.get(path))
+        if path.endswith(".gz"):
+            data = gzip.decompress(data)
+        listed = locs(validate_sitemap(data))
+        assert "http://testserver/sitemap-article-1.xml.gz" in listed
+        assert all(loc.endswith(".xml.gz") for loc in listed)
+
+
+def test_the_index_lists_plain_pages_by_default(client: Client, articles: list[Article]) -> None:
+    listed = locs(validate_sitemap(content(client.get("/sitemap.xml"))))
+    assert "http://testserver/sitemap-article-1.xml" in listed
+
+
+def test_gzip_middleware_compresses_plain_documents(
+    client: Client, articles: list[Article], settings: Any
+) -> None:
+    settings.MIDDLEWARE = ["django.middleware.gzip.GZipMiddleware", *settings.MIDDLEWARE]
+    for attempt in ("miss", "hit"):
+        response = client.get("/sitemap-article-1.xml", headers={"accept-encoding": "gzip"})
+        assert response["Content-Encoding"] == "gzip", attempt
+        validate_sitemap(gzip.decompress(content(response)))
+        assert response["ETag"].startswith('W/"'), attempt  # Django weakens it
+
+
+def test_two_hosts_never_share_a_document(client: Client, articles: list[Article]) -> None:
+    one = content(client.get("/sitemap-article-1.xml", headers={"host": "example.com"}))
+    two = content(client.get("/sitemap-article-1.xml", headers={"host": "other.example"}))
+    assert all(loc.startswith("http://example.com/") for loc in locs(validate_sitemap(one)))
+    assert all(loc.startswith("http://other.example/") for loc in locs(validate_sitemap(two)))
+    https = content(client.get("/sitemap-article-1.xml", secure=True))
+    assert all(loc.startswith("https://testserver/") for loc in locs(validate_sitemap(https)))
+
+
+def test_a_disconnect_mid_stream_leaves_nothing_cached(
+    client: Client, registry: SitemapRegistry, settings: Any
+) -> None:
+    settings.SITEMAPX_CHUNK_SIZE = 10
+    registry.register("items", items=lambda: [f"/item/{n}/" for n in range(100)])
+    response = client.get("/sitemap-items-1.xml")
+    stream = iter(response.streaming_content)
+    next(stream)
+    next(stream)
+    response.close()  # what the server does when the client goes away
+    store = DocumentCache()
+    assert not [key for key in caches["default"]._cache if ":doc:" in key]  # type: ignore[attr-defined]
+    # The lock was released: the next request builds at once and stores.
+    assert store.lock("probe") is not None
+    validate_sitemap(content(client.get("/sitemap-items-1.xml")))
+    assert not client.get("/sitemap-items-1.xml").streaming
+
+
+def test_an_empty_page_is_404_and_not_cached(client: Client, registry: SitemapRegistry) -> None:
+    registry.register("items", items=lambda: ["/a/"])
+    assert client.get("/sitemap-items-2.xml").status_code == 404
+    assert client.get("/sitemap-items-2.xml.gz").status_code == 404
+    registry.register("nothing", items=lambda: [])
+    assert client.get("/sitemap-nothing-1.xml").status_code == 404
+
+
+def test_a_page_whose_urls_are_all_skipped_is_404(
+    client: Client, registry: SitemapRegistry
+) -> None:
+    registry.register("bad", items=lambda: ["/ok\x01/"])
+    assert client.get("/sitemap-bad-1.xml").status_code == 404
+    assert client.get("/sitemap-bad-1.xml").status_code == 404
+
+
+@override_settings(CACHES=CACHES_WITH_BROKEN, SITEMAPX_CACHE_ALIAS="broken")
+def test_a_broken_cache_serves_uncached_and_logs(
+    client: Client, articles: list[Article], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="django_sitemapx"):
+        for path in ("/sitemap.xml", "/sitemap-article-1.xml"):
+            response = client.get(path)
+            assert response.status_code == 200
+            validate_sitemap(content(response))
+            assert response["ETag"]
+        packed = client.get("/sitemap-article-1.xml.gz")
+        validate_sitemap(gzip.decompress(content(packed)))
+    assert any("serving uncached" in record.getMessage() for record in caplog.records)
+
+
+@override_settings(
+    CACHES={
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "down": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Nothing listens on port 1 of the loopback: connection refused.
+            "LOCATION": "redis://127.0.0.1:1/0",
+        },
+    },
+    SITEMAPX_CACHE_ALIAS="down",
+)
+def test_an_unreachable_redis_serves_uncached(
+    client: Client, articles: list[Article], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="django_sitemapx"):
+        response = client.get("/sitemap-article-1.xml")
+    assert response.status_code == 200
+    assert len(locs(validate_sitemap(content(response)))) == 3
+    assert caplog.records
+
+
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_without_a_cache_documents_stream_with_validators_but_no_304(
+    client: Client, articles: list[Article]
+) -> None:
+    first = client.get("/sitemap-article-1.xml")
+    validate_sitemap(content(first))
+    again = client.get("/sitemap-article-1.xml", headers={"if-none-match": first["ETag"]})
+    assert again.status_code == 200
+    assert again.streaming
+    assert again["ETag"] == first["ETag"]
+
+
+@override_settings(SITEMAPX_CACHE_CONTROL="private, no-cache")
+def test_cache_control_is_configurable(client: Client, articles: list[Article]) -> None:
+    assert client.get("/sitemap.xml")["Cache-Control"] == "private, no-cache"
+    with override_settings(SITEMAPX_CACHE_CONTROL=None):
+        assert "Cache-Control" not in client.get("/sitemap-article-1.xml")
+
+
+def test_asgi_misses_stream_asynchronously_and_hits_are_served(
+    articles: list[Article],
+) -> None:
+    async def fetch_twice() -> tuple[Any, bytes, Any]:
+        client = AsyncClient()
+        miss = await client.get("/sitemap-article-1.xml")
+        body = b"".join([chunk async for chunk in miss.streaming_content])
+        return miss, body, await client.get("/sitemap-article-1.xml")
+
+    miss, body, hit = async_to_sync(fetch_twice)()
+    assert miss.is_async
+    validate_sitemap(body)
+    assert hit.content == body
+
+
+class SlowCountingSource(ItemSource):
+    """Counts its builds; each one takes a while, so concurrent requests overlap."""
+
+    builds = 0
+    lock = threading.Lock()
+
+    def items(self) -> list[str]:
+        return [f"/slow/{n}/" for n in range(200)]
+
+    def iter_entries(
+        self, page: int, builder: LocationBuilder, stats: WriteStats
+    ) -> Iterator[list[Entry]]:
+        with SlowCountingSource.lock:
+            SlowCountingSource.builds += 1
+        time.sleep(0.3)
+        yield from super().iter_entries(page, builder, stats)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_misses_build_the_document_once(registry: SitemapRegistry) -> None:
+    registry.register("slow", SlowCountingSource)
+    SlowCountingSource.builds = 0
+    barrier = threading.Barrier(8)
+    bodies: list[bytes] = []
+    errors: list[BaseException] = []
+
+    def fetch() -> None:
+        try:
+            barrier.wait()
+            response = Client().get("/sitemap-slow-1.xml")
+            assert response.status_code == 200
+            bodies.append(content(response))
+        except BaseException as error:  # reported below, in the test's thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=fetch) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not errors
+    assert len(bodies) == 8
+    assert len(set(bodies)) == 1
+    assert len(locs(validate_sitemap(bodies[0]))) == 200
+    assert SlowCountingSource.builds == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(SITEMAPX_CACHE_WAIT=0.05)
+def test_waiters_build_themselves_when_the_builder_is_too_slow(
+    registry: SitemapRegistry,
+) -> None:
+    registry.register("slow", SlowCountingSource)
+    SlowCountingSource.builds = 0
+    holder = DocumentCache()
+    first = Client().get("/sitemap-slow-1.xml")  # holds the lock while unread
+    second = Client().get("/sitemap-slow-1.xml")
+    assert second.status_code == 200
+    validate_sitemap(content(second))
+    validate_sitemap(content(first))
+    assert SlowCountingSource.builds == 2
+    assert holder.available
