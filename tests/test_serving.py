@@ -27,10 +27,23 @@ from .conftest import content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
 
+# For the tests that look inside the local-memory cache, on every leg.
+LOCMEM = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "test-serving",
+    }
+}
 CACHES_WITH_BROKEN = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "broken": {"BACKEND": "tests.support.caches.BrokenCache"},
 }
+
+
+def _document_keys() -> list[str]:
+    """Keys of stored documents (this module's tests run on the local-memory cache)."""
+    internal = caches["default"]._cache  # type: ignore[attr-defined]
+    return [key.split(":", 2)[2] for key in internal if ":doc:" in key]
 
 
 @pytest.fixture
@@ -91,6 +104,7 @@ def test_if_modified_since_gets_a_304_without_queries(
     assert client.get("/sitemap.xml", headers={"if-modified-since": older}).status_code == 200
 
 
+@override_settings(CACHES=LOCMEM)
 def test_a_conditional_miss_answers_304_without_reading_the_rows(
     client: Client, articles: list[Article], django_assert_num_queries: Any
 ) -> None:
@@ -103,9 +117,7 @@ def test_a_conditional_miss_answers_304_without_reading_the_rows(
     assert response.status_code == 200
     content(response)
     second = response["ETag"]
-    caches["default"].delete_many(
-        [key for key in caches["default"]._cache if ":doc:" in key]  # type: ignore[attr-defined]
-    )
+    caches["default"].delete_many(_document_keys())
     with django_assert_num_queries(1):  # the page's count and greatest lastmod only
         response = client.get("/sitemap-article-1.xml", headers={"if-none-match": second})
     assert response.status_code == 304
@@ -194,6 +206,7 @@ def test_two_hosts_never_share_a_document(client: Client, articles: list[Article
     assert all(loc.startswith("https://testserver/") for loc in locs(validate_sitemap(https)))
 
 
+@override_settings(CACHES=LOCMEM)
 def test_a_disconnect_mid_stream_leaves_nothing_cached(
     client: Client, registry: SitemapRegistry, settings: Any
 ) -> None:
@@ -205,7 +218,7 @@ def test_a_disconnect_mid_stream_leaves_nothing_cached(
     next(stream)
     response.close()  # what the server does when the client goes away
     store = DocumentCache()
-    assert not [key for key in caches["default"]._cache if ":doc:" in key]  # type: ignore[attr-defined]
+    assert not _document_keys()
     # The lock was released: the next request builds at once and stores.
     assert store.lock("probe") is not None
     validate_sitemap(content(client.get("/sitemap-items-1.xml")))
