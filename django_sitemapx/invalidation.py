@@ -15,6 +15,7 @@ from .cache import (
     section_generation,
 )
 from .model_source import ModelSource
+from .pages import page_for_key
 from .registry import SitemapRegistry
 from .registry import site as default_registry
 from .signals import sitemap_invalidated
@@ -55,7 +56,7 @@ def row_pages(
 ) -> list[tuple[str, int | None]]:
     """``(section, page)`` pairs a saved or deleted row can change.
 
-    A row of a section's model is on page ``key // limit + 1``. A row of a model
+    A row of a section's model is on the page ``pages.page_for_key`` gives. A row of a model
     that a section reads through a relation (``category__slug``) may change any
     page of it, so the whole section is named (page None).
     """
@@ -66,9 +67,9 @@ def row_pages(
             continue
         if source.model._meta.concrete_model is model:
             key = _key_value(instance, source)
-            found.append(
-                (source.section, key // source.get_limit() + 1 if key is not None else None)
-            )
+            page = page_for_key(key, source.get_limit()) if key is not None else None
+            if key is None or page is not None:  # rows keyed below 1 are never listed
+                found.append((source.section, page))
         elif model in related_models(source):
             found.append((source.section, None))
     return found
@@ -95,4 +96,4 @@ def related_models(source: ModelSource) -> set[type[models.Model]]:
 
 def _key_value(instance: models.Model, source: ModelSource) -> int | None:
     value = instance.pk if source.key_field == "pk" else getattr(instance, source.key_field, None)
-    return value if isinstance(value, int) and value >= 0 else None
+    return value if isinstance(value, int) else None

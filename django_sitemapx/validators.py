@@ -72,7 +72,7 @@ def page_summary(source: Source, page: int) -> PageSummary | None:
     if isinstance(source, ModelSource) and source.model is not None:
         low, high = page_range(page, source.get_limit())
         key = source._key()
-        queryset = source.get_queryset().filter(**{f"{key}__gte": low, f"{key}__lt": high})
+        queryset = source.get_queryset().filter(**{f"{key}__gte": low, f"{key}__lte": high})
         aggregates: dict[str, Aggregate] = {"rows": Count("pk")}
         lastmod_field = source.lastmod_field if not callable(source.lastmod) else None
         if lastmod_field:
