@@ -5,7 +5,7 @@ from django.core import checks
 from django.test import override_settings
 
 import django_sitemapx as sitemapx
-from django_sitemapx.checks import check_settings, check_sources
+from django_sitemapx.checks import check_cache_settings, check_settings, check_sources
 from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.models import Article
 from tests.testapp.models import Document, UUIDThing
@@ -19,11 +19,13 @@ def test_checks_are_registered() -> None:
     registered = checks.registry.registry.get_checks()
     assert check_settings in registered
     assert check_sources in registered
+    assert check_cache_settings in registered
 
 
 def test_project_as_configured_is_clean() -> None:
     assert _ids(check_settings()) == []
     assert _ids(check_sources()) == []
+    assert _ids(check_cache_settings()) == []
 
 
 @pytest.mark.parametrize("limit", [0, 50_001, "100", 2.5, True])
@@ -93,3 +95,44 @@ def test_w001_instances_per_url(registry: SitemapRegistry) -> None:
     [message] = check_sources()
     assert message.id == "django_sitemapx.W001"
     assert message.level == checks.WARNING
+
+
+def test_e012_unknown_cache_alias() -> None:
+    with override_settings(SITEMAPX_CACHE_ALIAS="nope"):
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E012"]
+    with override_settings(SITEMAPX_CACHE_ALIAS=None):
+        assert _ids(check_cache_settings()) == []
+
+
+@pytest.mark.parametrize("timeout", [0, -5, "60", True])
+def test_e013_cache_timeout(timeout: object) -> None:
+    with override_settings(SITEMAPX_CACHE_TIMEOUT=timeout):
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E013"]
+
+
+def test_e013_accepts_none_and_numbers() -> None:
+    for timeout in (None, 1, 0.5):
+        with override_settings(SITEMAPX_CACHE_TIMEOUT=timeout):
+            assert _ids(check_cache_settings()) == []
+
+
+@pytest.mark.parametrize("name", ["SITEMAPX_CACHE_WAIT", "SITEMAPX_CACHE_LOCK_TIMEOUT"])
+def test_e014_wait_and_lock_timeout(name: str) -> None:
+    with override_settings(**{name: 0}):
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E014"]
+
+
+def test_e015_cache_control() -> None:
+    with override_settings(SITEMAPX_CACHE_CONTROL=300):
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E015"]
+
+
+def test_e016_gzip() -> None:
+    with override_settings(SITEMAPX_GZIP="yes"):
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E016"]
+
+
+def test_w002_dummy_cache() -> None:
+    dummy = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    with override_settings(CACHES=dummy):
+        assert _ids(check_cache_settings()) == ["django_sitemapx.W002"]

@@ -132,9 +132,10 @@ def test_etag_and_last_modified_follow_a_change(client: Client, articles: list[A
     body = content(second)
     assert b"/renamed/" in body
     assert second["ETag"] != first["ETag"]
-    assert client.get(
-        "/sitemap-article-1.xml", headers={"if-none-match": first["ETag"]}
-    ).status_code == 200
+    assert (
+        client.get("/sitemap-article-1.xml", headers={"if-none-match": first["ETag"]}).status_code
+        == 200
+    )
 
 
 def test_gzip_variants_are_files_not_encodings(client: Client, articles: list[Article]) -> None:
