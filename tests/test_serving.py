@@ -207,11 +207,10 @@ def test_two_hosts_never_share_a_document(client: Client, articles: list[Article
     assert all(loc.startswith("https://testserver/") for loc in locs(validate_sitemap(https)))
 
 
-@override_settings(CACHES=LOCMEM)
+@override_settings(CACHES=LOCMEM, SITEMAPX_CHUNK_SIZE=10)
 def test_a_disconnect_mid_stream_leaves_nothing_cached(
-    client: Client, registry: SitemapRegistry, settings: Any
+    client: Client, registry: SitemapRegistry
 ) -> None:
-    settings.SITEMAPX_CHUNK_SIZE = 10
     registry.register("items", items=lambda: [f"/item/{n}/" for n in range(100)])
     response = client.get("/sitemap-items-1.xml")
     stream = iter(response.streaming_content)
