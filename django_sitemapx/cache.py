@@ -24,6 +24,7 @@ from typing import Any
 from django.core.cache import BaseCache, caches
 
 from .conf import app_settings
+from .local_copies import local_copies
 
 logger = logging.getLogger("django_sitemapx")
 
@@ -165,10 +166,16 @@ class DocumentCache:
 
     def record(self, key: str) -> Stored | None:
         """The stored record of a complete document, if any."""
+        local = local_copies.get(self._local_key(key))
+        if local is not None:
+            return local[0]  # type: ignore[no-any-return]
         return Stored.from_record(self._call(lambda: self.backend.get(key), None))
 
     def body(self, key: str, stored: Stored, variant: str) -> bytes | None:
         """The bytes of one variant of a stored document, or None if a part is gone."""
+        local = local_copies.get(self._local_key(key))
+        if local is not None and variant in local[1]:
+            return local[1][variant]
         count = stored.parts.get(variant)
         if count is None:
             return None
@@ -176,7 +183,12 @@ class DocumentCache:
         parts = self._call(lambda: self.backend.get_many(names), None)
         if parts is None or len(parts) != count:
             return None
-        return b"".join(parts[name] for name in names)
+        data = b"".join(parts[name] for name in names)
+        local_copies.put(self._local_key(key), stored, {variant: data})
+        return data
+
+    def _local_key(self, key: str) -> str:
+        return f"{self.alias}|{key}"
 
     def store(self, key: str, stored: Stored, bodies: dict[str, bytes]) -> None:
         """Store every variant in parts, then the record that makes them visible."""
@@ -192,8 +204,10 @@ class DocumentCache:
         failed = self._call(lambda: self.backend.set_many(values, timeout), None)
         if failed is None or failed:
             return
-        record = Stored(stored.etag, stored.last_modified, parts).as_record()
-        self._call(lambda: self.backend.set(key, record, timeout), None)
+        complete = Stored(stored.etag, stored.last_modified, parts)
+        self._call(lambda: self.backend.set(key, complete.as_record(), timeout), None)
+        if self.available:
+            local_copies.put(self._local_key(key), complete, bodies)
 
     # -- stampede protection --------------------------------------------------
 

@@ -18,6 +18,7 @@
 - E014 ``SITEMAPX_CACHE_WAIT`` or ``SITEMAPX_CACHE_LOCK_TIMEOUT`` is not a positive number.
 - E015 ``SITEMAPX_CACHE_CONTROL`` is neither ``None`` nor a string.
 - E016 ``SITEMAPX_GZIP`` is not ``True`` or ``False``.
+- E017 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
 - W002 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
 """
 
@@ -157,6 +158,15 @@ def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
                 f"SITEMAPX_CACHE_CONTROL must be None or a string, not "
                 f"{app_settings.CACHE_CONTROL!r}.",
                 id="django_sitemapx.E015",
+            )
+        )
+    local_bytes = app_settings.CACHE_LOCAL_BYTES
+    if not _is_int(local_bytes) or local_bytes < 0:
+        errors.append(
+            checks.Error(
+                f"SITEMAPX_CACHE_LOCAL_BYTES must be a non-negative integer, not {local_bytes!r}.",
+                hint="0 keeps no document in each process's memory.",
+                id="django_sitemapx.E017",
             )
         )
     if not isinstance(app_settings.GZIP, bool):

@@ -76,6 +76,11 @@ class Settings:
         return getattr(settings, "SITEMAPX_CACHE_LOCK_TIMEOUT", 60)
 
     @property
+    def CACHE_LOCAL_BYTES(self) -> Any:
+        """Bytes of recent documents each process keeps in memory (0: none)."""
+        return getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", 64 * 1024 * 1024)
+
+    @property
     def CACHE_CONTROL(self) -> Any:
         """``Cache-Control`` of every sitemap response; ``None`` sends none."""
         return getattr(settings, "SITEMAPX_CACHE_CONTROL", "public, max-age=300")

@@ -72,8 +72,11 @@ def _empty_cache() -> Iterator[None]:
     """Every test starts with an empty cache (Redis keeps keys between tests)."""
     from django.core.cache import caches
 
+    from django_sitemapx.local_copies import local_copies
+
     for alias in caches:
         caches[alias].clear()
+    local_copies.clear()
     yield
 
 

@@ -136,3 +136,9 @@ def test_w002_dummy_cache() -> None:
     dummy = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
     with override_settings(CACHES=dummy):
         assert _ids(check_cache_settings()) == ["django_sitemapx.W002"]
+
+
+@pytest.mark.parametrize("size", [-1, 1.5, "64MB"])
+def test_e017_local_bytes(size: object) -> None:
+    with override_settings(SITEMAPX_CACHE_LOCAL_BYTES=size):
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E017"]
