@@ -143,6 +143,8 @@ def serve(request: HttpRequest, document: Document, gz: bool) -> HttpResponseBas
         response = _from_cache(request, store, key, stored, gz)
         if response is not None:
             return response
+        if lock is None:  # a part was evicted: rebuild and store it again
+            lock = store.lock(key)
     try:
         return _build(request, document, gz, store, key, tokens, lock)
     except BaseException:

@@ -109,6 +109,7 @@ def test_if_modified_since_gets_a_304_without_queries(
 def test_a_conditional_miss_answers_304_without_reading_the_rows(
     client: Client, articles: list[Article], django_assert_num_queries: Any
 ) -> None:
+    caches["default"].clear()  # LOCMEM is not the cache conftest clears
     first = client.get("/sitemap-article-1.xml")
     content(first)
     etag = first["ETag"]
@@ -209,10 +210,26 @@ def test_two_hosts_never_share_a_document(client: Client, articles: list[Article
     assert all(loc.startswith("https://testserver/") for loc in locs(validate_sitemap(https)))
 
 
+@override_settings(CACHES=LOCMEM)
+def test_a_document_missing_a_part_is_rebuilt_and_stored_again(
+    client: Client, articles: list[Article], django_assert_num_queries: Any
+) -> None:
+    caches["default"].clear()  # LOCMEM is not the cache conftest clears
+    body = content(client.get("/sitemap-article-1.xml"))
+    caches["default"].delete_many([key for key in _document_keys() if ":xml:" in key])
+    local_copies.clear()  # as in another process
+    rebuilt = client.get("/sitemap-article-1.xml")
+    assert rebuilt.streaming
+    assert content(rebuilt) == body
+    with django_assert_num_queries(0):
+        assert client.get("/sitemap-article-1.xml").content == body
+
+
 @override_settings(CACHES=LOCMEM, SITEMAPX_CHUNK_SIZE=10)
 def test_a_disconnect_mid_stream_leaves_nothing_cached(
     client: Client, registry: SitemapRegistry
 ) -> None:
+    caches["default"].clear()  # LOCMEM is not the cache conftest clears
     registry.register("items", items=lambda: [f"/item/{n}/" for n in range(100)])
     response = client.get("/sitemap-items-1.xml")
     stream = iter(response.streaming_content)
