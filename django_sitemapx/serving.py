@@ -8,11 +8,9 @@ document at once, one builds it and the others wait for the stored copy.
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import (
     Http404,
@@ -39,15 +37,13 @@ from .documents import PagePath, index_entries, render_index, render_page
 from .locations import Site
 from .registry import SitemapRegistry
 from .sources import Source
+from .streams import Filling, async_stream, encode
 from .validators import Validators, make_validators, not_modified, page_summary, set_headers
 
 XML_CONTENT_TYPE = "application/xml; charset=utf-8"
 # A .xml.gz file, not an encoded transfer: no Content-Encoding (crawlers have
 # been seen to fail on "Content-Encoding: gzip" for .gz sitemaps).
 GZIP_CONTENT_TYPE = "application/gzip"
-GZIP_LEVEL = 6
-# wbits 16 + 15: a gzip container (header with mtime 0, so equal input gives equal bytes).
-_GZIP_WBITS = 31
 XML, GZ = "xml", "gz"
 
 Render = Callable[[], Iterator[bytes] | None]
@@ -189,19 +185,13 @@ def _build(
         return response
     stream = _render(prepared)
     if lock is None:
-        return _streaming(request, _encode(stream, gz, None), validators, gz)
+        return _streaming(request, encode(stream, gz, None), validators, gz)
 
     def keep(plain: bytes, packed: bytes) -> None:
-        store.store(
-            key,
-            Stored(validators.etag, validators.last_modified, {}),
-            {
-                XML: plain,
-                GZ: packed,
-            },
-        )
+        record = Stored(validators.etag, validators.last_modified, {})
+        store.store(key, record, {XML: plain, GZ: packed})
 
-    filling = Filling(_encode(stream, gz, keep), lambda: store.unlock(key, lock))
+    filling = Filling(encode(stream, gz, keep), lambda: store.unlock(key, lock))
     return _streaming(request, filling, validators, gz)
 
 
@@ -212,7 +202,7 @@ def _uncached(request: HttpRequest, document: Document, gz: bool) -> HttpRespons
     validators = make_validators(
         ":".join(("uncached", *document.identity)), prepared.summary, prepared.lastmods, ()
     )
-    return _streaming(request, _encode(_render(prepared), gz, None), validators, gz)
+    return _streaming(request, encode(_render(prepared), gz, None), validators, gz)
 
 
 def _prepare(document: Document) -> Prepared:
@@ -235,88 +225,11 @@ def _streaming(
     content_type = GZIP_CONTENT_TYPE if gz else XML_CONTENT_TYPE
     if isinstance(request, ASGIRequest):
         # A sync iterator would be consumed whole before the first byte under ASGI.
-        response = StreamingHttpResponse(_async_stream(stream), content_type=content_type)
+        response = StreamingHttpResponse(async_stream(stream), content_type=content_type)
     else:
         response = StreamingHttpResponse(stream, content_type=content_type)
     set_headers(response, validators, gz)
     return response
-
-
-async def _async_stream(stream: Iterator[bytes]) -> AsyncIterator[bytes]:
-    pull = sync_to_async(_next_or_none, thread_sensitive=True)
-    try:
-        while True:
-            chunk = await pull(stream)
-            if chunk is None:
-                return
-            yield chunk
-    finally:
-        close = getattr(stream, "close", None)
-        if close is not None:
-            await sync_to_async(close, thread_sensitive=True)()
-
-
-def _encode(
-    stream: Iterator[bytes], gz: bool, keep: Callable[[bytes, bytes], None] | None
-) -> Iterator[bytes]:
-    """The plain or gzip variant of ``stream``; ``keep`` gets both once it is complete."""
-    if keep is None and not gz:
-        yield from stream
-        return
-    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, _GZIP_WBITS)
-    plain: list[bytes] = []
-    packed: list[bytes] = []
-    held = b""
-    for chunk in stream:
-        out = compressor.compress(chunk)
-        if keep is not None:
-            plain.append(chunk)
-            packed.append(out)
-        if gz:
-            if out:
-                yield out
-        else:
-            # One chunk is held back, so the document is stored before its last
-            # bytes are sent: a client gone after them cannot lose the copy.
-            if held:
-                yield held
-            held = chunk
-    tail = compressor.flush()
-    if keep is not None:
-        packed.append(tail)
-        keep(b"".join(plain), b"".join(packed))
-    yield tail if gz else held
-
-
-class Filling:
-    """A streamed miss that releases its build lock however the response ends."""
-
-    def __init__(self, stream: Iterator[bytes], release: Callable[[], None]) -> None:
-        self._stream = stream
-        self._release: Callable[[], None] | None = release
-
-    def __iter__(self) -> Filling:
-        return self
-
-    def __next__(self) -> bytes:
-        try:
-            return next(self._stream)
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        """Stop streaming (client gone or response closed) and release the lock."""
-        close = getattr(self._stream, "close", None)
-        if close is not None:
-            close()
-        if self._release is not None:
-            release, self._release = self._release, None
-            release()
-
-
-def _next_or_none(stream: Iterator[bytes]) -> bytes | None:
-    return next(stream, None)
 
 
 def _language() -> str:
