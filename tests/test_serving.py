@@ -16,6 +16,7 @@ from django.test import AsyncClient, Client, override_settings
 from django.utils.http import http_date
 
 from django_sitemapx.cache import DocumentCache
+from django_sitemapx.invalidation import invalidate as sitemapx_invalidate
 from django_sitemapx.local_copies import local_copies
 from django_sitemapx.locations import LocationBuilder
 from django_sitemapx.registry import SitemapRegistry
@@ -392,3 +393,52 @@ def test_waiters_build_themselves_when_the_builder_is_too_slow(
     validate_sitemap(content(first))
     assert SlowCountingSource.builds == 2
     assert holder.available
+
+
+def _backends(tmp_path: Any) -> dict[str, dict[str, Any]]:
+    return {
+        "locmem": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "every-backend",
+        },
+        "file": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(tmp_path / "cache"),
+        },
+        "db": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "sitemapx_test_cache",
+        },
+        "capped": {"BACKEND": "tests.support.caches.SizeCappedCache", "LOCATION": "capped"},
+    }
+
+
+@pytest.mark.parametrize("backend", ["locmem", "file", "db", "capped"])
+def test_every_builtin_backend_caches_and_invalidates(
+    backend: str, client: Client, tmp_path: Any, settings: Any
+) -> None:
+    from django.core.management import call_command
+
+    settings.CACHES = {"default": _backends(tmp_path)[backend]}
+    settings.SITEMAPX_CHUNK_SIZE = 500
+    if backend == "db":
+        call_command("createcachetable", verbosity=0)
+    caches["default"].clear()
+    local_copies.clear()
+    # Enough rows for a document over 1 MB, stored in several parts.
+    category = ArticleFactory().category
+    Article.objects.bulk_create(
+        ArticleFactory.build(category=category, slug=f"bulk-{n}-{'x' * 60}") for n in range(9_000)
+    )
+    sitemapx_invalidate()
+    first = client.get("/sitemap-article-1.xml")
+    body = content(first)
+    assert len(body) > 1024 * 1024
+    local_copies.clear()  # read back from the backend, as another process would
+    hit = client.get("/sitemap-article-1.xml")
+    assert not hit.streaming and hit.content == body
+    article = Article.objects.order_by("id").first()
+    assert article is not None
+    article.slug = "edited"
+    article.save()
+    assert b"/edited/" in content(client.get("/sitemap-article-1.xml"))
