@@ -34,6 +34,7 @@ PART_BYTES = 512 * 1024
 # Key version: bump when the stored layout changes, so old entries are ignored.
 LAYOUT = "v1"
 _SAFE_HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]{1,100}")
+_SAFE_PATH = re.compile(r"[A-Za-z0-9._~/\-]{1,120}")
 _POLL_SECONDS = 0.02
 
 
@@ -75,6 +76,13 @@ def host_part(protocol: str, domain: str) -> str:
     if _SAFE_HOST.fullmatch(domain):
         return f"{protocol}:{domain}"
     return f"{protocol}:{hashlib.sha256(domain.encode()).hexdigest()[:32]}"
+
+
+def path_part(path: str) -> str:
+    """The request path in a key: as is when short and safe, else a digest."""
+    if _SAFE_PATH.fullmatch(path):
+        return path
+    return hashlib.sha256(path.encode()).hexdigest()[:32]
 
 
 def document_key(identity: Sequence[str], tokens: Sequence[str]) -> str:

@@ -13,12 +13,12 @@
 - E011 a ``ModelSource`` names a field its queryset cannot select.
 - E012 ``SITEMAPX_EXPORT_STORAGE`` or ``SITEMAPX_SERVE_FROM_STORAGE`` is not a ``STORAGES`` alias.
 - W001 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
-- E012 ``SITEMAPX_CACHE_ALIAS`` is neither ``None`` nor an alias in ``CACHES``.
-- E013 ``SITEMAPX_CACHE_TIMEOUT`` is neither ``None`` nor a positive number.
-- E014 ``SITEMAPX_CACHE_WAIT`` or ``SITEMAPX_CACHE_LOCK_TIMEOUT`` is not a positive number.
-- E015 ``SITEMAPX_CACHE_CONTROL`` is neither ``None`` nor a string.
-- E016 ``SITEMAPX_GZIP`` is not ``True`` or ``False``.
-- E017 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
+- E013 ``SITEMAPX_CACHE_ALIAS`` is neither ``None`` nor an alias in ``CACHES``.
+- E014 ``SITEMAPX_CACHE_TIMEOUT`` is neither ``None`` nor a positive number.
+- E015 ``SITEMAPX_CACHE_WAIT`` or ``SITEMAPX_CACHE_LOCK_TIMEOUT`` is not a positive number.
+- E016 ``SITEMAPX_CACHE_CONTROL`` is neither ``None`` nor a string.
+- E017 ``SITEMAPX_GZIP`` is not ``True`` or ``False``.
+- E018 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
 - W002 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
 """
 
@@ -121,7 +121,7 @@ def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
             checks.Error(
                 f"SITEMAPX_CACHE_ALIAS is {alias!r}, which is not an alias in CACHES.",
                 hint="Name a configured cache, or set it to None to serve sitemaps uncached.",
-                id="django_sitemapx.E012",
+                id="django_sitemapx.E013",
             )
         )
     elif alias is not None and settings.CACHES[alias].get("BACKEND", "").endswith(".DummyCache"):
@@ -140,7 +140,7 @@ def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
                 f"SITEMAPX_CACHE_TIMEOUT must be None or a positive number of seconds, "
                 f"not {timeout!r}.",
                 hint="To turn the cache off, set SITEMAPX_CACHE_ALIAS = None.",
-                id="django_sitemapx.E013",
+                id="django_sitemapx.E014",
             )
         )
     for name in ("CACHE_WAIT", "CACHE_LOCK_TIMEOUT"):
@@ -149,7 +149,7 @@ def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
             errors.append(
                 checks.Error(
                     f"SITEMAPX_{name} must be a positive number of seconds, not {value!r}.",
-                    id="django_sitemapx.E014",
+                    id="django_sitemapx.E015",
                 )
             )
     if not isinstance(app_settings.CACHE_CONTROL, str | None):
@@ -157,7 +157,7 @@ def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
             checks.Error(
                 f"SITEMAPX_CACHE_CONTROL must be None or a string, not "
                 f"{app_settings.CACHE_CONTROL!r}.",
-                id="django_sitemapx.E015",
+                id="django_sitemapx.E016",
             )
         )
     local_bytes = app_settings.CACHE_LOCAL_BYTES
@@ -166,14 +166,14 @@ def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
             checks.Error(
                 f"SITEMAPX_CACHE_LOCAL_BYTES must be a non-negative integer, not {local_bytes!r}.",
                 hint="0 keeps no document in each process's memory.",
-                id="django_sitemapx.E017",
+                id="django_sitemapx.E018",
             )
         )
     if not isinstance(app_settings.GZIP, bool):
         errors.append(
             checks.Error(
                 f"SITEMAPX_GZIP must be True or False, not {app_settings.GZIP!r}.",
-                id="django_sitemapx.E016",
+                id="django_sitemapx.E017",
             )
         )
     return errors

@@ -29,6 +29,7 @@ from .cache import (
     host_part,
     index_generation,
     page_generation,
+    path_part,
     section_generation,
     token_time,
 )
@@ -128,7 +129,10 @@ def serve(request: HttpRequest, document: Document, gz: bool) -> HttpResponseBas
     tokens = store.tokens(document.generations)
     if tokens is None:
         return _uncached(request, document, gz)
-    key = document_key(document.identity, tokens)
+    # The path tells apart documents of registries routed elsewhere; both
+    # variants (.xml and .xml.gz) share one key.
+    path = path_part(request.path_info.removesuffix(".gz"))
+    key = document_key((*document.identity, path), tokens)
     stored = store.record(key)
     lock: str | None = None
     if stored is None:

@@ -97,39 +97,39 @@ def test_w001_instances_per_url(registry: SitemapRegistry) -> None:
     assert message.level == checks.WARNING
 
 
-def test_e012_unknown_cache_alias() -> None:
+def test_e013_unknown_cache_alias() -> None:
     with override_settings(SITEMAPX_CACHE_ALIAS="nope"):
-        assert _ids(check_cache_settings()) == ["django_sitemapx.E012"]
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E013"]
     with override_settings(SITEMAPX_CACHE_ALIAS=None):
         assert _ids(check_cache_settings()) == []
 
 
 @pytest.mark.parametrize("timeout", [0, -5, "60", True])
-def test_e013_cache_timeout(timeout: object) -> None:
+def test_e014_cache_timeout(timeout: object) -> None:
     with override_settings(SITEMAPX_CACHE_TIMEOUT=timeout):
-        assert _ids(check_cache_settings()) == ["django_sitemapx.E013"]
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E014"]
 
 
-def test_e013_accepts_none_and_numbers() -> None:
+def test_e014_accepts_none_and_numbers() -> None:
     for timeout in (None, 1, 0.5):
         with override_settings(SITEMAPX_CACHE_TIMEOUT=timeout):
             assert _ids(check_cache_settings()) == []
 
 
 @pytest.mark.parametrize("name", ["SITEMAPX_CACHE_WAIT", "SITEMAPX_CACHE_LOCK_TIMEOUT"])
-def test_e014_wait_and_lock_timeout(name: str) -> None:
+def test_e015_wait_and_lock_timeout(name: str) -> None:
     with override_settings(**{name: 0}):
-        assert _ids(check_cache_settings()) == ["django_sitemapx.E014"]
-
-
-def test_e015_cache_control() -> None:
-    with override_settings(SITEMAPX_CACHE_CONTROL=300):
         assert _ids(check_cache_settings()) == ["django_sitemapx.E015"]
 
 
-def test_e016_gzip() -> None:
-    with override_settings(SITEMAPX_GZIP="yes"):
+def test_e016_cache_control() -> None:
+    with override_settings(SITEMAPX_CACHE_CONTROL=300):
         assert _ids(check_cache_settings()) == ["django_sitemapx.E016"]
+
+
+def test_e017_gzip() -> None:
+    with override_settings(SITEMAPX_GZIP="yes"):
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E017"]
 
 
 def test_w002_dummy_cache() -> None:
@@ -139,6 +139,6 @@ def test_w002_dummy_cache() -> None:
 
 
 @pytest.mark.parametrize("size", [-1, 1.5, "64MB"])
-def test_e017_local_bytes(size: object) -> None:
+def test_e018_local_bytes(size: object) -> None:
     with override_settings(SITEMAPX_CACHE_LOCAL_BYTES=size):
-        assert _ids(check_cache_settings()) == ["django_sitemapx.E017"]
+        assert _ids(check_cache_settings()) == ["django_sitemapx.E018"]

@@ -325,7 +325,7 @@ def test_sites_framework_without_site_id_and_an_unknown_host_is_404(
 
 
 def test_async_stream_closes_the_source_when_the_client_leaves() -> None:
-    from django_sitemapx.views import _async_stream
+    from django_sitemapx.streams import async_stream as _async_stream
 
     closed: list[bool] = []
 
