@@ -55,5 +55,10 @@ class Settings:
         """``STORAGES`` alias whose exported files the views serve instead of generating."""
         return getattr(settings, "SITEMAPX_SERVE_FROM_STORAGE", None)
 
+    @property
+    def OVERRIDES(self) -> Any:
+        """Apply the editors' overrides (``models.Override``) to every document."""
+        return getattr(settings, "SITEMAPX_OVERRIDES", True)
+
 
 app_settings = Settings()

@@ -1,0 +1,52 @@
+"""Receivers: turn saves and deletes of overrides into ``overrides_changed``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models.signals import post_delete, post_init, post_save
+from django.dispatch import receiver
+
+from .models import Override
+from .signals import Place, send_overrides_changed
+
+
+def _remember(instance: Override) -> None:
+    fields = instance.__dict__  # never triggers a query for a deferred field
+    instance._loaded_location = fields.get("location")
+    instance._loaded_place = (fields.get("section", ""), fields.get("page"))
+
+
+def _send_on_commit(instance: Override, places: list[Place | None]) -> None:
+    changes = [(instance.location, places)]
+    if instance._loaded_location and instance._loaded_location != instance.location:
+        changes.append((instance._loaded_location, places))
+    # After commit, so a cache refilled by a concurrent request sees the new rows.
+    transaction.on_commit(lambda: send_overrides_changed(Override, changes))
+
+
+@receiver(post_init, sender=Override, dispatch_uid="django_sitemapx.override_loaded")
+def override_loaded(sender: type[Override], instance: Override, **kwargs: Any) -> None:
+    """Remember where a row was, so a change can invalidate its old page too."""
+    _remember(instance)
+
+
+@receiver(post_save, sender=Override, dispatch_uid="django_sitemapx.override_saved")
+def override_saved(
+    sender: type[Override], instance: Override, created: bool, **kwargs: Any
+) -> None:
+    """An override was created or changed."""
+    places: list[Place | None] = [(instance.section, instance.page)]
+    if not created:
+        places.append(instance._loaded_place)
+    else:
+        instance._loaded_location = None
+    _send_on_commit(instance, places)
+    _remember(instance)
+
+
+@receiver(post_delete, sender=Override, dispatch_uid="django_sitemapx.override_deleted")
+def override_deleted(sender: type[Override], instance: Override, **kwargs: Any) -> None:
+    """An override was deleted."""
+    _send_on_commit(instance, [instance._loaded_place])
