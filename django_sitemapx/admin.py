@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -24,6 +25,7 @@ from .normalise import InvalidLocation, location_key
 from .registry import site as default_registry
 from .signals import Place, send_overrides_changed
 from .sites import site_for_request
+from .writer import CHANGEFREQS
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[Override]
@@ -34,14 +36,12 @@ else:
 class OverrideActionForm(ActionForm):
     """The action bar, with the value the "set" actions apply."""
 
-    priority = forms.DecimalField(
+    # Plain text here: Django answers an invalid action form with "No action
+    # selected", so the value is validated by the action, which can say why.
+    priority = forms.CharField(
         label=_("priority"),
         required=False,
-        min_value=Decimal("0.0"),
-        max_value=Decimal("1.0"),
-        decimal_places=1,
-        max_digits=2,
-        widget=forms.NumberInput(attrs={"step": "0.1", "min": "0", "max": "1"}),
+        widget=forms.TextInput(attrs={"size": 4, "placeholder": "0.5"}),
     )
     changefreq = forms.ChoiceField(
         label=_("change frequency"),
@@ -141,7 +141,10 @@ class OverrideAdmin(_ModelAdmin):
 
     # -- bulk actions ---------------------------------------------------------
 
-    @admin.action(description=_("Exclude the selected URLs from the sitemap"))
+    @admin.action(
+        description=_("Exclude the selected URLs from the sitemap"),
+        permissions=["change"],
+    )
     def exclude_urls(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
         count = self._update(request, queryset, exclude=True)
         self.message_user(
@@ -150,16 +153,24 @@ class OverrideAdmin(_ModelAdmin):
             messages.SUCCESS,
         )
 
-    @admin.action(description=_("Include the selected URLs in the sitemap again"))
+    @admin.action(
+        description=_("Include the selected URLs in the sitemap again"),
+        permissions=["change"],
+    )
     def include_urls(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
+        # An override that only excluded its URL would change nothing: delete it.
+        empty = queryset.filter(
+            exclude=True, priority__isnull=True, changefreq="", lastmod__isnull=True
+        )
+        if not self.has_delete_permission(request):
+            queryset = queryset.exclude(pk__in=empty.values("pk"))
+            empty = empty.none()
         with transaction.atomic():
-            # An override that only excluded its URL would change nothing: delete it.
-            empty = queryset.filter(
-                exclude=True, priority__isnull=True, changefreq="", lastmod__isnull=True
-            )
             deleted = list(empty)
+            doomed = Override.objects.filter(pk__in=[row.pk for row in deleted])
+            self.log_deletions(request, doomed)
             _send(deleted)
-            empty.delete()
+            doomed.delete()
             count = self._update(request, queryset, exclude=False) + len(deleted)
         self.message_user(
             request,
@@ -167,30 +178,42 @@ class OverrideAdmin(_ModelAdmin):
             messages.SUCCESS,
         )
 
-    @admin.action(description=_("Set the priority of the selected URLs"))
+    @admin.action(description=_("Set the priority of the selected URLs"), permissions=["change"])
     def set_priority(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
-        form = OverrideActionForm(request.POST)
-        if not form.is_valid() or form.cleaned_data["priority"] is None:
-            errors = form.errors.get("priority") or [_("Enter a priority next to the action.")]
-            self.message_user(request, " ".join(str(e) for e in errors), messages.ERROR)
+        field = forms.DecimalField(
+            min_value=Decimal("0.0"), max_value=Decimal("1.0"), max_digits=2, decimal_places=1
+        )
+        raw = request.POST.get("priority", "")
+        if not raw.strip():
+            self.message_user(request, _("Enter a priority next to the action."), messages.ERROR)
             return
-        count = self._update(request, queryset, priority=form.cleaned_data["priority"])
+        try:
+            priority = field.clean(raw)
+        except ValidationError as error:
+            message = _("Priority %(value)s: %(errors)s") % {
+                "value": raw,
+                "errors": " ".join(error.messages),
+            }
+            self.message_user(request, message, messages.ERROR)
+            return
+        count = self._update(request, queryset, priority=priority)
         self.message_user(
             request,
             ngettext("Priority set on %d URL.", "Priority set on %d URLs.", count) % count,
             messages.SUCCESS,
         )
 
-    @admin.action(description=_("Set the change frequency of the selected URLs"))
+    @admin.action(
+        description=_("Set the change frequency of the selected URLs"),
+        permissions=["change"],
+    )
     def set_changefreq(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
-        form = OverrideActionForm(request.POST)
-        if not form.is_valid() or not form.cleaned_data["changefreq"]:
-            errors = form.errors.get("changefreq") or [
-                _("Choose a change frequency next to the action.")
-            ]
-            self.message_user(request, " ".join(str(e) for e in errors), messages.ERROR)
+        changefreq = request.POST.get("changefreq", "")
+        if changefreq not in CHANGEFREQS:
+            message = _("Choose a change frequency next to the action.")
+            self.message_user(request, message, messages.ERROR)
             return
-        count = self._update(request, queryset, changefreq=form.cleaned_data["changefreq"])
+        count = self._update(request, queryset, changefreq=changefreq)
         self.message_user(
             request,
             ngettext("Change frequency set on %d URL.", "Change frequency set on %d URLs.", count)
@@ -199,7 +222,7 @@ class OverrideAdmin(_ModelAdmin):
         )
 
     def _update(self, request: HttpRequest, queryset: QuerySet[Override], **values: Any) -> int:
-        rows = list(queryset.only("pk", "location", "section", "page"))
+        rows = list(queryset.select_related(None).only("pk", "location", "section", "page"))
         user = request.user if request.user.is_authenticated else None
         with transaction.atomic():
             count = Override.objects.filter(pk__in=[row.pk for row in rows]).update(
