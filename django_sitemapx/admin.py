@@ -82,7 +82,7 @@ class OverrideAdmin(_ModelAdmin):
         "location",
         "effective_priority",
         "effective_changefreq",
-        "exclude",
+        "excluded",
         "effective_lastmod",
         "placed_on",
         "changed_by",
@@ -111,6 +111,10 @@ class OverrideAdmin(_ModelAdmin):
     def effective_changefreq(self, obj: Override) -> Any:
         return obj.get_changefreq_display() if obj.changefreq else _section_value()
 
+    @admin.display(description=_("excluded"), boolean=True, ordering="exclude")
+    def excluded(self, obj: Override) -> bool:
+        return obj.exclude
+
     @admin.display(description=_("last modified"), ordering="lastmod")
     def effective_lastmod(self, obj: Override) -> Any:
         return obj.lastmod if obj.lastmod is not None else _section_value()
@@ -120,6 +124,15 @@ class OverrideAdmin(_ModelAdmin):
         if not obj.section:
             return _("not found in the sitemap")
         return _("%(section)s, page %(page)s") % {"section": obj.section, "page": obj.page}
+
+    def get_fieldsets(self, request: HttpRequest, obj: Override | None = None) -> Any:
+        fieldsets = super().get_fieldsets(request, obj)
+        return fieldsets if obj is not None else fieldsets[:-1]  # no history yet
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "location":
+            kwargs["widget"] = forms.TextInput(attrs={"class": "vLargeTextField", "size": 80})
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     # -- saving ---------------------------------------------------------------
 
