@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.db import connections
 
 from example_project.articles.factories import ArticleFactory, CategoryFactory
 from tests.conftest import NS, validate_sitemap
@@ -59,6 +60,9 @@ def browser_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
             yield page
         finally:
             browser.close()
+            # The test body ran in Playwright's greenlet, whose context has its own
+            # database connection: close it, or the test database cannot be dropped.
+            connections.close_all()
 
 
 @pytest.fixture

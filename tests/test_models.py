@@ -67,7 +67,7 @@ def test_a_future_lastmod_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [{"priority": Decimal("7")}, {"changefreq": "sometimes"}, {"location": "a", "exclude": True}],
+    [{"priority": Decimal("7")}, {"changefreq": "monthy"}, {"location": "a", "exclude": True}],
 )
 def test_the_database_refuses_what_validation_would(fields: dict[str, object]) -> None:
     values = {"location": "/a", "exclude": True, **fields}
