@@ -5,29 +5,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
-    dependencies = []
+    dependencies = [
+    ]
 
     operations = [
         migrations.CreateModel(
-            name="Document",
+            name='Document',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("path", models.CharField(max_length=3000)),
-                ("published_on", models.DateField(null=True)),
-                ("weight", models.FloatField(default=0.5)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('path', models.CharField(max_length=3000)),
+                ('published_on', models.DateField(null=True)),
+                ('weight', models.FloatField(default=0.5)),
             ],
         ),
         migrations.CreateModel(
-            name="UUIDThing",
+            name='UUIDThing',
             fields=[
-                ("id", models.UUIDField(default=uuid.uuid4, primary_key=True, serialize=False)),
+                ('id', models.UUIDField(default=uuid.uuid4, primary_key=True, serialize=False)),
             ],
         ),
     ]
