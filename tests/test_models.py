@@ -27,7 +27,7 @@ def test_three_forms_of_one_url_are_one_row() -> None:
         with pytest.raises(ValidationError) as error:
             duplicate.full_clean()
         assert "already exists" in str(error.value.message_dict["location"])
-        with transaction.atomic(), pytest.raises(IntegrityError):
+        with pytest.raises(IntegrityError), transaction.atomic():
             duplicate.save()
 
 
@@ -54,7 +54,7 @@ def test_invalid_values_are_refused_with_a_clear_message(
 def test_an_override_that_changes_nothing_is_refused() -> None:
     with pytest.raises(ValidationError, match="at least one"):
         Override(location="/a").full_clean()
-    with transaction.atomic(), pytest.raises(IntegrityError):
+    with pytest.raises(IntegrityError), transaction.atomic():
         Override.objects.create(location="/a")
 
 
@@ -71,7 +71,7 @@ def test_a_future_lastmod_is_refused() -> None:
 )
 def test_the_database_refuses_what_validation_would(fields: dict[str, object]) -> None:
     values = {"location": "/a", "exclude": True, **fields}
-    with transaction.atomic(), pytest.raises(IntegrityError):
+    with pytest.raises(IntegrityError), transaction.atomic():
         # bulk_create() skips save() and validation: only the constraints stand guard.
         Override.objects.bulk_create([Override(**values)])
 
