@@ -98,7 +98,7 @@ class OverrideAdmin(_ModelAdmin):
         (_("History"), {"fields": ("placed_on", "changed_by", "created_at", "updated_at")}),
     )
     action_form = OverrideActionForm
-    actions = ("exclude_urls", "include_urls", "set_priority", "set_changefreq")
+    actions = ("exclude_urls", "include_urls", "set_priority", "set_changefreq", "place_again")
     list_select_related = ("changed_by",)
 
     # -- list columns ---------------------------------------------------------
@@ -231,6 +231,28 @@ class OverrideAdmin(_ModelAdmin):
             request,
             ngettext("Change frequency set on %d URL.", "Change frequency set on %d URLs.", count)
             % count,
+            messages.SUCCESS,
+        )
+
+    @admin.action(
+        description=_("Find the section and page of the selected URLs again"),
+        permissions=["change"],
+    )
+    def place_again(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
+        # Placement is stored at save time; items of in-memory sections move
+        # between pages, and rows change URL, so editors can refresh it.
+        site = site_for_request(request)
+        changes: list[tuple[str, list[Place | None]]] = []
+        for row in queryset.select_related(None).only("pk", "location", "section", "page"):
+            section, page = place(default_registry, row.location, site)
+            if (section, page) != (row.section, row.page):
+                Override.objects.filter(pk=row.pk).update(section=section, page=page)
+                changes.append((row.location, [(row.section, row.page), (section, page)]))
+        transaction.on_commit(lambda: send_overrides_changed(Override, changes))
+        moved = len(changes)
+        self.message_user(
+            request,
+            ngettext("%d override moved.", "%d overrides moved.", moved) % moved,
             messages.SUCCESS,
         )
 

@@ -214,3 +214,17 @@ def test_overview_lists_sections_pages_and_links(editor: Client) -> None:
 def test_changelist_links_to_the_inspector_and_overview(editor: Client) -> None:
     body = editor.get(reverse(CHANGELIST)).content.decode()
     assert reverse(INSPECT) in body and reverse(OVERVIEW) in body
+
+
+def test_place_again_refreshes_section_and_page(
+    editor: Client,
+    django_capture_on_commit_callbacks,
+    received,  # type: ignore[no-untyped-def]
+) -> None:
+    stale = Override.objects.create(location="/about/", exclude=True, section="gone", page=9)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _action(editor, "place_again", [stale])
+    assert "1 override moved." in response.content.decode()
+    stale.refresh_from_db()
+    assert (stale.section, stale.page) == ("pages", 1)
+    assert received[-1]["pages"] == frozenset({("gone", 9), ("pages", 1)})
