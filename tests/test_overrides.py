@@ -65,8 +65,16 @@ def test_a_page_whose_urls_are_all_excluded_is_not_served(registry) -> None:  # 
     assert render_page(source, 1, SITE) is None
 
 
-def test_model_source_gets_overrides_with_one_query_per_chunk(registry, settings) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("preload_limit", "queries"), [(5_000, 1), (1, 3)])
+def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
+    registry,
+    settings,
+    monkeypatch,
+    preload_limit: int,
+    queries: int,  # type: ignore[no-untyped-def]
+) -> None:
     settings.SITEMAPX_CHUNK_SIZE = 10
+    monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", preload_limit)
     source = registry.register(
         Article,
         ModelSource,
@@ -75,18 +83,22 @@ def test_model_source_gets_overrides_with_one_query_per_chunk(registry, settings
         priority=0.4,
     )
     articles = ArticleFactory.create_batch(25)
-    first, second = articles[0], articles[11]
+    first, second, last = articles[0], articles[11], articles[24]
     Override.objects.create(location=first.get_absolute_url(), priority=Decimal("1.0"))
     Override.objects.create(location=second.get_absolute_url(), exclude=True)
-    with CaptureQueriesContext(connection) as queries:
+    Override.objects.create(location=last.get_absolute_url(), changefreq="never")
+    with CaptureQueriesContext(connection) as captured:
         root = _render(source)
-    # Three chunks of ten rows or fewer: one override query each, none per URL.
-    override_queries = [q for q in queries if Override._meta.db_table in q["sql"]]
-    assert len(override_queries) == 3
+    # Three chunks of ten rows or fewer. With few overrides the first chunk's query
+    # reads them all; with more than PRELOAD_LIMIT, each chunk reads its own.
+    override_queries = [q for q in captured if Override._meta.db_table in q["sql"]]
+    assert len(override_queries) == queries
     urls = _urls(root)
     assert len(urls) == 24
     assert urls[f"https://example.com{first.get_absolute_url()}"]["priority"] == "1.0"
     assert f"https://example.com{second.get_absolute_url()}" not in urls
+    assert urls[f"https://example.com{last.get_absolute_url()}"]["changefreq"] == "never"
+    assert urls[f"https://example.com{articles[5].get_absolute_url()}"]["priority"] == "0.4"
 
 
 @override_settings(SITEMAPX_OVERRIDES=False)
