@@ -228,3 +228,13 @@ def test_place_again_refreshes_section_and_page(
     stale.refresh_from_db()
     assert (stale.section, stale.page) == ("pages", 1)
     assert received[-1]["pages"] == frozenset({("gone", 9), ("pages", 1)})
+
+
+def test_include_keeps_exclude_only_overrides_without_the_delete_permission() -> None:
+    client = _staff("view_override", "change_override")
+    only_excludes = Override.objects.create(location="/c", exclude=True)
+    with_priority = Override.objects.create(location="/d", exclude=True, priority=Decimal("0.3"))
+    response = _action(client, "include_urls", [only_excludes, with_priority])
+    assert "1 URL included again." in response.content.decode()
+    assert Override.objects.get(pk=only_excludes.pk).exclude
+    assert not Override.objects.get(pk=with_priority.pk).exclude
