@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from .locations import _CONTROL_CHARS, iri_to_uri
+from .locations import CONTROL_CHARS, iri_to_uri
 
 _ESCAPE = re.compile("%[0-9a-fA-F]{2}")
 
@@ -42,7 +42,7 @@ def location_key(value: str) -> str:
     value = value.strip()
     if not value:
         raise InvalidLocation("empty", "Enter a path such as /about/ or a full URL.")
-    if _CONTROL_CHARS.search(value):
+    if CONTROL_CHARS.search(value):
         raise InvalidLocation("control_characters", "The location contains control characters.")
     if value.startswith("/") and not value.startswith("//"):
         return _tidy(iri_to_uri(value))

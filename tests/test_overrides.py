@@ -154,3 +154,16 @@ def test_forced_lastmod_of_an_excluded_or_unplaced_override_is_ignored(registry)
     )
     Override.objects.create(location="/", lastmod=when)
     assert index_entries(registry)[0].page.lastmod is None
+
+
+def test_the_export_writes_the_overridden_documents(registry, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from django.core.management import call_command
+
+    registry.register("pages", ItemSource, items=lambda: ["/a/", "/b/"], priority=0.5)
+    Override.objects.create(location="/a", priority=Decimal("0.1"), section="pages", page=1)
+    Override.objects.create(location="/b", exclude=True)
+    call_command(
+        "sitemap_export", output_dir=str(tmp_path), base_url="https://example.com", verbosity=0
+    )
+    urls = _urls(validate_sitemap((tmp_path / "sitemap-pages-1.xml").read_bytes()))
+    assert urls == {"https://example.com/a/": {"priority": "0.1"}}
