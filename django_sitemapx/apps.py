@@ -14,10 +14,10 @@ class SimpleSitemapxConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the system checks)
-        from .handlers import connect
-
-        connect()
+        from . import (
+            checks,  # noqa: F401  (registers the system checks)
+            handlers,  # noqa: F401  (connects the receivers: overrides, cache invalidation)
+        )
 
 
 class SitemapxConfig(SimpleSitemapxConfig):

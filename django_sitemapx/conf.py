@@ -56,6 +56,11 @@ class Settings:
         return getattr(settings, "SITEMAPX_SERVE_FROM_STORAGE", None)
 
     @property
+    def OVERRIDES(self) -> Any:
+        """Apply the editors' overrides (``models.Override``) to every document."""
+        return getattr(settings, "SITEMAPX_OVERRIDES", True)
+
+    @property
     def CACHE_ALIAS(self) -> Any:
         """Alias in ``CACHES`` holding the documents; ``None`` turns the cache off."""
         return getattr(settings, "SITEMAPX_CACHE_ALIAS", "default")

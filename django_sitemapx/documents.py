@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
 from .locations import LocationBuilder, Site
+from .overrides import adjust_index, apply_overrides
 from .registry import SitemapRegistry
 from .sources import PageSummary, Source
 from .writer import (
@@ -35,9 +36,10 @@ class IndexEntry:
 
 def index_entries(registry: SitemapRegistry) -> list[IndexEntry]:
     """Every non-empty page of every section, in registration order."""
-    return [
+    entries = [
         IndexEntry(source.section, page) for source in registry for page in source.page_summaries()
     ]
+    return adjust_index(entries)
 
 
 def render_index(
@@ -73,7 +75,7 @@ def render_page(source: Source, page: int, site: Site) -> Iterator[bytes] | None
     stats = WriteStats()
     writer = urlset_writer(max_urls=source.get_limit(), max_bytes=PROTOCOL_MAX_BYTES)
     writer.stats = stats
-    chunks = source.iter_entries(page, LocationBuilder(site), stats)
+    chunks = apply_overrides(source.iter_entries(page, LocationBuilder(site), stats))
     for chunk in chunks:
         first = writer.render(_elements(chunk))
         if first:

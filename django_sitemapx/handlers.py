@@ -1,7 +1,7 @@
-"""Receivers that mark cached documents stale when a registered model's row changes.
+"""Receivers: overrides into ``overrides_changed``; changed rows into cache invalidation.
 
-Connected in ``AppConfig.ready()``. Bulk changes send no signal: call
-``invalidate()`` after them (see docs/caching.md).
+Bulk changes of registered models send no signal: call ``invalidate()`` after
+them (see docs/caching.md).
 """
 
 from __future__ import annotations
@@ -9,15 +9,59 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models, transaction
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import post_delete, post_init, post_save
+from django.dispatch import receiver
 
+from .exceptions import NotRegistered
 from .invalidation import invalidate, row_pages
+from .models import Override
+from .signals import Place, overrides_changed, send_overrides_changed
 
-DISPATCH_UID = "django_sitemapx.invalidate"
+
+def _remember(instance: Override) -> None:
+    fields = instance.__dict__  # never triggers a query for a deferred field
+    instance._loaded_location = fields.get("location")
+    instance._loaded_place = (fields.get("section", ""), fields.get("page"))
 
 
+def _send_on_commit(instance: Override, places: list[Place | None]) -> None:
+    changes = [(instance.location, places)]
+    if instance._loaded_location and instance._loaded_location != instance.location:
+        changes.append((instance._loaded_location, places))
+    # After commit, so a cache refilled by a concurrent request sees the new rows.
+    transaction.on_commit(lambda: send_overrides_changed(Override, changes))
+
+
+@receiver(post_init, sender=Override, dispatch_uid="django_sitemapx.override_loaded")
+def override_loaded(sender: type[Override], instance: Override, **kwargs: Any) -> None:
+    """Remember where a row was, so a change can invalidate its old page too."""
+    _remember(instance)
+
+
+@receiver(post_save, sender=Override, dispatch_uid="django_sitemapx.override_saved")
+def override_saved(
+    sender: type[Override], instance: Override, created: bool, **kwargs: Any
+) -> None:
+    """An override was created or changed."""
+    places: list[Place | None] = [(instance.section, instance.page)]
+    if not created:
+        places.append(instance._loaded_place)
+    else:
+        instance._loaded_location = None
+    _send_on_commit(instance, places)
+    _remember(instance)
+
+
+@receiver(post_delete, sender=Override, dispatch_uid="django_sitemapx.override_deleted")
+def override_deleted(sender: type[Override], instance: Override, **kwargs: Any) -> None:
+    """An override was deleted."""
+    _send_on_commit(instance, [instance._loaded_place])
+
+
+@receiver(post_save, dispatch_uid="django_sitemapx.invalidate.save")
+@receiver(post_delete, dispatch_uid="django_sitemapx.invalidate.delete")
 def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
-    """Invalidate the pages holding ``instance``, now and again after commit.
+    """Invalidate the cached pages holding ``instance``, now and again after commit.
 
     The first invalidation covers this process at once; the one after commit
     covers a request in another process that rebuilt the page from the rows
@@ -37,7 +81,16 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
         transaction.on_commit(run, using=using)
 
 
-def connect() -> None:
-    """Connect the receivers (idempotent)."""
-    post_save.connect(row_changed, dispatch_uid=f"{DISPATCH_UID}.save")
-    post_delete.connect(row_changed, dispatch_uid=f"{DISPATCH_UID}.delete")
+@receiver(overrides_changed, dispatch_uid="django_sitemapx.invalidate.overrides")
+def overrides_changed_invalidate(
+    sender: Any, pages: frozenset[tuple[str, int]], everything: bool, **kwargs: Any
+) -> None:
+    """Invalidate the cached documents an override change affects (sent after commit)."""
+    if everything:
+        invalidate()
+        return
+    for section, page in sorted(pages):
+        try:
+            invalidate(section, page)
+        except NotRegistered:  # an override left on a section that is gone
+            continue

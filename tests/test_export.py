@@ -23,6 +23,9 @@ from django_sitemapx.sources import ItemSource
 from example_project.articles.factories import ArticleFactory
 from tests.conftest import locs, validate_sitemap
 
+# Rendering a document reads the editors' overrides from the database.
+pytestmark = pytest.mark.django_db
+
 BASE = "http://example.com"
 
 

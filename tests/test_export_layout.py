@@ -12,6 +12,9 @@ from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ItemSource
 from tests.conftest import locs, validate_sitemap
 
+# Rendering a document reads the editors' overrides from the database.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def news(registry: SitemapRegistry) -> SitemapRegistry:

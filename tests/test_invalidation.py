@@ -154,3 +154,29 @@ def test_a_change_is_invalidated_again_after_commit(
 def test_saving_an_unregistered_model_touches_nothing(registry: SitemapRegistry) -> None:
     registry.register(Document)
     assert _changed(lambda: CategoryFactory(slug="free")) == []
+
+
+def test_an_override_change_invalidates_the_cached_documents(
+    client: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django_sitemapx.models import Override
+    from tests.conftest import content, locs, validate_sitemap
+
+    article, _ = ArticleFactory.create_batch(2)
+    listed = locs(validate_sitemap(content(client.get("/sitemap-article-1.xml"))))
+    path = article.get_absolute_url()
+    assert any(loc.endswith(path) for loc in listed)
+    with django_capture_on_commit_callbacks(execute=True):
+        Override.objects.create(location=path, exclude=True)
+    listed = locs(validate_sitemap(content(client.get("/sitemap-article-1.xml"))))
+    assert len(listed) == 1
+    assert not any(loc.endswith(path) for loc in listed)
+
+
+def test_an_override_placed_on_a_page_invalidates_that_page_only() -> None:
+    from django_sitemapx.signals import send_overrides_changed
+
+    changed = _changed(
+        lambda: send_overrides_changed(Article, [("/a", [("article", 2), ("gone", 1)])])
+    )
+    assert changed == [index_generation(), page_generation("article", 2)]

@@ -4,7 +4,9 @@ import asyncio
 import datetime
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.contrib.sites.models import Site
+from django.db import connections
 from django.test import AsyncClient, Client, override_settings
 
 import django_sitemapx as sitemapx
@@ -295,6 +297,9 @@ def test_asgi_streams_with_an_async_iterator(registry: SitemapRegistry) -> None:
         response = await AsyncClient().get("/sitemap-pages-1.xml")
         assert response.is_async
         body = b"".join([chunk async for chunk in response.streaming_content])
+        # The stream read overrides in asgiref's sync thread, whose connection the
+        # test client leaves open (it disconnects close_old_connections): close it.
+        await sync_to_async(connections.close_all)()
         return response.status_code, response["Content-Type"], body, response.streaming
 
     status, content_type, body, streaming = asyncio.run(fetch())

@@ -1,0 +1,292 @@
+"""The override admin, with the URL inspector and the sitemap overview."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import URLPattern, path
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from . import admin_views
+from .locate import place
+from .models import CHANGEFREQ_CHOICES, Override
+from .normalise import InvalidLocation, location_key
+from .registry import site as default_registry
+from .signals import Place, send_overrides_changed
+from .sites import site_for_request
+from .writer import CHANGEFREQS
+
+if TYPE_CHECKING:
+    _ModelAdmin = admin.ModelAdmin[Override]
+else:
+    _ModelAdmin = admin.ModelAdmin  # not subscriptable at run time
+
+
+class OverrideActionForm(ActionForm):
+    """The action bar, with the value the "set" actions apply."""
+
+    # Plain text here: Django answers an invalid action form with "No action
+    # selected", so the value is validated by the action, which can say why.
+    priority = forms.CharField(
+        label=_("priority"),
+        required=False,
+        widget=forms.TextInput(attrs={"size": 4, "placeholder": "0.5"}),
+    )
+    changefreq = forms.ChoiceField(
+        label=_("change frequency"),
+        required=False,
+        choices=[("", "---------"), *CHANGEFREQ_CHOICES],
+    )
+
+
+class SectionFilter(admin.SimpleListFilter):
+    """Filter by the section the URL was found in when the override was saved."""
+
+    title = _("section")
+    parameter_name = "section"
+    none_value = "-"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        return [
+            *((name, name) for name in default_registry.sections),
+            (self.none_value, _("not found in the sitemap")),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if value is None:
+            return queryset
+        return queryset.filter(section="" if value == self.none_value else value)
+
+
+def _section_value() -> str:
+    return format_html('<span class="quiet">{}</span>', _("section's value"))
+
+
+@admin.register(Override)
+class OverrideAdmin(_ModelAdmin):
+    """Editors' overrides: list, search, filters, bulk actions and the two pages."""
+
+    list_display = (
+        "location",
+        "effective_priority",
+        "effective_changefreq",
+        "excluded",
+        "effective_lastmod",
+        "placed_on",
+        "changed_by",
+        "updated_at",
+    )
+    list_filter = ("changefreq", "exclude", SectionFilter)
+    search_fields = ("location",)
+    readonly_fields = ("placed_on", "changed_by", "created_at", "updated_at")
+    fieldsets = (
+        (None, {"fields": ("location", "exclude")}),
+        (_("Values"), {"fields": ("priority", "changefreq", "lastmod")}),
+        (None, {"fields": ("note",)}),
+        (_("History"), {"fields": ("placed_on", "changed_by", "created_at", "updated_at")}),
+    )
+    action_form = OverrideActionForm
+    actions = ("exclude_urls", "include_urls", "set_priority", "set_changefreq", "place_again")
+    list_select_related = ("changed_by",)
+
+    # -- list columns ---------------------------------------------------------
+
+    @admin.display(description=_("priority"), ordering="priority")
+    def effective_priority(self, obj: Override) -> Any:
+        return _section_value() if obj.priority is None else obj.priority
+
+    @admin.display(description=_("change frequency"), ordering="changefreq")
+    def effective_changefreq(self, obj: Override) -> Any:
+        return obj.get_changefreq_display() if obj.changefreq else _section_value()
+
+    @admin.display(description=_("excluded"), boolean=True, ordering="exclude")
+    def excluded(self, obj: Override) -> bool:
+        return obj.exclude
+
+    @admin.display(description=_("last modified"), ordering="lastmod")
+    def effective_lastmod(self, obj: Override) -> Any:
+        return obj.lastmod if obj.lastmod is not None else _section_value()
+
+    @admin.display(description=_("section and page"), ordering="section")
+    def placed_on(self, obj: Override) -> Any:
+        if not obj.section:
+            return _("not found in the sitemap")
+        return _("%(section)s, page %(page)s") % {"section": obj.section, "page": obj.page}
+
+    def get_fieldsets(self, request: HttpRequest, obj: Override | None = None) -> Any:
+        fieldsets = super().get_fieldsets(request, obj)
+        return fieldsets if obj is not None else fieldsets[:-1]  # no history yet
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "location":
+            kwargs["widget"] = forms.TextInput(attrs={"class": "vLargeTextField", "size": 80})
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    # -- saving ---------------------------------------------------------------
+
+    def save_model(self, request: HttpRequest, obj: Override, form: Any, change: bool) -> None:
+        obj.changed_by = request.user if request.user.is_authenticated else None
+        obj.section, obj.page = place(default_registry, obj.location, site_for_request(request))
+        super().save_model(request, obj, form, change)
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Override], search_term: str
+    ) -> tuple[QuerySet[Override], bool]:
+        results, duplicates = super().get_search_results(request, queryset, search_term)
+        # A pasted URL finds its override whatever host or trailing slash it has.
+        try:
+            key = location_key(search_term)
+        except InvalidLocation:
+            return results, duplicates
+        return results | queryset.filter(location=key), duplicates
+
+    # -- bulk actions ---------------------------------------------------------
+
+    @admin.action(
+        description=_("Exclude the selected URLs from the sitemap"),
+        permissions=["change"],
+    )
+    def exclude_urls(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
+        count = self._update(request, queryset, exclude=True)
+        self.message_user(
+            request,
+            ngettext("%d URL excluded.", "%d URLs excluded.", count) % count,
+            messages.SUCCESS,
+        )
+
+    @admin.action(
+        description=_("Include the selected URLs in the sitemap again"),
+        permissions=["change"],
+    )
+    def include_urls(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
+        # An override that only excluded its URL would change nothing: delete it.
+        empty = queryset.filter(
+            exclude=True, priority__isnull=True, changefreq="", lastmod__isnull=True
+        )
+        if not self.has_delete_permission(request):
+            queryset = queryset.exclude(pk__in=empty.values("pk"))
+            empty = empty.none()
+        with transaction.atomic():
+            deleted = list(empty)
+            doomed = Override.objects.filter(pk__in=[row.pk for row in deleted])
+            self.log_deletions(request, doomed)
+            _send(deleted)
+            doomed.delete()
+            count = self._update(request, queryset, exclude=False) + len(deleted)
+        self.message_user(
+            request,
+            ngettext("%d URL included again.", "%d URLs included again.", count) % count,
+            messages.SUCCESS,
+        )
+
+    @admin.action(description=_("Set the priority of the selected URLs"), permissions=["change"])
+    def set_priority(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
+        field = forms.DecimalField(
+            min_value=Decimal("0.0"), max_value=Decimal("1.0"), max_digits=2, decimal_places=1
+        )
+        raw = request.POST.get("priority", "")
+        if not raw.strip():
+            self.message_user(request, _("Enter a priority next to the action."), messages.ERROR)
+            return
+        try:
+            priority = field.clean(raw)
+        except ValidationError as error:
+            message = _("Priority %(value)s: %(errors)s") % {
+                "value": raw,
+                "errors": " ".join(error.messages),
+            }
+            self.message_user(request, message, messages.ERROR)
+            return
+        count = self._update(request, queryset, priority=priority)
+        self.message_user(
+            request,
+            ngettext("Priority set on %d URL.", "Priority set on %d URLs.", count) % count,
+            messages.SUCCESS,
+        )
+
+    @admin.action(
+        description=_("Set the change frequency of the selected URLs"),
+        permissions=["change"],
+    )
+    def set_changefreq(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
+        changefreq = request.POST.get("changefreq", "")
+        if changefreq not in CHANGEFREQS:
+            message = _("Choose a change frequency next to the action.")
+            self.message_user(request, message, messages.ERROR)
+            return
+        count = self._update(request, queryset, changefreq=changefreq)
+        self.message_user(
+            request,
+            ngettext("Change frequency set on %d URL.", "Change frequency set on %d URLs.", count)
+            % count,
+            messages.SUCCESS,
+        )
+
+    @admin.action(
+        description=_("Find the section and page of the selected URLs again"),
+        permissions=["change"],
+    )
+    def place_again(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
+        # Placement is stored at save time; items of in-memory sections move
+        # between pages, and rows change URL, so editors can refresh it.
+        site = site_for_request(request)
+        changes: list[tuple[str, list[Place | None]]] = []
+        for row in queryset.select_related(None).only("pk", "location", "section", "page"):
+            section, page = place(default_registry, row.location, site)
+            if (section, page) != (row.section, row.page):
+                Override.objects.filter(pk=row.pk).update(section=section, page=page)
+                changes.append((row.location, [(row.section, row.page), (section, page)]))
+        transaction.on_commit(lambda: send_overrides_changed(Override, changes))
+        moved = len(changes)
+        self.message_user(
+            request,
+            ngettext("%d override moved.", "%d overrides moved.", moved) % moved,
+            messages.SUCCESS,
+        )
+
+    def _update(self, request: HttpRequest, queryset: QuerySet[Override], **values: Any) -> int:
+        rows = list(queryset.select_related(None).only("pk", "location", "section", "page"))
+        user = request.user if request.user.is_authenticated else None
+        with transaction.atomic():
+            count = Override.objects.filter(pk__in=[row.pk for row in rows]).update(
+                changed_by=user, updated_at=timezone.now(), **values
+            )
+            for row in rows:
+                self.log_change(request, row, [{"changed": {"fields": sorted(values)}}])
+            _send(rows)
+        return count
+
+    # -- extra pages ----------------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("inspect/", wrap(self.inspect_view), name="django_sitemapx_inspect"),
+            path("overview/", wrap(self.overview_view), name="django_sitemapx_overview"),
+            *super().get_urls(),
+        ]
+
+    def inspect_view(self, request: HttpRequest) -> Any:
+        return admin_views.inspect(self, request)
+
+    def overview_view(self, request: HttpRequest) -> Any:
+        return admin_views.overview(self, request)
+
+
+def _send(rows: list[Override]) -> None:
+    changes: list[tuple[str, list[Place | None]]] = [
+        (row.location, [(row.section, row.page)]) for row in rows
+    ]
+    transaction.on_commit(lambda: send_overrides_changed(Override, changes))

@@ -1,0 +1,205 @@
+"""The URL inspector and the sitemap overview, two pages of the override admin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from . import locate as locating
+from .documents import index_entries
+from .models import Override
+from .overrides import fetch
+from .registry import site as default_registry
+from .sites import site_for_request
+from .views import page_path
+
+if TYPE_CHECKING:
+    from .admin import OverrideAdmin
+
+REASONS = {
+    locating.NOT_REGISTERED: _(
+        "No registered section lists this URL: its model or page is not registered in "
+        "the sitemap, or its section builds a different URL."
+    ),
+    locating.EXCLUDED: _("An override excludes this URL from the sitemap."),
+    locating.FILTERED_OUT: _(
+        "The row exists but the section's queryset filters it out (for example, it is "
+        "not published)."
+    ),
+    locating.TOO_LONG: _("The URL is too long: the protocol allows fewer than 2,048 characters."),
+    locating.SKIPPED: _("The section has this row but leaves its entry out."),
+    locating.INVALID: _("This is not a path or an http(s) URL."),
+}
+SKIP_REASONS = {
+    "missing_value": _("a value the URL needs is empty"),
+    "control_characters": _("the URL would contain control characters"),
+    "too_long": _("the URL is too long"),
+    "other_host": _("the URL is on another host"),
+    "not_absolute": _("the location is not a path or an absolute URL"),
+    "invalid_value": _("one of its values is invalid"),
+}
+SOURCE, OVERRIDE, NONE = _("section"), _("override"), _("not set")
+
+
+class InspectForm(forms.Form):
+    url = forms.CharField(
+        label=_("URL or path"),
+        max_length=4096,
+        widget=forms.TextInput(attrs={"size": 80, "autofocus": True}),
+    )
+
+
+@dataclass(frozen=True)
+class Value:
+    """One effective value and where it comes from."""
+
+    label: Any
+    value: Any
+    origin: Any
+
+
+def _require_view(model_admin: OverrideAdmin, request: HttpRequest) -> None:
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+
+
+def inspect(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
+    """Where a pasted URL is in the sitemap, with what values, or why it is absent."""
+    _require_view(model_admin, request)
+    form = InspectForm(request.GET or None)
+    context: dict[str, Any] = {
+        **model_admin.admin_site.each_context(request),
+        "opts": Override._meta,
+        "title": _("URL inspector"),
+        "form": form,
+    }
+    if form.is_valid():
+        context.update(_inspect(model_admin, request, form.cleaned_data["url"]))
+    return TemplateResponse(request, "admin/django_sitemapx/inspect.html", context)
+
+
+def _inspect(model_admin: OverrideAdmin, request: HttpRequest, url: str) -> dict[str, Any]:
+    finding = locating.locate(default_registry, url, site_for_request(request))
+    if finding.reason == locating.INVALID:
+        return {"finding": finding, "reason": REASONS[locating.INVALID]}
+    override = Override.objects.filter(location=finding.key).first()
+    reason = finding.reason
+    if finding.found and override is not None and override.exclude:
+        reason = locating.EXCLUDED
+    return {
+        "finding": finding,
+        "override": override,
+        "in_sitemap": finding.found and reason is None,
+        "reason": REASONS.get(reason) if reason else None,
+        "skip_reasons": [SKIP_REASONS.get(code, code) for code in finding.skipped],
+        "values": _values(finding, override) if finding.found else [],
+        "document_url": page_path(finding.section, finding.page)
+        if finding.found and finding.page
+        else None,
+        "override_url": _override_url(model_admin, request, finding.key, override),
+    }
+
+
+def _values(finding: locating.Finding, override: Override | None) -> list[Value]:
+    assert finding.entry is not None
+    _loc, lastmod, changefreq, priority = finding.entry
+    forced = fetch([finding.key]).get(finding.key) if override is not None else None
+    rows = []
+    for label, source_value, index in (
+        (_("last modified"), lastmod, 1),
+        (_("change frequency"), changefreq, 2),
+        (_("priority"), priority, 3),
+    ):
+        if forced is not None and forced[index] is not None:
+            rows.append(Value(label, forced[index], OVERRIDE))
+        elif source_value is not None:
+            rows.append(Value(label, source_value, SOURCE))
+        else:
+            rows.append(Value(label, "", NONE))
+    return rows
+
+
+def _override_url(
+    model_admin: OverrideAdmin, request: HttpRequest, key: str, override: Override | None
+) -> str | None:
+    info = (Override._meta.app_label, Override._meta.model_name)
+    if override is not None:
+        if not model_admin.has_view_permission(request, override):
+            return None
+        return reverse("admin:{}_{}_change".format(*info), args=[override.pk])
+    if not model_admin.has_add_permission(request):
+        return None
+    return reverse("admin:{}_{}_add".format(*info)) + "?" + urlencode({"location": key})
+
+
+@dataclass(frozen=True)
+class SectionRow:
+    """One line of the overview."""
+
+    section: str
+    urls: int
+    pages: list[tuple[int, str, str | None]]
+    latest: str | None
+    excluded: int
+
+
+def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
+    """Per section: URLs, pages, the latest lastmod and a link to every document."""
+    _require_view(model_admin, request)
+    entries = index_entries(default_registry)
+    excluded = _excluded_counts()
+    rows = []
+    for section in default_registry.sections:
+        pages = [entry.page for entry in entries if entry.section == section]
+        lastmods = [page.lastmod for page in pages if page.lastmod]
+        rows.append(
+            SectionRow(
+                section=section,
+                urls=sum(page.rows for page in pages),
+                pages=[(p.number, page_path(section, p.number), p.lastmod) for p in pages],
+                latest=max(lastmods, key=_sort_key) if lastmods else None,
+                excluded=excluded.get(section, 0),
+            )
+        )
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": Override._meta,
+        "title": _("Sitemap overview"),
+        "rows": rows,
+        "index_url": reverse("django_sitemapx:index"),
+        "total_urls": sum(row.urls for row in rows),
+        "page_link_limit": 50,
+    }
+    return TemplateResponse(request, "admin/django_sitemapx/overview.html", context)
+
+
+def _excluded_counts() -> dict[str, int]:
+    from django.db.models import Count
+
+    rows = (
+        Override.objects.filter(exclude=True)
+        .exclude(section="")
+        .order_by()
+        .values_list("section")
+        .annotate(count=Count("pk"))
+    )
+    return dict(rows)
+
+
+def _sort_key(text: str) -> Any:
+    import datetime
+
+    from django.utils import timezone
+
+    value = datetime.datetime.fromisoformat(text)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, timezone.get_default_timezone())
+    return value

@@ -1,0 +1,185 @@
+"""Finding one URL in the sitemap: which section and page hold it, or why none does.
+
+Used by the admin's URL inspector, and when an override is saved, to place it
+on its section and page (see ``overrides.adjust_index``). A model section with
+``url_name`` is searched with one query (the URL is resolved, its keyword
+arguments become a filter, the key gives the page); any other section is
+scanned entry by entry, up to ``SCAN_LIMIT`` entries per section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from django.core.exceptions import ValidationError
+from django.urls import Resolver404, resolve
+
+from .conf import PROTOCOL_MAX_LOC_LENGTH
+from .locations import LocationBuilder, Site
+from .model_source import ModelSource
+from .normalise import InvalidLocation, location_key, uri_key
+from .pages import page_for_key
+from .registry import SitemapRegistry
+from .sources import Source
+from .writer import Entry, WriteStats
+
+# Entries scanned per section that cannot be searched by query (in-memory items,
+# get_absolute_url() or a custom location()): bounds an inspector request.
+SCAN_LIMIT = 200_000
+
+# Reasons a URL is not in the sitemap (stable codes; the admin words them).
+NOT_REGISTERED = "not_registered"
+EXCLUDED = "excluded"
+FILTERED_OUT = "filtered_out"
+TOO_LONG = "too_long"
+SKIPPED = "skipped"
+INVALID = "invalid"
+
+
+@dataclass
+class Finding:
+    """What the sitemap does with one URL."""
+
+    key: str
+    section: str = ""
+    page: int | None = None
+    entry: Entry | None = None
+    reason: str | None = None
+    filtered_sections: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    unscanned_sections: list[str] = field(default_factory=list)
+    other_host: str | None = None
+    resolves: bool = False
+
+    @property
+    def found(self) -> bool:
+        """A section lists this URL (it may still be excluded by an override)."""
+        return self.entry is not None
+
+
+def locate(registry: SitemapRegistry, value: str, site: Site) -> Finding:
+    """Search every section of ``registry`` for ``value`` (a path or URL)."""
+    try:
+        key = location_key(value)
+    except InvalidLocation as error:
+        return Finding(key="", reason=INVALID, skipped={error.code: 1})
+    finding = Finding(key=key)
+    host = urlsplit(value.strip()).netloc
+    if host and host.lower() != site.domain.lower():
+        finding.other_host = host
+    finding.resolves = _resolves(key)
+    if len(site.prefix + key) > PROTOCOL_MAX_LOC_LENGTH:
+        finding.reason = TOO_LONG
+        return finding
+    builder = LocationBuilder(site)
+    for source in registry:
+        if _search(source, key, builder, finding):
+            return finding
+    finding.reason = (
+        FILTERED_OUT
+        if finding.filtered_sections
+        else (SKIPPED if finding.skipped else NOT_REGISTERED)
+    )
+    return finding
+
+
+def place(registry: SitemapRegistry, value: str, site: Site) -> tuple[str, int | None]:
+    """``(section, page)`` of a URL, or ``("", None)`` if no section lists it."""
+    finding = locate(registry, value, site)
+    return (finding.section, finding.page) if finding.found else ("", None)
+
+
+def _search(source: Source, key: str, builder: LocationBuilder, finding: Finding) -> bool:
+    if isinstance(source, ModelSource) and _queryable(source):
+        page = _page_by_query(source, key, finding)
+        if page is None:
+            return False
+        stats = WriteStats()
+        if _find_in_page(source, page, key, builder, finding, stats):
+            return True
+        # The row exists but its entry was left out: say why.
+        for reason, count in stats.skipped.items():
+            finding.skipped[reason] = finding.skipped.get(reason, 0) + count
+        return False
+    scanned = 0
+    for summary in source.page_summaries():
+        if _find_in_page(source, summary.number, key, builder, finding, WriteStats()):
+            return True
+        scanned += summary.rows
+        if scanned >= SCAN_LIMIT:
+            finding.unscanned_sections.append(source.section)
+            break
+    return False
+
+
+def _queryable(source: ModelSource) -> bool:
+    return source.url_name is not None and type(source).location is ModelSource.location
+
+
+def _page_by_query(source: ModelSource, key: str, finding: Finding) -> int | None:
+    assert source.model is not None and source.url_name is not None
+    filters = _row_filter(source, key)
+    if filters is None:
+        return None
+    try:
+        rows = source.get_queryset().filter(**filters).values_list(source._key(), flat=True)
+        keys = list(rows[:1])
+        if not keys:
+            if source.model._default_manager.filter(**filters).exists():
+                finding.filtered_sections.append(source.section)
+            return None
+    except (ValueError, TypeError, ValidationError):
+        return None  # a URL value the field cannot hold: not this section's row
+    return page_for_key(int(keys[0]), source.get_limit())
+
+
+def _row_filter(source: ModelSource, key: str) -> dict[str, Any] | None:
+    path = key.partition("?")[0]
+    for candidate in (path, path + "/") if path != "/" else (path,):
+        try:
+            match = resolve(unquote(candidate))
+        except Resolver404:
+            continue
+        if match.view_name != source.url_name:
+            continue
+        kwargs = source._url_kwargs()
+        if set(kwargs) - set(match.kwargs):
+            return None
+        return {field: match.kwargs[name] for name, field in kwargs.items()}
+    return None
+
+
+def _find_in_page(
+    source: Source,
+    page: int,
+    key: str,
+    builder: LocationBuilder,
+    finding: Finding,
+    stats: WriteStats,
+) -> bool:
+    for entry in _entries(source, page, builder, stats):
+        if uri_key(entry[0]) == key:
+            finding.section, finding.page, finding.entry = source.section, page, entry
+            return True
+    return False
+
+
+def _entries(
+    source: Source, page: int, builder: LocationBuilder, stats: WriteStats
+) -> Iterator[Entry]:
+    for chunk in source.iter_entries(page, builder, stats):
+        yield from chunk
+
+
+def _resolves(key: str) -> bool:
+    path = key.partition("?")[0]
+    for candidate in (path, path + "/"):
+        try:
+            resolve(unquote(candidate))
+        except Resolver404:
+            continue
+        return True
+    return False

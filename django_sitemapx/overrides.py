@@ -1,0 +1,211 @@
+"""Applying editors' overrides to the entries and the index of a sitemap.
+
+Entries are matched by ``normalise.uri_key``: at most one query per chunk of
+entries, never one per URL. The first chunk's query also reads up to
+``PRELOAD_LIMIT`` overrides; when that is all of them, the document needs no
+other query. Otherwise each chunk reads its own with ``location__in``. Memory is
+bounded by the chunk size and ``PRELOAD_LIMIT``, whatever the number of rows.
+Excluded entries are dropped; the other overridden values replace the source's.
+
+The index cannot look at every URL, so a forced lastmod reaches it through the
+section and page stored on the override when it was saved (see
+``locate.place_override``): a page's lastmod in the index is the later of its
+own and the forced lastmods of the overrides placed on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol, TypeVar
+
+from django.db import connections, router
+from django.db.models import BigIntegerField, BooleanField, Max, Q, Subquery, Value
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from .conf import app_settings
+from .normalise import uri_key
+from .sources import PageSummary
+from .values import lastmod_text
+from .writer import Entry, format_priority
+
+# One override as the hot path reads it: (exclude, lastmod, changefreq, priority).
+OverrideValues = tuple[bool, str | None, str | None, str | None]
+
+
+# A document first reads up to this many overrides along with its first chunk's:
+# when that is all of them (most sites), the later chunks cost no query at all.
+PRELOAD_LIMIT = 5_000
+
+
+def apply_overrides(chunks: Iterable[list[Entry]]) -> Iterator[list[Entry]]:
+    """Yield each chunk with overrides applied: at most one query per chunk."""
+    if not app_settings.OVERRIDES:
+        yield from chunks
+        return
+    lookup = _Lookup()
+    for chunk in chunks:
+        yield lookup.apply(chunk)
+
+
+def apply_to_chunk(chunk: list[Entry]) -> list[Entry]:
+    """One chunk of entries with its overrides applied (one query)."""
+    if not chunk:
+        return chunk
+    keys = [uri_key(entry[0]) for entry in chunk]
+    return _apply(chunk, keys, fetch(set(keys)))
+
+
+class _Lookup:
+    """The overrides of one document, read chunk by chunk or all at once."""
+
+    def __init__(self) -> None:
+        self.everything: dict[str, OverrideValues] | None = None
+        self.first = True
+
+    def apply(self, chunk: list[Entry]) -> list[Entry]:
+        if not chunk:
+            return chunk
+        keys = [uri_key(entry[0]) for entry in chunk]
+        if self.everything is not None:
+            found = self.everything
+        elif self.first:
+            self.first = False
+            found = fetch_with_preload(set(keys))
+            if len(found) <= PRELOAD_LIMIT:
+                self.everything = found
+        else:
+            found = fetch(set(keys))
+        return _apply(chunk, keys, found)
+
+
+def _apply(chunk: list[Entry], keys: list[str], found: dict[str, OverrideValues]) -> list[Entry]:
+    if not found:
+        return chunk
+    result: list[Entry] = []
+    for key, entry in zip(keys, chunk, strict=True):
+        values = found.get(key)
+        if values is None:
+            result.append(entry)
+            continue
+        exclude, lastmod, changefreq, priority = values
+        if exclude:
+            continue
+        result.append(
+            (
+                entry[0],
+                entry[1] if lastmod is None else lastmod,
+                entry[2] if changefreq is None else changefreq,
+                entry[3] if priority is None else priority,
+            )
+        )
+    return result
+
+
+_FIELDS = ("location", "exclude", "lastmod", "changefreq", "priority")
+
+
+def fetch(keys: Iterable[str]) -> dict[str, OverrideValues]:
+    """The overrides of these location keys, formatted as protocol text."""
+    from .models import Override
+
+    rows = Override.objects.filter(_location_in(keys)).values_list(*_FIELDS)
+    return {location: _format(row) for location, *row in rows}
+
+
+def fetch_with_preload(keys: Iterable[str]) -> dict[str, OverrideValues]:
+    """In one query: the overrides of ``keys``, plus the first ``PRELOAD_LIMIT + 1`` by key.
+
+    At most ``PRELOAD_LIMIT`` rows back means the table holds no other override.
+    """
+    from .models import Override
+
+    # The (PRELOAD_LIMIT + 1)th primary key, or no bound when there are fewer rows.
+    # A scalar subquery rather than "pk IN (... LIMIT n)", which MySQL refuses.
+    bound = Subquery(
+        Override.objects.order_by("pk").values("pk")[PRELOAD_LIMIT : PRELOAD_LIMIT + 1]
+    )
+    preload = Q(pk__lte=Coalesce(bound, Value(2**62), output_field=BigIntegerField()))
+    rows = Override.objects.filter(_location_in(keys) | preload).values_list(*_FIELDS)
+    return {location: _format(row) for location, *row in rows}
+
+
+def _location_in(keys: Iterable[str]) -> Q:
+    from .models import Override
+
+    values = list(keys)
+    connection = connections[router.db_for_read(Override)]
+    if connection.vendor == "postgresql":
+        # One array parameter instead of thousands: the ORM spends more time
+        # preparing a 2,000-value IN list than PostgreSQL spends running it.
+        column = connection.ops.quote_name("location")
+        return Q(RawSQL(f"{column} = ANY(%s)", [values], output_field=BooleanField()))
+    return Q(location__in=values)
+
+
+def _format(row: list[Any]) -> OverrideValues:
+    exclude, lastmod, changefreq, priority = row
+    return (
+        bool(exclude),
+        lastmod_text(lastmod),
+        changefreq or None,
+        None if priority is None else format_priority(priority),
+    )
+
+
+class _IndexEntry(Protocol):
+    @property
+    def section(self) -> str: ...
+
+    @property
+    def page(self) -> PageSummary: ...
+
+
+IndexEntryT = TypeVar("IndexEntryT", bound=_IndexEntry)
+
+
+def adjust_index(entries: list[IndexEntryT]) -> list[IndexEntryT]:
+    """Raise each page's lastmod to the latest forced lastmod placed on it (one query)."""
+    if not entries or not app_settings.OVERRIDES:
+        return entries
+    forced = forced_page_lastmods()
+    if not forced:
+        return entries
+    adjusted = []
+    for entry in entries:
+        latest = forced.get((entry.section, entry.page.number))
+        if latest is not None and is_later(latest, entry.page.lastmod):
+            page = dataclasses.replace(entry.page, lastmod=lastmod_text(latest))
+            entry = dataclasses.replace(entry, page=page)  # type: ignore[type-var]
+        adjusted.append(entry)
+    return adjusted
+
+
+def forced_page_lastmods() -> dict[tuple[str, int], datetime.datetime]:
+    """``(section, page) -> latest forced lastmod`` of the placed, included overrides."""
+    from .models import Override
+
+    rows = (
+        Override.objects.filter(lastmod__isnull=False, exclude=False, page__isnull=False)
+        .exclude(section="")
+        .order_by()
+        .values_list("section", "page")
+        .annotate(latest=Max("lastmod"))
+    )
+    return {(section, page): latest for section, page, latest in rows}
+
+
+def is_later(value: datetime.datetime, text: str | None) -> bool:
+    """Whether ``value`` is later than a W3C Datetime text (a missing one is earliest)."""
+    if text is None:
+        return True
+    try:
+        other = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return True
+    if timezone.is_naive(other):
+        other = timezone.make_aware(other, timezone.get_default_timezone())
+    return value > other

@@ -1,0 +1,173 @@
+"""The admin flows end to end in headless Chromium (Debian's package, via Playwright).
+
+No browser is downloaded: Playwright drives ``/usr/bin/chromium`` (or
+``SITEMAPX_CHROMIUM``). Without it the test is skipped, except in CI or when
+``SITEMAPX_REQUIRE_SERVICES`` is set, where it fails. ``SITEMAPX_SCREENSHOTS=docs/images``
+refreshes the documentation's screenshots.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.db import connections
+
+from example_project.articles.factories import ArticleFactory, CategoryFactory
+from tests.conftest import NS, validate_sitemap
+
+CHROMIUM = os.environ.get("SITEMAPX_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+PASSWORD = "correct horse battery staple"
+WHEN = datetime.datetime(2024, 3, 1, 9, 30, tzinfo=datetime.UTC)
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("SITEMAPX_REQUIRE_SERVICES") or os.environ.get("CI"):
+        pytest.fail(f"{reason}; the browser test is required here (CI/SITEMAPX_REQUIRE_SERVICES).")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def browser_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Playwright is not installed (pip install -e '.[test]')")
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM
+    # calls are ordinary blocking calls, which Django would otherwise refuse.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 800})
+            page.set_default_timeout(15_000)
+            yield page
+        finally:
+            browser.close()
+            # The test body ran in Playwright's greenlet, whose context has its own
+            # database connection: close it, or the test database cannot be dropped.
+            connections.close_all()
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    directory = os.environ.get("SITEMAPX_SCREENSHOTS")
+    path = Path(directory) if directory else tmp_path
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _urls(page: Any, url: str) -> dict[str, dict[str, str]]:
+    response = page.request.get(url)
+    assert response.status == 200, url
+    root = validate_sitemap(response.body())
+    return {
+        el.findtext("sm:loc", namespaces=NS): {
+            child.tag.split("}")[1]: child.text for child in el if not child.tag.endswith("loc")
+        }
+        for el in root.iterfind("sm:url", NS)
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_editor_overrides_excludes_and_inspects(
+    live_server: Any, browser_page: Any, shots: Path
+) -> None:
+    page = browser_page
+    base = live_server.url
+    news = CategoryFactory(name="News", slug="news")
+    hello = ArticleFactory(category=news, slug="hello-world", title="Hello", updated_at=WHEN)
+    old = ArticleFactory(category=news, slug="old-story", title="Old", updated_at=WHEN)
+    editor = User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    editor.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="django_sitemapx")
+    )
+    hello_url = f"{base}{hello.get_absolute_url()}"
+    old_url = f"{base}{old.get_absolute_url()}"
+    sitemap = f"{base}/sitemap-article-1.xml"
+    assert _urls(page, sitemap)[hello_url]["priority"] == "0.6"
+
+    # Log in.
+    page.goto(f"{base}/admin/login/?next=/admin/django_sitemapx/override/add/")
+    page.fill("#id_username", "editor")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#override_form")
+    # Close the admin's navigation sidebar so the screenshots show the screens.
+    page.evaluate("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
+    page.reload()
+
+    # An invalid priority is refused with a clear message, and kept for fixing.
+    page.fill("#id_location", hello_url)
+    page.fill("#id_priority", "7")
+    page.click("input[name=_save]")
+    error = page.locator(".errorlist").first
+    assert "Priority must be between 0.0 and 1.0." in error.inner_text()
+    page.screenshot(path=str(shots / "override-form-error.png"), full_page=True)
+    page.fill("#id_priority", "0.9")
+    page.select_option("#id_changefreq", "daily")
+    page.click("input[name=_save]")
+    page.wait_for_selector("#result_list")
+    assert "/articles/news/hello-world" in page.inner_text("#result_list")
+
+    # The served sitemap carries the new values.
+    assert _urls(page, sitemap)[hello_url] == {
+        "lastmod": "2024-03-01T09:30:00+00:00",
+        "changefreq": "daily",
+        "priority": "0.9",
+    }
+
+    # Exclude another URL with a bulk action: it disappears from the sitemap.
+    page.goto(f"{base}/admin/django_sitemapx/override/add/?location={old.get_absolute_url()}")
+    page.select_option("#id_changefreq", "yearly")
+    page.click("input[name=_save]")
+    page.wait_for_selector("#result_list")
+    row = page.locator("#result_list tr", has_text="old-story")
+    row.locator("input.action-select").check()
+    page.select_option("select[name=action]", "exclude_urls")
+    page.click("button[name=index]")
+    page.wait_for_selector(".messagelist")
+    assert "1 URL excluded." in page.inner_text(".messagelist")
+    page.screenshot(path=str(shots / "override-list.png"), full_page=True)
+    urls = _urls(page, sitemap)
+    assert old_url not in urls and hello_url in urls
+
+    # The inspector: where a URL is, its values and their origin, and why not.
+    page.click("text=URL inspector")
+    page.fill("#id_url", hello_url)
+    page.click("#inspect-form input[type=submit]")
+    page.wait_for_selector("#inspect-result")
+    assert "Yes" in page.inner_text("#in-sitemap")
+    assert "article, page 1" in page.inner_text("#section")
+    values = page.inner_text("#effective-values")
+    assert "0.9" in values and "override" in values and "section" in values
+    page.screenshot(path=str(shots / "inspector.png"), full_page=True)
+    page.fill("#id_url", old.get_absolute_url())
+    page.click("#inspect-form input[type=submit]")
+    page.wait_for_selector("#why-not")
+    assert "excludes this URL" in page.inner_text("#why-not")
+    page.click("#override-link")
+    page.wait_for_selector("#override_form")
+    assert page.input_value("#id_location") == "/articles/news/old-story"
+
+    # The overview lists the sections with links to their documents.
+    page.goto(f"{base}/admin/django_sitemapx/override/overview/")
+    table = page.inner_text("#sections")
+    assert "article" in table and "/sitemap-article-1.xml" in table
+    page.screenshot(path=str(shots / "overview.png"), full_page=True)

@@ -1,0 +1,78 @@
+"""Finding one URL in the sitemap, by query or by scanning a section."""
+
+import pytest
+
+from django_sitemapx import ItemSource, ModelSource
+from django_sitemapx.locate import (
+    FILTERED_OUT,
+    NOT_REGISTERED,
+    TOO_LONG,
+    locate,
+    place,
+)
+from django_sitemapx.locations import Site
+from example_project.articles.factories import ArticleFactory
+from example_project.articles.models import Article
+from tests.testapp.models import Document
+
+pytestmark = pytest.mark.django_db
+SITE = Site("https", "example.com")
+
+
+def _articles(registry, **options):  # type: ignore[no-untyped-def]
+    return registry.register(
+        Article,
+        ModelSource,
+        queryset=Article.objects.filter(is_published=True),
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        **options,
+    )
+
+
+def test_model_row_is_found_by_one_query_on_its_keyset_page(
+    registry,
+    django_assert_max_num_queries,  # type: ignore[no-untyped-def]
+) -> None:
+    _articles(registry, limit=2)
+    articles = ArticleFactory.create_batch(5)
+    target = articles[4]
+    with django_assert_max_num_queries(2):  # the key, then that one page's rows
+        finding = locate(registry, f"https://example.com{target.get_absolute_url()}", SITE)
+    assert (finding.section, finding.page) == ("article", (target.pk - 1) // 2 + 1)
+    assert finding.entry is not None and finding.entry[0].endswith(target.get_absolute_url())
+
+
+def test_unpublished_row_is_filtered_out(registry) -> None:  # type: ignore[no-untyped-def]
+    _articles(registry)
+    article = ArticleFactory(is_published=False)
+    finding = locate(registry, article.get_absolute_url(), SITE)
+    assert not finding.found and finding.reason == FILTERED_OUT
+    assert finding.filtered_sections == ["article"]
+
+
+def test_item_and_instance_sources_are_scanned(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.register("pages", ItemSource, items=lambda: ["/x/", {"location": "/y/"}], limit=1)
+    registry.register(Document, ModelSource)
+    Document.objects.create(path="/docs/one/")
+    assert place(registry, "/y", SITE) == ("pages", 2)
+    assert place(registry, "https://example.com/docs/one", SITE) == ("document", 1)
+    assert place(registry, "/docs/two/", SITE) == ("", None)
+
+
+def test_other_host_is_noted_and_its_path_looked_up(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.register("pages", ItemSource, items=lambda: ["/x/"])
+    finding = locate(registry, "https://elsewhere.example/x/", SITE)
+    assert finding.found and finding.other_host == "elsewhere.example"
+
+
+def test_not_registered_and_too_long(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.register("pages", ItemSource, items=lambda: ["/x/"])
+    finding = locate(registry, "/unknown/", SITE)
+    assert finding.reason == NOT_REGISTERED and not finding.resolves
+    assert locate(registry, "/" + "a" * 2040, SITE).reason == TOO_LONG
+
+
+def test_a_url_value_the_field_cannot_hold_is_not_an_error(registry) -> None:  # type: ignore[no-untyped-def]
+    _articles(registry)
+    assert locate(registry, "/articles/x/" + "é" * 10 + "/", SITE).reason == NOT_REGISTERED

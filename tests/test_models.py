@@ -1,0 +1,88 @@
+"""The override model: normalised, validated in Python and by the database."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from django_sitemapx.models import Override
+
+pytestmark = pytest.mark.django_db
+
+
+def test_location_is_saved_normalised() -> None:
+    override = Override.objects.create(location="https://example.com/about/", priority="0.3")
+    override.refresh_from_db()
+    assert override.location == "/about"
+    assert str(override) == "/about"
+
+
+def test_three_forms_of_one_url_are_one_row() -> None:
+    Override.objects.create(location="/a/", exclude=True)
+    for value in ("/a", "https://example.com/a/"):
+        duplicate = Override(location=value, exclude=True)
+        with pytest.raises(ValidationError) as error:
+            duplicate.full_clean()
+        assert "already exists" in str(error.value.message_dict["location"])
+        with pytest.raises(IntegrityError), transaction.atomic():
+            duplicate.save()
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"priority": Decimal("7")}, "priority", "between 0.0 and 1.0"),
+        ({"priority": Decimal("-0.1")}, "priority", "between 0.0 and 1.0"),
+        ({"priority": Decimal("0.55")}, "priority", "decimal place"),
+        ({"changefreq": "sometimes"}, "changefreq", "not a valid choice"),
+        ({"location": "ftp://x/a", "exclude": True}, "location", "http"),
+        ({"location": "about", "exclude": True}, "location", "starting with /"),
+    ],
+)
+def test_invalid_values_are_refused_with_a_clear_message(
+    fields: dict[str, object], field: str, message: str
+) -> None:
+    override = Override(**{"location": "/a", "exclude": False, **fields})
+    with pytest.raises(ValidationError) as error:
+        override.full_clean()
+    assert message in " ".join(error.value.message_dict[field])
+
+
+def test_an_override_that_changes_nothing_is_refused() -> None:
+    with pytest.raises(ValidationError, match="at least one"):
+        Override(location="/a").full_clean()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Override.objects.create(location="/a")
+
+
+def test_a_future_lastmod_is_refused() -> None:
+    override = Override(location="/a", lastmod=timezone.now() + datetime.timedelta(days=1))
+    with pytest.raises(ValidationError) as error:
+        override.full_clean()
+    assert "future" in error.value.message_dict["lastmod"][0]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"priority": Decimal("7")}, {"changefreq": "monthy"}, {"location": "a", "exclude": True}],
+)
+def test_the_database_refuses_what_validation_would(fields: dict[str, object]) -> None:
+    values = {"location": "/a", "exclude": True, **fields}
+    with pytest.raises(IntegrityError), transaction.atomic():
+        # bulk_create() skips save() and validation: only the constraints stand guard.
+        Override.objects.bulk_create([Override(**values)])
+
+
+def test_valid_override_passes_validation() -> None:
+    override = Override(
+        location="/a/",
+        priority=Decimal("0.8"),
+        changefreq="daily",
+        lastmod=timezone.now() - datetime.timedelta(hours=1),
+    )
+    override.full_clean()
+    assert override.location == "/a"
+    assert override.is_effective

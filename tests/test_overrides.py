@@ -1,0 +1,169 @@
+"""Overrides in the served XML and the index: one query per chunk, every source."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from django_sitemapx import ItemSource, ModelSource, StaticSource
+from django_sitemapx.documents import index_entries, render_index, render_page
+from django_sitemapx.locations import Site
+from django_sitemapx.models import Override
+from django_sitemapx.overrides import apply_to_chunk
+from django_sitemapx.views import page_path
+from example_project.articles.factories import ArticleFactory
+from example_project.articles.models import Article
+from tests.conftest import NS, locs, validate_sitemap
+
+pytestmark = pytest.mark.django_db
+SITE = Site("https", "example.com")
+
+
+def _urls(root):  # type: ignore[no-untyped-def]
+    return {
+        url.findtext("sm:loc", namespaces=NS): {
+            child.tag.split("}")[1]: child.text for child in url if not child.tag.endswith("loc")
+        }
+        for url in root.iterfind("sm:url", NS)
+    }
+
+
+def _render(source, page=1):  # type: ignore[no-untyped-def]
+    stream = render_page(source, page, SITE)
+    return None if stream is None else validate_sitemap(b"".join(stream))
+
+
+def test_overrides_replace_values_and_exclude_in_an_item_source(registry) -> None:  # type: ignore[no-untyped-def]
+    source = registry.register(
+        "pages", ItemSource, items=lambda: ["/a/", "/b/", "/c/"], priority=0.5, changefreq="daily"
+    )
+    Override.objects.create(location="https://example.com/a", priority=Decimal("0.9"))
+    Override.objects.create(location="/b", exclude=True)
+    Override.objects.create(
+        location="/c/",
+        changefreq="never",
+        lastmod=datetime.datetime(2024, 5, 1, 8, tzinfo=datetime.UTC),
+    )
+    urls = _urls(_render(source))
+    assert urls == {
+        "https://example.com/a/": {"changefreq": "daily", "priority": "0.9"},
+        "https://example.com/c/": {
+            "lastmod": "2024-05-01T08:00:00+00:00",
+            "changefreq": "never",
+            "priority": "0.5",
+        },
+    }
+
+
+def test_a_page_whose_urls_are_all_excluded_is_not_served(registry) -> None:  # type: ignore[no-untyped-def]
+    source = registry.register("pages", ItemSource, items=lambda: ["/a/"])
+    Override.objects.create(location="/a/", exclude=True)
+    assert render_page(source, 1, SITE) is None
+
+
+@pytest.mark.parametrize(("preload_limit", "queries"), [(5_000, 1), (1, 3)])
+def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
+    registry,
+    settings,
+    monkeypatch,
+    preload_limit: int,
+    queries: int,  # type: ignore[no-untyped-def]
+) -> None:
+    settings.SITEMAPX_CHUNK_SIZE = 10
+    monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", preload_limit)
+    source = registry.register(
+        Article,
+        ModelSource,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        priority=0.4,
+    )
+    articles = ArticleFactory.create_batch(25)
+    first, second, last = articles[0], articles[11], articles[24]
+    Override.objects.create(location=first.get_absolute_url(), priority=Decimal("1.0"))
+    Override.objects.create(location=second.get_absolute_url(), exclude=True)
+    Override.objects.create(location=last.get_absolute_url(), changefreq="never")
+    with CaptureQueriesContext(connection) as captured:
+        root = _render(source)
+    # Three chunks of ten rows or fewer. With few overrides the first chunk's query
+    # reads them all; with more than PRELOAD_LIMIT, each chunk reads its own.
+    override_queries = [q for q in captured if Override._meta.db_table in q["sql"]]
+    assert len(override_queries) == queries
+    urls = _urls(root)
+    assert len(urls) == 24
+    assert urls[f"https://example.com{first.get_absolute_url()}"]["priority"] == "1.0"
+    assert f"https://example.com{second.get_absolute_url()}" not in urls
+    assert urls[f"https://example.com{last.get_absolute_url()}"]["changefreq"] == "never"
+    assert urls[f"https://example.com{articles[5].get_absolute_url()}"]["priority"] == "0.4"
+
+
+@override_settings(SITEMAPX_OVERRIDES=False)
+def test_overrides_can_be_switched_off(registry) -> None:  # type: ignore[no-untyped-def]
+    source = registry.register("pages", ItemSource, items=lambda: ["/a/"])
+    Override.objects.create(location="/a/", exclude=True)
+    assert locs(_render(source)) == ["https://example.com/a/"]
+
+
+def test_apply_to_chunk_keeps_unmatched_entries_untouched(django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+    chunk = [("https://example.com/x/", "2024-01-01", None, "0.5")]
+    with django_assert_num_queries(1):
+        assert apply_to_chunk(chunk) is chunk
+    with django_assert_num_queries(0):
+        assert apply_to_chunk([]) == []
+
+
+def test_forced_lastmod_reaches_the_index(registry, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+    registry.register("pages", StaticSource, url_names=["home", "about"])
+    Override.objects.create(
+        location="/about/",
+        lastmod=datetime.datetime(2024, 6, 1, tzinfo=datetime.UTC),
+        section="pages",
+        page=1,
+    )
+    with django_assert_num_queries(1):
+        entries = index_entries(registry)
+    assert entries[0].page.lastmod == "2024-06-01T00:00:00+00:00"
+    root = validate_sitemap(b"".join(render_index(entries, SITE, page_path)))
+    assert root.findtext("sm:sitemap/sm:lastmod", namespaces=NS) == "2024-06-01T00:00:00+00:00"
+
+
+def test_an_earlier_forced_lastmod_does_not_lower_the_index(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.register(
+        "pages",
+        ItemSource,
+        items=lambda: [{"location": "/a/", "lastmod": datetime.date(2025, 1, 1)}],
+    )
+    Override.objects.create(
+        location="/a/",
+        lastmod=datetime.datetime(2024, 6, 1, tzinfo=datetime.UTC),
+        section="pages",
+        page=1,
+    )
+    assert index_entries(registry)[0].page.lastmod == "2025-01-01"
+
+
+def test_forced_lastmod_of_an_excluded_or_unplaced_override_is_ignored(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.register("pages", StaticSource, url_names=["home", "about"])
+    when = timezone.now() - datetime.timedelta(days=1)
+    Override.objects.create(
+        location="/about/", lastmod=when, section="pages", page=1, exclude=True
+    )
+    Override.objects.create(location="/", lastmod=when)
+    assert index_entries(registry)[0].page.lastmod is None
+
+
+def test_the_export_writes_the_overridden_documents(registry, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from django.core.management import call_command
+
+    registry.register("pages", ItemSource, items=lambda: ["/a/", "/b/"], priority=0.5)
+    Override.objects.create(location="/a", priority=Decimal("0.1"), section="pages", page=1)
+    Override.objects.create(location="/b", exclude=True)
+    call_command(
+        "sitemap_export", output_dir=str(tmp_path), base_url="https://example.com", verbosity=0
+    )
+    urls = _urls(validate_sitemap((tmp_path / "sitemap-pages-1.xml").read_bytes()))
+    assert urls == {"https://example.com/a/": {"priority": "0.1"}}
