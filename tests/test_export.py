@@ -147,6 +147,12 @@ def test_gzip_writes_compressed_copies_and_the_index_points_at_them(
     assert exported(tmp_path) == files
 
 
+def test_output_dir_may_be_a_path_from_code(items: SitemapRegistry, tmp_path: Path) -> None:
+    out, _ = run(output_dir=tmp_path, base_url=BASE)
+    assert "sitemap.xml" in exported(tmp_path)
+    assert "Wrote " in out
+
+
 def test_files_base_url_moves_only_the_index_locs(items: SitemapRegistry, tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     cdn = tmp_path / "cdn"

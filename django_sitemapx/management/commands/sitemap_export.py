@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import time
 from typing import Any
 
@@ -135,8 +137,10 @@ class Command(BaseCommand):
         )
 
 
-def _destination(output_dir: str | None, alias: str | None) -> Destination:
+def _destination(output_dir: str | os.PathLike[str] | None, alias: str | None) -> Destination:
     if output_dir is not None:
+        # call_command() from code may pass a Path.
+        output_dir = os.fspath(output_dir)
         if not output_dir.strip():
             raise ExportError("--output-dir is empty.")
         return FolderDestination(output_dir)
