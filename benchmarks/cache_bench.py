@@ -42,6 +42,7 @@ def configure() -> None:
         SECRET_KEY="benchmark-only",
         ALLOWED_HOSTS=["testserver"],
         INSTALLED_APPS=[
+            "django.contrib.auth",
             "django.contrib.contenttypes",
             "django.contrib.sitemaps",
             "django_sitemapx",
