@@ -24,12 +24,11 @@ from django.db import connections, router
 from django.db.models import BigIntegerField, BooleanField, Max, Q, Subquery, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from .conf import app_settings
 from .normalise import uri_key
 from .sources import PageSummary
-from .values import lastmod_text
+from .values import lastmod_text, parse_lastmod
 from .writer import Entry, format_priority
 
 # One override as the hot path reads it: (exclude, lastmod, changefreq, priority).
@@ -200,12 +199,5 @@ def forced_page_lastmods() -> dict[tuple[str, int], datetime.datetime]:
 
 def is_later(value: datetime.datetime, text: str | None) -> bool:
     """Whether ``value`` is later than a W3C Datetime text (a missing one is earliest)."""
-    if text is None:
-        return True
-    try:
-        other = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return True
-    if timezone.is_naive(other):
-        other = timezone.make_aware(other, timezone.get_default_timezone())
-    return value > other
+    other = None if text is None else parse_lastmod(text)
+    return other is None or value > other

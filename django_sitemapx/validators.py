@@ -10,14 +10,12 @@ followed by ``invalidate()``) also moves it forward.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db.models import Aggregate, Count, Max
 from django.http import HttpRequest, HttpResponseBase
-from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date, quote_etag
 
@@ -25,7 +23,7 @@ from .conf import app_settings
 from .model_source import ModelSource
 from .pages import page_range
 from .sources import PageSummary, Source
-from .values import lastmod_text
+from .values import lastmod_text, parse_lastmod
 
 GZIP_SUFFIX = "-gz"
 
@@ -54,13 +52,8 @@ def make_validators(
 
 def lastmod_timestamp(text: str) -> float | None:
     """Seconds since the epoch of a W3C date or datetime (naive: default time zone)."""
-    try:
-        value = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.get_default_timezone())
-    return value.timestamp()
+    value = parse_lastmod(text)
+    return None if value is None else value.timestamp()
 
 
 def page_summary(source: Source, page: int) -> PageSummary | None:

@@ -53,6 +53,17 @@ def lastmod_text(value: Any) -> str | None:
     raise InvalidValue(f"lastmod must be a date or datetime, not {type(value).__name__}")
 
 
+def parse_lastmod(text: str) -> datetime.datetime | None:
+    """A W3C date or datetime text as an aware datetime (naive: the default time zone)."""
+    try:
+        value = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, timezone.get_default_timezone())
+    return value
+
+
 _FORMATTERS: dict[str, Callable[[Any], str | None]] = {
     "changefreq": lambda value: None if value is None else validate_changefreq(value),
     "priority": lambda value: None if value is None else format_priority(value),
