@@ -16,7 +16,7 @@ from .writer import (
     WriteStats,
     index_writer,
     sitemap_element,
-    url_element,
+    url_elements,
     urlset_writer,
 )
 
@@ -85,7 +85,7 @@ def render_page(source: Source, page: int, site: Site) -> Iterator[bytes] | None
 
 
 def _elements(chunk: list[tuple[str, str | None, str | None, str | None]]) -> list[str]:
-    return [url_element(*entry) for entry in chunk]
+    return url_elements(chunk)
 
 
 def _stream(

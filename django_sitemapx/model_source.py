@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice, repeat
+from operator import itemgetter
 from typing import Any
 
 from django.core import checks
@@ -11,8 +14,8 @@ from django.db import models
 from django.db.models import F, Max
 from django.urls import NoReverseMatch
 
-from .conf import PROTOCOL_MAX_LOC_LENGTH, app_settings
-from .locations import CONTROL_CHARS, LocationBuilder, Skip
+from .conf import app_settings
+from .locations import LocationBuilder, Skip
 from .pages import (
     LASTMOD_ALIAS,
     W3CDatetime,
@@ -20,12 +23,18 @@ from .pages import (
     formats_lastmod_in_sql,
     page_range,
 )
+from .row_locations import RowLocations
 from .sources import PageSummary, Source
 from .urltemplates import compile_url
-from .values import lastmod_text
+from .values import getter, lastmod_text, static_value
 from .writer import Entry, WriteStats
 
 _INTEGER_FIELDS = (models.IntegerField, models.AutoField)
+_PER_ITEM = ("lastmod", "changefreq", "priority")
+# Reads one value of an entry from a row (or model instance).
+Reader = Callable[[Any], str | None]
+# The URIs of a whole chunk of rows, or None when it must go row by row.
+BulkLocations = Callable[[list[Any]], list[str] | None]
 
 
 class ModelSource(Source):
@@ -212,7 +221,7 @@ class ModelSource(Source):
         names = [self._key(), *self._url_kwargs().values(), *self.fields]
         return list(dict.fromkeys(names))
 
-    def _rows_queryset(self, using: str | None) -> models.QuerySet[Any]:
+    def _rows_queryset(self, using: str | None, named: bool = True) -> models.QuerySet[Any]:
         queryset = self._listable()
         names = self._row_fields()
         if self.lastmod_field and not callable(self.lastmod):
@@ -221,7 +230,15 @@ class ModelSource(Source):
                 names.append(LASTMOD_ALIAS)
             else:
                 names.append(self.lastmod_field)
-        return queryset.values_list(*names, named=True)
+        return queryset.values_list(*names, named=named)
+
+    def _rows_are_private(self) -> bool:
+        """True when no user code sees a row, so plain tuples can replace named ones."""
+        return (
+            self.url_name is not None
+            and type(self).location is ModelSource.location
+            and not any(callable(getattr(self, name)) for name in _PER_ITEM)
+        )
 
     def iter_entries(
         self, page: int, builder: LocationBuilder, stats: WriteStats
@@ -230,85 +247,91 @@ class ModelSource(Source):
         key = self._key()
         page_filter = {f"{key}__gte": low, f"{key}__lte": high}
         chunk_size = int(app_settings.CHUNK_SIZE)
+        bulk: BulkLocations | None = None
         if self.uses_instances:
             queryset = self._listable().filter(**page_filter).order_by(key)
             rows: Iterator[Any] = queryset.iterator(chunk_size=chunk_size)
             location = self._instance_location(builder)
             lastmod = self._instance_lastmod(stats)
         else:
-            queryset = self._rows_queryset(None).filter(**page_filter).order_by(key)
+            named = not self._rows_are_private()
+            queryset = self._rows_queryset(None, named).filter(**page_filter).order_by(key)
             rows = queryset.iterator(chunk_size=chunk_size)
-            location = self._row_location(builder)
+            location, bulk = self._row_location(builder)
             lastmod = self._row_lastmod(stats)
-        changefreq = self._value_reader("changefreq", stats)
-        priority = self._value_reader("priority", stats)
-        yield from _chunks(rows, location, lastmod, changefreq, priority, stats, chunk_size)
+        changefreq = self._column_reader("changefreq", stats)
+        priority = self._column_reader("priority", stats)
+        values = (lastmod, changefreq, priority)
+        yield from _chunks(rows, location, bulk, values, stats, chunk_size)
 
-    def _row_location(self, builder: LocationBuilder) -> Callable[[Any], str]:
+    def _row_location(
+        self, builder: LocationBuilder
+    ) -> tuple[Callable[[Any], str], BulkLocations | None]:
         if type(self).location is not ModelSource.location or self.url_name is None:
-            return lambda row: builder.absolute(self.location(row))
-        fields, fill = compile_url(self.url_name, self._url_kwargs())
-        names = self._row_fields()
-        indexes = [names.index(name) for name in fields]
-        prefix = builder.prefix
+            return (lambda row: builder.absolute(self.location(row))), None
+        fields = self._row_fields()
+        locations = RowLocations(builder.prefix, self.url_name, self._url_kwargs(), fields)
+        return locations.one, locations.many
 
-        def location(row: Any) -> str:
-            values = [row[index] for index in indexes]
-            for value in values:
-                if isinstance(value, str) and CONTROL_CHARS.search(value):
-                    raise Skip("control_characters")
-            uri = prefix + fill(values)
-            if len(uri) > PROTOCOL_MAX_LOC_LENGTH:
-                raise Skip("too_long")
-            return uri
+    def _column_reader(self, name: str, stats: WriteStats) -> Reader | Fixed:
+        per_item = getter(self, name, stats.skip)
+        return per_item if per_item is not None else Fixed(static_value(self, name))
 
-        return location
-
-    def _row_lastmod(self, stats: WriteStats) -> Callable[[Any], str | None]:
+    def _row_lastmod(self, stats: WriteStats) -> Reader | Fixed:
         if callable(self.lastmod):
             return self._value_reader("lastmod", stats)
         if not self.lastmod_field:
-            constant = lastmod_text(self.lastmod)
-            return lambda row: constant
+            return Fixed(lastmod_text(self.lastmod))
         index = len(self._row_fields())
         if self._lastmod_in_sql(self.get_queryset().db):
-            return lambda row: row[index]  # already W3C text, formatted by the database
+            return itemgetter(index)  # already W3C text, formatted by the database
         return lambda row: lastmod_text(row[index])
 
     def _instance_location(self, builder: LocationBuilder) -> Callable[[Any], str]:
         return lambda obj: builder.absolute(self.location(obj))
 
-    def _instance_lastmod(self, stats: WriteStats) -> Callable[[Any], str | None]:
+    def _instance_lastmod(self, stats: WriteStats) -> Reader | Fixed:
         if callable(self.lastmod):
             return self._value_reader("lastmod", stats)
         if not self.lastmod_field:
-            constant = lastmod_text(self.lastmod)
-            return lambda obj: constant
+            return Fixed(lastmod_text(self.lastmod))
         name = self.lastmod_field
         return lambda obj: lastmod_text(getattr(obj, name))
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A value that is the same for every row of a section."""
+
+    value: str | None
+
+
+def _column(reader: Reader | Fixed, rows: list[Any]) -> Iterable[str | None]:
+    if isinstance(reader, Fixed):
+        return repeat(reader.value, len(rows))
+    return map(reader, rows)
 
 
 def _chunks(
     rows: Iterator[Any],
     location: Callable[[Any], str],
-    lastmod: Callable[[Any], str | None],
-    changefreq: Callable[[Any], str | None],
-    priority: Callable[[Any], str | None],
+    bulk: BulkLocations | None,
+    values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
     stats: WriteStats,
     chunk_size: int,
 ) -> Iterator[list[Entry]]:
-    chunk: list[Entry] = []
-    append = chunk.append
-    for row in rows:
-        try:
-            loc = location(row)
-        except Skip as skip:
-            stats.skip(skip.reason)
-            continue
-        append((loc, lastmod(row), changefreq(row), priority(row)))
-        if len(chunk) >= chunk_size:
-            yield chunk
-            chunk = []
-            append = chunk.append
-    if chunk:
-        yield chunk
+    """Entries in chunks of at most ``chunk_size``; rows that cannot be written are counted."""
+    while batch := list(islice(rows, chunk_size)):
+        uris = bulk(batch) if bulk is not None else None
+        if uris is None:
+            uris, kept = [], []
+            for row in batch:
+                try:
+                    uris.append(location(row))
+                except Skip as skip:
+                    stats.skip(skip.reason)
+                    continue
+                kept.append(row)
+            batch = kept
+        if batch:
+            yield list(zip(uris, *[_column(reader, batch) for reader in values], strict=True))
