@@ -168,3 +168,44 @@ def test_per_item_methods_still_receive_named_rows(registry: SitemapRegistry) ->
     stream = render_page(registry.get("article"), 1, Site("https", "example.com"))
     assert stream is not None
     assert b"<priority>0.9</priority>" in b"".join(stream)
+
+
+class _Suspended(sitemapx.ItemSource):
+    closed = False
+
+    def iter_entries(self, page, builder, stats):  # type: ignore[no-untyped-def]
+        try:
+            while True:
+                yield [("https://example.com/a", None, None, None)]
+        finally:
+            type(self).closed = True
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fail_on_chunk", [1, 2])
+def test_a_failing_page_closes_the_source_at_once(
+    registry: SitemapRegistry, monkeypatch: pytest.MonkeyPatch, fail_on_chunk: int
+) -> None:
+    # Left to the garbage collector, a suspended source (an open server-side
+    # cursor) can be finalised in the middle of a later query and deadlock.
+    registry.register("suspended", _Suspended)
+    calls = []
+
+    def failing(chunk: list[object]) -> list[object]:
+        calls.append(chunk)
+        if len(calls) == fail_on_chunk:
+            raise RuntimeError("override lookup failed")
+        return chunk
+
+    monkeypatch.setattr("django_sitemapx.overrides._Lookup.apply", lambda self, c: failing(c))
+    _Suspended.closed = False
+    try:
+        stream = render_page(registry.get("suspended"), 1, Site("https", "example.com"))
+        assert stream is not None
+        for _ in stream:
+            pass
+    except RuntimeError:
+        # Closed already, while the traceback still holds every frame.
+        assert _Suspended.closed
+    else:
+        pytest.fail("the page did not fail")
