@@ -7,7 +7,7 @@ from typing import Any
 
 from benchmarks import report
 
-PLOT = Path("img") / "performance.png"
+PLOT = Path("images") / "performance.png"
 
 METHOD = """\
 ## Method
