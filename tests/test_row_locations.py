@@ -3,12 +3,15 @@
 import datetime
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 import django_sitemapx as sitemapx
 from django_sitemapx.documents import render_page
 from django_sitemapx.locations import Site, Skip
+from django_sitemapx.model_source import _nullable
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.row_locations import RowLocations
 from django_sitemapx.urltemplates import plain_template
@@ -16,6 +19,7 @@ from django_sitemapx.writer import url_element, url_elements
 from example_project.articles.models import Article
 from tests.conftest import locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory
+from tests.testapp.models import Document
 
 FIELDS = ["id", "category__slug", "slug"]
 PREFIX = "https://example.com"
@@ -209,3 +213,28 @@ def test_a_failing_page_closes_the_source_at_once(
         assert _Suspended.closed
     else:
         pytest.fail("the page did not fail")
+
+
+@pytest.mark.django_db
+def test_a_page_query_has_one_lower_key_bound(registry: SitemapRegistry) -> None:
+    # Two lower bounds (key >= 1 and key >= page start) let SQLite scan from key 1.
+    ArticleFactory(category=CategoryFactory(slug="news"))
+    registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        limit=10,
+    )
+    with CaptureQueriesContext(connection) as queries:
+        render_page(registry.get("article"), 3, Site("https", "example.com"))
+    [page_query] = [q["sql"] for q in queries.captured_queries if "articles_article" in q["sql"]]
+    assert page_query.count('"articles_article"."id" >=') == 1
+    assert '"articles_article"."id" >= 21' in page_query
+
+
+def test_never_null_url_values_need_no_filter() -> None:
+    assert not _nullable(Article, "slug")
+    assert not _nullable(Article, "category__slug")
+    assert _nullable(Article, "category__articles")  # reverse relation: NULL in a LEFT JOIN
+    assert _nullable(Document, "published_on")
+    assert _nullable(Article, "no_such_field")
