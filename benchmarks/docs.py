@@ -93,18 +93,24 @@ def write(docs: Path, payload: dict[str, Any]) -> Path:
 LIMITS = """\
 ## What limits each figure
 
-- **Throughput.** A django-sitemapx page runs the same single keyset query as the references.
-  What remains per URL in Python is building the row tuple (Django's `values_list` iterator
-  and the database driver), one f-string for the URI and one for the `<url>` element; values
-  are proven plain (nothing to percent-encode, no control character) a chunk at a time with one
-  regular expression, and escaping runs only on chunks that need it. The raw-cursor reference
-  skips Django's iterator and every check, which is the remaining gap. `contrib.sitemaps`
-  builds a model instance per URL, renders a template, and pages with `COUNT` + `OFFSET`.
-- **Memory.** A page is streamed in chunks of `SITEMAPX_CHUNK_SIZE` rows (2,000) read with a
-  server-side cursor on PostgreSQL, so the peak does not grow with N; only the index (one line
-  per 50,000 rows) does. contrib renders each 50,000-URL page whole, in memory.
-- **Last page ÷ first page.** Pages are fixed key ranges (`WHERE key BETWEEN ...`): an index
-  range scan costs the same at any depth, where `OFFSET` reads and drops every earlier row.
-- **Queries.** One query per page (the keyset range), whatever N; the index costs one grouped
-  query per section.
+- **Throughput.** A django-sitemapx page runs the same keyset query as the references (plus,
+  with editors' overrides on, one lookup with its first chunk). What remains per URL in Python
+  is the row tuple (Django's `values_list` iterator and the database driver), one f-string for
+  the URI and one for the `<url>` element: values are proven plain for their URL converter (no
+  `to_url()` change, nothing to percent-encode, no control character) a chunk at a time with
+  one regular expression per column, and escaping runs only on chunks that need it. The
+  raw-cursor reference skips Django's iterator, every check and the index, which is the
+  remaining gap: the index reads every row once (one grouped query for each page's row count
+  and latest lastmod), and on PostgreSQL Django iterates through a server-side cursor (`WITH
+  HOLD`, fetched 2,000 rows at a time). `contrib.sitemaps` builds a model instance per URL,
+  renders a template, and pages with `COUNT` + `OFFSET`.
+- **Memory.** A page is streamed in chunks of `SITEMAPX_CHUNK_SIZE` rows (2,000), so the peak
+  does not grow with N; only the index (one line per 50,000 rows) does. contrib renders each
+  50,000-URL page whole, in memory.
+- **Last page ÷ first page.** Pages are fixed key ranges with a single lower and upper bound:
+  an index range scan costs the same at any depth, where `OFFSET` reads and drops every
+  earlier row.
+- **Queries.** A page costs one keyset query, plus the overrides lookup with its first chunk
+  (none for the later chunks while the table holds at most 5,000 overrides), whatever N. The
+  index costs one grouped query per model section and one for overrides.
 """
