@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
 from .locations import LocationBuilder, Site
@@ -16,7 +17,7 @@ from .writer import (
     WriteStats,
     index_writer,
     sitemap_element,
-    url_element,
+    url_elements,
     urlset_writer,
 )
 
@@ -75,17 +76,22 @@ def render_page(source: Source, page: int, site: Site) -> Iterator[bytes] | None
     stats = WriteStats()
     writer = urlset_writer(max_urls=source.get_limit(), max_bytes=PROTOCOL_MAX_BYTES)
     writer.stats = stats
-    chunks = apply_overrides(source.iter_entries(page, LocationBuilder(site), stats))
-    for chunk in chunks:
-        first = writer.render(_elements(chunk))
-        if first:
-            return _stream(first, chunks, writer, source, page)
+    entries = source.iter_entries(page, LocationBuilder(site), stats)
+    chunks = apply_overrides(entries)
+    try:
+        for chunk in chunks:
+            first = writer.render(_elements(chunk))
+            if first:
+                return _stream(first, chunks, writer, source, page, entries)
+    except BaseException:
+        _close(entries)
+        raise
     _log_skips(source, page, stats)
     return None
 
 
 def _elements(chunk: list[tuple[str, str | None, str | None, str | None]]) -> list[str]:
-    return [url_element(*entry) for entry in chunk]
+    return url_elements(chunk)
 
 
 def _stream(
@@ -94,14 +100,29 @@ def _stream(
     writer: DocumentWriter,
     source: Source,
     page: int,
+    entries: Iterator[Any],
 ) -> Iterator[bytes]:
     yield first
-    for chunk in chunks:
-        data = writer.render(_elements(chunk))
-        if data:
-            yield data
+    try:
+        for chunk in chunks:
+            data = writer.render(_elements(chunk))
+            if data:
+                yield data
+    except BaseException:  # an error, or the client went away (GeneratorExit)
+        _close(entries)
+        raise
     yield writer.close()
     _log_skips(source, page, writer.stats)
+
+
+def _close(entries: Iterator[Any]) -> None:
+    # A suspended source generator may hold an open server-side cursor. Left to
+    # the garbage collector (a traceback keeps it in a reference cycle), its
+    # cleanup can run in the middle of a later query on the same connection,
+    # and psycopg then waits forever for its own connection lock.
+    close = getattr(entries, "close", None)
+    if close is not None:
+        close()
 
 
 def _log_skips(source: Source, page: int, stats: WriteStats) -> None:

@@ -66,8 +66,8 @@ class _Lookup:
         self.first = True
 
     def apply(self, chunk: list[Entry]) -> list[Entry]:
-        if not chunk:
-            return chunk
+        if not chunk or self.everything == {}:
+            return chunk  # no override at all (most sites): no key per URL either
         keys = [uri_key(entry[0]) for entry in chunk]
         if self.everything is not None:
             found = self.everything

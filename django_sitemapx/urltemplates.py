@@ -15,11 +15,18 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from django.urls import NoReverseMatch, Resolver404, get_script_prefix, resolve, reverse
-from django.urls.converters import get_converters
+from django.urls.converters import (
+    IntConverter,
+    PathConverter,
+    SlugConverter,
+    StringConverter,
+    get_converters,
+)
 from django.utils.http import RFC3986_SUBDELIMS
 
 from .locations import Skip
@@ -53,24 +60,74 @@ def compile_url(url_name: str, kwargs: Mapping[str, str]) -> tuple[list[str], Pa
     if not names:
         path = reverse(url_name)
         return [], lambda values: path
+    path, probes = _reverse_probes(url_name, names)
+    converters = _converters(path, names)
+    template = _template(path, probes)
+    if converters is None or template is None:
+        return fields, _reverse_each(url_name, names)
+    return fields, _filler(*template, [_encoder(converter) for converter in converters])
+
+
+@dataclass(frozen=True)
+class PlainTemplate:
+    """The path ``compile_url`` writes, for values that need no work at all.
+
+    The path is ``literals[0] + v0 + literals[1] + v1 + ...`` where ``vi`` is the
+    value of ``fields[i]`` (in path order), provided each value is *plain* for
+    its ``kinds[i]``: a non-empty string of characters that the converter
+    accepts and ``reverse()`` leaves unquoted ("str", "slug", "path"), or a
+    non-negative ``int`` ("int"). Other values go through ``compile_url``.
+    """
+
+    fields: list[str]
+    literals: list[str]
+    kinds: list[str]
+
+
+def plain_template(url_name: str, kwargs: Mapping[str, str]) -> PlainTemplate | None:
+    """The ``PlainTemplate`` of a URL, or None if its converters are not all built in."""
+    names = list(kwargs)
+    if not names:
+        return PlainTemplate([], [reverse(url_name)], [])
+    path, probes = _reverse_probes(url_name, names)
+    converters = _converters(path, names)
+    template = _template(path, probes)
+    if converters is None or template is None:
+        return None
+    literals, order, tail = template
+    kinds = [_KINDS.get(type(converters[index])) for index in order]
+    if None in kinds or literals[0].startswith("//"):
+        return None
+    if kinds[0] == "path" and literals[0] in ("", "/"):
+        return None  # a value starting with "/" would make the "//" reverse() rewrites
+    return PlainTemplate(
+        [kwargs[names[index]] for index in order], [*literals, tail], [str(k) for k in kinds]
+    )
+
+
+# Django's own converters, by exact type: a subclass may change to_url() or regex.
+_KINDS: dict[type, str] = {
+    StringConverter: "str",
+    SlugConverter: "slug",
+    PathConverter: "path",
+    IntConverter: "int",
+}
+
+
+def _reverse_probes(url_name: str, names: list[str]) -> tuple[str, list[str]]:
     for styles in itertools.product(_PROBE_STYLES, repeat=len(names)):
         probes = [style(i) for i, style in enumerate(styles)]
         try:
-            path = reverse(url_name, kwargs=dict(zip(names, probes, strict=True)))
+            return reverse(url_name, kwargs=dict(zip(names, probes, strict=True))), probes
         except NoReverseMatch:
             continue
-        encoders = _encoders(path, names)
-        template = _template(path, probes)
-        if encoders is None or template is None:
-            return fields, _reverse_each(url_name, names)
-        return fields, _filler(*template, encoders)
     raise NoReverseMatch(f"{url_name!r} cannot be reversed with keyword arguments {names}")
 
 
 Encoder = Callable[[Any], str]
 
 
-def _encoders(path: str, names: list[str]) -> list[Encoder] | None:
+def _converters(path: str, names: list[str]) -> list[Any] | None:
     prefix = get_script_prefix()
     path_info = "/" + path[len(prefix) :] if path.startswith(prefix) else path
     try:
@@ -83,7 +140,7 @@ def _encoders(path: str, names: list[str]) -> list[Encoder] | None:
     }
     if any(found.get(name) is None for name in names):
         return None
-    return [_encoder(found[name]) for name in names]
+    return [found[name] for name in names]
 
 
 def _encoder(converter: Any) -> Encoder:

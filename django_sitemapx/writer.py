@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -28,6 +28,7 @@ INDEX_CLOSE = "</sitemapindex>\n"
 # Characters outside the XML 1.0 "Char" production can never appear in a
 # document, not even as character references.
 _ILLEGAL_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_ILLEGAL_ASCII = bytes([c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)])
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&apos;", '"': "&quot;"})
 
 # An entry: (absolute URI, lastmod text or None, changefreq or None, priority text or None).
@@ -43,6 +44,12 @@ def escape(text: str) -> str:
 
 def has_illegal_xml_chars(text: str) -> bool:
     """True if ``text`` holds a character that may not appear in XML 1.0."""
+    if text.isascii():
+        # The writer checks every chunk: for ASCII (nearly always) only C0
+        # controls can be illegal, and bytes.translate finds them about six
+        # times faster than the regular expression.
+        data = text.encode("ascii")
+        return len(data.translate(None, _ILLEGAL_ASCII)) != len(data)
     return _ILLEGAL_XML_CHARS.search(text) is not None
 
 
@@ -100,7 +107,33 @@ def url_element(
     loc: str, lastmod: str | None, changefreq: str | None, priority: str | None
 ) -> str:
     """One ``<url>`` element; ``loc`` must already be a URI (ASCII, no illegal characters)."""
-    parts = ["<url><loc>", loc.translate(_ESCAPES), "</loc>"]
+    return _url_element(loc.translate(_ESCAPES), lastmod, changefreq, priority)
+
+
+def url_elements(entries: Sequence[Entry]) -> list[str]:
+    """The ``<url>`` element of each entry, exactly as ``url_element`` writes it."""
+    # The hot path of every sitemap: str.translate() costs microseconds per URI,
+    # so it runs only on chunks holding something to escape; the common shape
+    # (all three optional values present) is written by one f-string.
+    if _needs_escape("".join([entry[0] for entry in entries])):
+        entries = [(entry[0].translate(_ESCAPES), *entry[1:]) for entry in entries]
+    return [
+        f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
+        f"</changefreq><priority>{priority}</priority></url>\n"
+        if lastmod is not None and changefreq is not None and priority is not None
+        else _url_element(loc, lastmod, changefreq, priority)
+        for loc, lastmod, changefreq, priority in entries
+    ]
+
+
+def _needs_escape(text: str) -> bool:
+    return "&" in text or "<" in text or ">" in text or "'" in text or '"' in text
+
+
+def _url_element(
+    loc: str, lastmod: str | None, changefreq: str | None, priority: str | None
+) -> str:
+    parts = ["<url><loc>", loc, "</loc>"]
     if lastmod is not None:
         parts += ["<lastmod>", lastmod, "</lastmod>"]
     if changefreq is not None:
@@ -147,7 +180,7 @@ class DocumentWriter:
         if not chunk:
             return b""
         text = "".join(chunk)
-        if _ILLEGAL_XML_CHARS.search(text):
+        if has_illegal_xml_chars(text):
             # Sources built on this app never get here (locations are percent-
             # encoded, values validated); a custom source might. One scan per
             # chunk keeps the guarantee cheap.

@@ -39,6 +39,13 @@ def test_tab_newline_and_non_ascii_are_legal() -> None:
     assert not has_illegal_xml_chars("a\tb\nc\rd é ☃ \U0001f600")
 
 
+@pytest.mark.parametrize("text", ["plain ascii", "with é"])
+def test_every_c0_control_but_tab_newline_and_return_is_illegal(text: str) -> None:
+    for code in range(0x20):
+        assert has_illegal_xml_chars(f"{text}{chr(code)}") is (code not in (0x09, 0x0A, 0x0D))
+    assert not has_illegal_xml_chars(f"{text}\x7f")
+
+
 def test_lastmod_date() -> None:
     assert format_lastmod(datetime.date(2024, 5, 1), PARIS) == "2024-05-01"
 
