@@ -59,8 +59,17 @@ def configure() -> None:
         TIME_ZONE="UTC",
         DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
         SITEMAPX_CACHE_WAIT=1.0,
+        SITEMAPX_CACHE_LOCAL_BYTES=env.int(
+            "SITEMAPX_CACHE_LOCAL_BYTES", default=app_settings_default_local_bytes()
+        ),
     )
     django.setup()
+
+
+def app_settings_default_local_bytes() -> int:
+    from django_sitemapx.conf import DEFAULT_CACHE_LOCAL_BYTES
+
+    return DEFAULT_CACHE_LOCAL_BYTES
 
 
 def _urlpatterns() -> list[Any]:

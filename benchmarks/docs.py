@@ -23,9 +23,13 @@ time budget; `--quick` runs N = 10,000 only, as a smoke test. Install the tools 
   real WSGI handler (URL resolving, the example's middleware, the view, the streamed body), so
   its peak memory and timings are its own. `DEBUG` is off and database connections persist, as
   in a deployment.
-  - *django-sitemapx, cold*: the index, then every page it lists, streamed.
-  - *django-sitemapx, warm*: the same again from the cache, then a conditional request (needs
-    `django_sitemapx.cache`; reported as not available otherwise).
+  - *django-sitemapx, cold*: the index, then every page it lists, streamed from the database
+    with the document cache off (`SITEMAPX_CACHE_ALIAS = None`), so its memory is that of
+    streaming.
+  - *django-sitemapx, warm*: the cache filled by one pass, then the same again from the cache,
+    then a conditional request. The cache is Redis (db 9 on 127.0.0.1:6379, cleared) when it
+    answers, else the local-memory cache; the process also keeps up to
+    `SITEMAPX_CACHE_LOCAL_BYTES` (64 MiB) of recent documents, which its peak memory shows.
   - *contrib.sitemaps*: a `GenericSitemap` over the same published articles
     (`select_related("category")`, so no query per URL: contrib at its best), paged at 50,000:
     its index and every `?p=` page; uncached, then under `cache_page` cold and warm (those two in
@@ -110,7 +114,9 @@ LIMITS = """\
 - **Last page ÷ first page.** Pages are fixed key ranges with a single lower and upper bound:
   an index range scan costs the same at any depth, where `OFFSET` reads and drops every
   earlier row.
-- **Queries.** A page costs one keyset query, plus the overrides lookup with its first chunk
-  (none for the later chunks while the table holds at most 5,000 overrides), whatever N. The
-  index costs one grouped query per model section and one for overrides.
+- **Queries.** A page costs one keyset query, one grouped query over its key range for the
+  `ETag` and `Last-Modified` headers (sent before the body), and the overrides lookup with its
+  first chunk (none for the later chunks while the table holds at most 5,000 overrides),
+  whatever N. The index costs one grouped query per model section and one for overrides. A
+  cached page or a 304 costs none.
 """

@@ -19,6 +19,9 @@ ROOT_URLCONF = "benchmarks.urls"
 DATABASES = {"default": env.db("BENCH_DATABASE_URL")}
 DATABASES["default"]["CONN_MAX_AGE"] = None
 CACHES = {"default": env.cache("BENCH_CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+    # The default 300 entries would evict a large sitemap's parts while it is stored.
+    CACHES["default"].setdefault("OPTIONS", {})["MAX_ENTRIES"] = 1_000_000
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

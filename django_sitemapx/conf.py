@@ -15,6 +15,8 @@ PROTOCOL_MAX_URLS = 50_000
 PROTOCOL_MAX_BYTES = 52_428_800
 # "less than 2,048 characters" for a <loc>.
 PROTOCOL_MAX_LOC_LENGTH = 2_047
+# Per-process copies of recently served documents (SITEMAPX_CACHE_LOCAL_BYTES).
+DEFAULT_CACHE_LOCAL_BYTES = 64 * 1024 * 1024
 
 
 class Settings:
@@ -83,7 +85,7 @@ class Settings:
     @property
     def CACHE_LOCAL_BYTES(self) -> Any:
         """Bytes of recent documents each process keeps in memory (0: none)."""
-        return getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", 64 * 1024 * 1024)
+        return getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", DEFAULT_CACHE_LOCAL_BYTES)
 
     @property
     def CACHE_CONTROL(self) -> Any:
