@@ -14,7 +14,6 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.core.cache import caches
 from django.core.signals import request_finished
-from django.db import connections
 from django.test import AsyncClient, Client, override_settings
 from django.utils.http import http_date
 
@@ -28,7 +27,7 @@ from django_sitemapx.writer import Entry, WriteStats
 from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article
 
-from .conftest import content, locs, validate_sitemap
+from .conftest import close_thread_connections, content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
 
@@ -370,7 +369,7 @@ def test_concurrent_misses_build_the_document_once(registry: SitemapRegistry) ->
         except BaseException as error:  # reported below, in the test's thread
             errors.append(error)
         finally:
-            connections.close_all()  # this thread's own connections
+            close_thread_connections()
 
     threads = [threading.Thread(target=fetch) for _ in range(8)]
     for thread in threads:
