@@ -12,7 +12,6 @@ created and dropped).
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import sys
 import time
@@ -32,28 +31,15 @@ from django_sitemapx.documents import render_page  # noqa: E402
 from django_sitemapx.locations import Site  # noqa: E402
 from django_sitemapx.models import Override  # noqa: E402
 from django_sitemapx.registry import site as registry  # noqa: E402
-from example_project.articles.models import Article, Category  # noqa: E402
+from example_project.articles.factories import bulk_published_articles  # noqa: E402
+from example_project.articles.models import Category  # noqa: E402
 
 SITE = Site("https", "example.com")
 
 
 def seed(rows: int) -> None:
     category = Category.objects.create(name="News", slug="news")
-    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
-    Article.objects.bulk_create(
-        (
-            Article(
-                id=i,
-                category=category,
-                slug=f"a{i}",
-                title="t",
-                updated_at=when,
-                is_published=True,
-            )
-            for i in range(1, rows + 1)
-        ),
-        batch_size=5_000,
-    )
+    bulk_published_articles(category, rows)
 
 
 def render() -> tuple[float, int]:

@@ -14,6 +14,7 @@ from django_sitemapx.locations import LocationBuilder, Site
 from django_sitemapx.pages import page_for_key, page_range
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.writer import WriteStats
+from example_project.articles.factories import bulk_published_articles
 from example_project.articles.models import Article, Category
 from tests.conftest import NS, content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory
@@ -195,21 +196,10 @@ def test_index_does_not_list_a_page_of_rows_with_null_url_values(
 @override_settings(SITEMAPX_CHUNK_SIZE=7)
 def test_queries_per_page_do_not_grow_with_rows(client: Client) -> None:
     category = CategoryFactory(slug="c")
-    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
 
     def count_queries(rows: int) -> int:
         Article.objects.all().delete()
-        Article.objects.bulk_create(
-            Article(
-                id=i,
-                category=category,
-                slug=f"a{i}",
-                title="t",
-                updated_at=when,
-                is_published=True,
-            )
-            for i in range(1, rows + 1)
-        )
+        bulk_published_articles(category, rows)
         with CaptureQueriesContext(connection) as queries:
             body = content(client.get("/sitemap-article-1.xml"))
         assert len(validate_sitemap(body)) == rows

@@ -11,7 +11,7 @@ from django.test import AsyncClient, Client, override_settings
 
 import django_sitemapx as sitemapx
 from django_sitemapx.registry import SitemapRegistry
-from example_project.articles.models import Article
+from example_project.articles.factories import bulk_published_articles
 from tests.conftest import content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory
 from tests.testapp.models import Document
@@ -235,14 +235,7 @@ def test_rows_without_any_published_article_leave_the_section_out(client: Client
 def test_fifty_thousand_rows_make_one_page_and_one_more_makes_two(
     client: Client, rows: int, pages: int
 ) -> None:
-    category = CategoryFactory(slug="c")
-    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
-    Article.objects.bulk_create(
-        Article(
-            id=i, category=category, slug=f"a{i}", title="t", updated_at=when, is_published=True
-        )
-        for i in range(1, rows + 1)
-    )
+    bulk_published_articles(CategoryFactory(slug="c"), rows)
     index = validate_sitemap(content(client.get("/sitemap.xml")))
     article_pages = [loc for loc in locs(index) if "sitemap-article-" in loc]
     assert article_pages == [
