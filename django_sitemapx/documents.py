@@ -14,6 +14,7 @@ from .registry import SitemapRegistry
 from .sources import PageSummary, Source
 from .writer import (
     DocumentWriter,
+    Entry,
     WriteStats,
     index_writer,
     sitemap_element,
@@ -73,14 +74,13 @@ def render_page(source: Source, page: int, site: Site) -> Iterator[bytes] | None
     The first chunk is produced before returning, so an empty or fully skipped
     page is known before any response starts (an empty ``<urlset>`` is invalid).
     """
-    stats = WriteStats()
     writer = urlset_writer(max_urls=source.get_limit(), max_bytes=PROTOCOL_MAX_BYTES)
-    writer.stats = stats
+    stats = writer.stats
     entries = source.iter_entries(page, LocationBuilder(site), stats)
     chunks = apply_overrides(entries)
     try:
         for chunk in chunks:
-            first = writer.render(_elements(chunk))
+            first = writer.render(url_elements(chunk))
             if first:
                 return _stream(first, chunks, writer, source, page, entries)
     except BaseException:
@@ -90,13 +90,9 @@ def render_page(source: Source, page: int, site: Site) -> Iterator[bytes] | None
     return None
 
 
-def _elements(chunk: list[tuple[str, str | None, str | None, str | None]]) -> list[str]:
-    return url_elements(chunk)
-
-
 def _stream(
     first: bytes,
-    chunks: Iterator[list[tuple[str, str | None, str | None, str | None]]],
+    chunks: Iterator[list[Entry]],
     writer: DocumentWriter,
     source: Source,
     page: int,
@@ -105,7 +101,7 @@ def _stream(
     yield first
     try:
         for chunk in chunks:
-            data = writer.render(_elements(chunk))
+            data = writer.render(url_elements(chunk))
             if data:
                 yield data
     except BaseException:  # an error, or the client went away (GeneratorExit)
