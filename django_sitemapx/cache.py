@@ -226,6 +226,23 @@ class DocumentCache:
         added = self._call(lambda: self.backend.add(f"{key}:lock", token, timeout), None)
         return token if added else None
 
+    def claim(self, key: str) -> tuple[Stored | None, str | None]:
+        """Take the build lock, unless the document was stored meanwhile.
+
+        ``(record, None)``, ``(None, lock token)``, or ``(None, None)`` while
+        another process builds it. Reading the record again once the lock is
+        held closes the gap where a builder stores and unlocks between a
+        miss and the lock, which would otherwise build the document twice.
+        """
+        token = self.lock(key)
+        if token is None:
+            return None, None
+        stored = self.record(key)
+        if stored is not None:
+            self.unlock(key, token)
+            return stored, None
+        return None, token
+
     def unlock(self, key: str, token: str) -> None:
         """Release a lock taken by :meth:`lock` (unless it expired and moved on)."""
         name = f"{key}:lock"
@@ -239,9 +256,9 @@ class DocumentCache:
             stored = self.record(key)
             if stored is not None:
                 return stored, None
-            token = self.lock(key)
-            if token is not None:
-                return None, token
+            stored, token = self.claim(key)
+            if stored is not None or token is not None:
+                return stored, token
             if time.monotonic() >= deadline:
                 break
             time.sleep(_POLL_SECONDS)

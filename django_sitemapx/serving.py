@@ -136,8 +136,8 @@ def serve(request: HttpRequest, document: Document, gz: bool) -> HttpResponseBas
     stored = store.record(key)
     lock: str | None = None
     if stored is None:
-        lock = store.lock(key)
-        if lock is None and store.available:
+        stored, lock = store.claim(key)
+        if stored is None and lock is None and store.available:
             stored, lock = store.wait(key, float(app_settings.CACHE_WAIT))
     if stored is not None:
         response = _from_cache(request, store, key, stored, gz)

@@ -167,3 +167,16 @@ def test_an_unknown_alias_is_logged_not_raised(caplog: pytest.LogCaptureFixture)
 
 def test_layout_version_is_in_every_key() -> None:
     assert f":{cache_module.LAYOUT}:" in document_key(("a",), ["t"])
+
+
+def test_claim_returns_a_document_stored_just_before_the_lock() -> None:
+    # A builder may store and unlock between a request's miss and its lock:
+    # the request must take the stored copy, not build the document again.
+    store = DocumentCache()
+    key = "django_sitemapx:test:claim"
+    store.store(key, Stored('"etag"', None, {}), {"xml": b"<x/>", "gz": b"gz"})
+    stored, token = store.claim(key)
+    assert stored is not None and token is None
+    assert store.lock(key) is not None  # claim() released the lock it took
+    empty, token = store.claim("django_sitemapx:test:unbuilt")
+    assert empty is None and token is not None
