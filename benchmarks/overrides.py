@@ -28,13 +28,13 @@ from django.db import connection  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from django_sitemapx.documents import render_page  # noqa: E402
-from django_sitemapx.locations import Site  # noqa: E402
+from django_sitemapx.locations import Origin  # noqa: E402
 from django_sitemapx.models import Override  # noqa: E402
-from django_sitemapx.registry import site as registry  # noqa: E402
+from django_sitemapx.registry import default_registry  # noqa: E402
 from example_project.articles.factories import bulk_published_articles  # noqa: E402
 from example_project.articles.models import Category  # noqa: E402
 
-SITE = Site("https", "example.com")
+ORIGIN = Origin("https", "example.com")
 
 
 def seed(rows: int) -> None:
@@ -44,7 +44,9 @@ def seed(rows: int) -> None:
 
 def render() -> tuple[float, int]:
     start = time.perf_counter()
-    stream = render_page(registry.get("article"), 1, SITE)
+    source = default_registry.get("article")
+    page = source.page(1)
+    stream = render_page(source, page, ORIGIN) if page is not None else None
     size = sum(len(chunk) for chunk in stream or [])
     return time.perf_counter() - start, size
 

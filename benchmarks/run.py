@@ -335,7 +335,7 @@ def http_test(
         f"== HTTP on {database}, N={n:,}: gunicorn + wrk, {args.http_seconds:.0f} s per target",
         flush=True,
     )
-    cached = importlib_available("django_sitemapx.cache")
+    cached = importlib_available("django_sitemapx.serving.cache")
     summary["cached"] = cached
     with tempfile.TemporaryDirectory() as folder:
         body_file = Path(folder) / "page.xml"

@@ -275,8 +275,8 @@ def sitemapx_cold(client: Client) -> Iterator[Result]:
 
 
 def sitemapx_warm(client: Client) -> Iterator[Result]:
-    if not available("django_sitemapx.cache"):
-        yield Result("sitemapx-warm", status="not available (no django_sitemapx.cache)")
+    if not available("django_sitemapx.serving.cache"):
+        yield Result("sitemapx-warm", status="not available (no django_sitemapx.serving.cache)")
         return
     from django.core.cache import cache
 

@@ -1,37 +1,64 @@
 """django-sitemapx: streaming, protocol-exact XML sitemaps for Django.
 
-The public API is importable from here; nothing here imports models, so this
-module is safe to import from settings and ``AppConfig`` modules.
+The public API is importable from here: the registry, the sources, and what a
+custom source needs (``Entry``, ``Skipped``, ``Skip``, ``LocationBuilder``,
+``Page``, ``PageSummary``). Nothing here imports models, so this module is
+safe to import from settings and ``AppConfig`` modules.
 """
 
 from __future__ import annotations
 
-from .exceptions import AlreadyRegistered, InvalidValue, NotRegistered, SourceConfigurationError
-from .invalidation import invalidate
-from .model_source import ModelSource
-from .registry import SitemapRegistry, register, site, unregister
-from .sources import ContribSitemapSource, ItemSource, PageSummary, Source, StaticSource
+from .entries import Alternate, Entry, EntryStream, Extras, Skipped
+from .exceptions import (
+    AlreadyRegistered,
+    ExportError,
+    NotRegistered,
+    Skip,
+    SkipReason,
+    SourceConfigurationError,
+)
+from .locations import LocationBuilder, Origin
+from .registry import SitemapRegistry, default_registry, register
+from .serving.cache import invalidate
+from .sources import (
+    ContribSitemapSource,
+    ItemSource,
+    ModelSource,
+    Page,
+    PageSummary,
+    Source,
+    StaticSource,
+)
 
 __all__ = [
     "AlreadyRegistered",
+    "Alternate",
     "ContribSitemapSource",
-    "InvalidValue",
+    "Entry",
+    "EntryStream",
+    "ExportError",
+    "Extras",
     "ItemSource",
+    "LocationBuilder",
     "ModelSource",
     "NotRegistered",
+    "Origin",
+    "Page",
     "PageSummary",
     "SitemapRegistry",
+    "Skip",
+    "SkipReason",
+    "Skipped",
     "Source",
     "SourceConfigurationError",
     "StaticSource",
     "autodiscover",
+    "default_registry",
     "invalidate",
     "register",
-    "site",
-    "unregister",
 ]
 
 
 def autodiscover() -> None:
     """Import every installed app's sitemap module into the default registry."""
-    site.autodiscover()
+    default_registry.autodiscover()

@@ -1,8 +1,9 @@
-"""App configs: the default autodiscovers ``<app>/sitemapx.py`` modules."""
+"""App configs: the default one autodiscovers ``<app>/sitemapx.py`` modules."""
 
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.core import checks
 
 
 class SimpleSitemapxConfig(AppConfig):
@@ -14,10 +15,11 @@ class SimpleSitemapxConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import (
-            checks,  # noqa: F401  (registers the system checks)
-            handlers,  # noqa: F401  (connects the receivers: overrides, cache invalidation)
-        )
+        from . import handlers  # noqa: F401  (connects the receivers)
+        from .checks import check_settings, check_sources
+
+        checks.register(check_settings)
+        checks.register(check_sources, checks.Tags.urls)
 
 
 class SitemapxConfig(SimpleSitemapxConfig):
@@ -27,6 +29,4 @@ class SitemapxConfig(SimpleSitemapxConfig):
 
     def ready(self) -> None:
         super().ready()
-        from .registry import site
-
-        site.autodiscover()
+        self.module.autodiscover()  # type: ignore[union-attr]

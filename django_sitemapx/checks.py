@@ -1,127 +1,190 @@
-"""System checks. IDs are stable; docs/reference/checks.md lists them all.
+"""System checks: every ID django-sitemapx reports, in one place and one sequence.
+
+``docs/reference/checks.md`` lists them with their fixes. Settings are
+checked here rather than when they are read, so a bad value makes ``manage.py
+check`` report its ID instead of failing with a traceback.
+
+Settings:
 
 - E001 ``SITEMAPX_LIMIT`` is not an integer from 1 to 50,000.
 - E002 ``SITEMAPX_PROTOCOL`` is not ``None``, ``"http"`` or ``"https"``.
-- E003 a source declares an invalid limit, protocol, changefreq, priority or lastmod.
-- E004 ``SITEMAPX_CHUNK_SIZE`` is not a positive integer.
-- E005 ``register(model)`` was called with no source and never used as a decorator.
-- E006 a ``StaticSource`` URL name cannot be reversed.
-- E007 a ``ModelSource`` has no model.
-- E008 a ``ModelSource`` key is not a unique integer field.
-- E009 a ``ModelSource`` ``lastmod_field`` is not a date or datetime field.
-- E010 a ``ModelSource`` ``url_name`` cannot be reversed with its ``url_kwargs``.
-- E011 a ``ModelSource`` names a field its queryset cannot select.
-- E012 ``SITEMAPX_EXPORT_STORAGE`` or ``SITEMAPX_SERVE_FROM_STORAGE`` is not a ``STORAGES`` alias.
-- W001 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
-- E013 ``SITEMAPX_CACHE_ALIAS`` is neither ``None`` nor an alias in ``CACHES``.
-- E014 ``SITEMAPX_CACHE_TIMEOUT`` is neither ``None`` nor a positive number.
-- E015 ``SITEMAPX_CACHE_WAIT`` or ``SITEMAPX_CACHE_LOCK_TIMEOUT`` is not a positive number.
-- E016 ``SITEMAPX_CACHE_CONTROL`` is neither ``None`` nor a string.
-- E017 ``SITEMAPX_GZIP`` is not ``True`` or ``False``.
-- E018 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
-- W002 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
+- E003 ``SITEMAPX_CHUNK_SIZE`` is not a positive integer.
+- E004 ``SITEMAPX_USE_SITES`` is not ``None``/``True``/``False``, or is ``True``
+  without ``django.contrib.sites``.
+- E005 ``SITEMAPX_AUTODISCOVER_MODULE`` is not a module name.
+- E006 ``SITEMAPX_OVERRIDES`` is not ``True`` or ``False``.
+- E007 ``SITEMAPX_EXPORT_STORAGE`` or ``SITEMAPX_SERVE_FROM_STORAGE`` is not a ``STORAGES`` alias.
+- E008 ``SITEMAPX_INDEX_LINKS_GZIP`` is not ``True`` or ``False``.
+- E009 ``SITEMAPX_HTTP_CACHE_CONTROL`` is neither ``None`` nor a string.
+- E010 ``SITEMAPX_CACHE_ALIAS`` is neither ``None`` nor an alias in ``CACHES``.
+- E011 ``SITEMAPX_CACHE_TIMEOUT`` is neither ``None`` nor a positive number.
+- E012 ``SITEMAPX_CACHE_WAIT`` or ``SITEMAPX_CACHE_LOCK_TIMEOUT`` is not a positive number.
+- E013 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
+- W001 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
+- W002 a ``SITEMAPX_*`` setting that django-sitemapx does not read (a typo, or a renamed one).
+
+Sources, in every registry:
+
+- E101 a source's own ``limit``, ``protocol``, ``changefreq``, ``priority`` or ``lastmod``
+  is invalid.
+- E102 a ``StaticSource`` URL name cannot be reversed.
+- E103 a ``ModelSource`` has no model.
+- E104 a ``ModelSource`` key is not a unique integer field.
+- E105 a ``ModelSource`` ``lastmod_field`` is not a date or datetime field.
+- E106 a ``ModelSource`` ``url_name`` cannot be reversed with its ``url_kwargs``.
+- E107 a ``ModelSource`` names a field its queryset cannot select.
+- W101 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
+from django.conf import settings
 from django.core import checks
+from django.core.exceptions import FieldDoesNotExist, FieldError
+from django.core.files.storage import storages
+from django.db import models
+from django.urls import NoReverseMatch, reverse
 
-from .conf import PROTOCOL_MAX_URLS, app_settings
-from .registry import site
+from .conf import PREFIX, PROTOCOL_MAX_URLS, SETTING_NAMES, app_settings
+from .exceptions import SourceConfigurationError
+from .registry import all_registries
+from .sources import ModelSource, Source, StaticSource
+
+Messages = list[checks.CheckMessage]
+
+
+def _error(message: str, number: str, hint: str | None = None, obj: Any = None) -> checks.Error:
+    return checks.Error(message, hint=hint, obj=obj, id=f"django_sitemapx.{number}")
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@checks.register()
-def check_settings(**kwargs: Any) -> list[checks.CheckMessage]:
-    """Settings that the app reads."""
-    errors: list[checks.CheckMessage] = []
+def _is_positive_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+# -- settings ----------------------------------------------------------------------------
+
+
+def check_settings(**kwargs: Any) -> Messages:
+    """Every ``SITEMAPX_*`` setting."""
+    return [
+        *_check_pages(),
+        *_check_hosts(),
+        *_check_app(),
+        *_check_storages(),
+        *_check_http(),
+        *_check_cache(),
+        *_check_unknown(),
+    ]
+
+
+def _check_pages() -> Messages:
+    errors: Messages = []
     limit = app_settings.LIMIT
     if not _is_int(limit) or not 1 <= limit <= PROTOCOL_MAX_URLS:
         errors.append(
-            checks.Error(
+            _error(
                 f"SITEMAPX_LIMIT must be an integer from 1 to {PROTOCOL_MAX_URLS}, not {limit!r}.",
+                "E001",
                 hint="The sitemaps.org protocol allows at most 50,000 URLs per sitemap.",
-                id="django_sitemapx.E001",
-            )
-        )
-    if app_settings.PROTOCOL not in (None, "http", "https"):
-        errors.append(
-            checks.Error(
-                f"SITEMAPX_PROTOCOL must be None, 'http' or 'https', not "
-                f"{app_settings.PROTOCOL!r}.",
-                id="django_sitemapx.E002",
             )
         )
     chunk_size = app_settings.CHUNK_SIZE
     if not _is_int(chunk_size) or chunk_size < 1:
         errors.append(
-            checks.Error(
-                f"SITEMAPX_CHUNK_SIZE must be a positive integer, not {chunk_size!r}.",
-                id="django_sitemapx.E004",
-            )
+            _error(f"SITEMAPX_CHUNK_SIZE must be a positive integer, not {chunk_size!r}.", "E003")
         )
     return errors
 
 
-@checks.register(checks.Tags.urls)
-def check_sources(**kwargs: Any) -> list[checks.CheckMessage]:
-    """Every registered source, and registrations left unfinished."""
-    errors: list[checks.CheckMessage] = []
-    for section, origin in site.pending().items():
+def _check_hosts() -> Messages:
+    errors: Messages = []
+    protocol = app_settings.PROTOCOL
+    if protocol not in (None, "http", "https"):
         errors.append(
-            checks.Error(
-                f"register() for section {section!r} at {origin} was given no source and "
-                "was not used as a decorator, so nothing was registered.",
-                hint="Pass a source class or options, or put @register(...) above a class.",
-                id="django_sitemapx.E005",
+            _error(f"SITEMAPX_PROTOCOL must be None, 'http' or 'https', not {protocol!r}.", "E002")
+        )
+    use_sites = app_settings.USE_SITES
+    if use_sites not in (None, True, False):
+        errors.append(
+            _error(f"SITEMAPX_USE_SITES must be None, True or False, not {use_sites!r}.", "E004")
+        )
+    elif use_sites and not apps.is_installed("django.contrib.sites"):
+        errors.append(
+            _error(
+                "SITEMAPX_USE_SITES is True but django.contrib.sites is not installed.",
+                "E004",
+                hint="Add django.contrib.sites to INSTALLED_APPS, or set it to None.",
             )
         )
-    for source in site:
-        errors.extend(source.check())
     return errors
 
 
-@checks.register()
-def check_export_storages(**kwargs: Any) -> list[checks.CheckMessage]:
-    """The storage aliases that the export and the stored-file views use."""
-    from django.core.files.storage import storages
+def _check_app() -> Messages:
+    errors: Messages = []
+    module = app_settings.AUTODISCOVER_MODULE
+    if not isinstance(module, str) or not module.replace(".", "_").isidentifier():
+        errors.append(
+            _error(f"SITEMAPX_AUTODISCOVER_MODULE must be a module name, not {module!r}.", "E005")
+        )
+    if not isinstance(app_settings.OVERRIDES, bool):
+        errors.append(
+            _error(
+                f"SITEMAPX_OVERRIDES must be True or False, not {app_settings.OVERRIDES!r}.",
+                "E006",
+            )
+        )
+    return errors
 
-    errors: list[checks.CheckMessage] = []
-    for setting in ("EXPORT_STORAGE", "SERVE_FROM_STORAGE"):
-        alias = getattr(app_settings, setting)
+
+def _check_storages() -> Messages:
+    errors: Messages = []
+    for name in ("EXPORT_STORAGE", "SERVE_FROM_STORAGE"):
+        alias = getattr(app_settings, name)
         if alias is not None and (not isinstance(alias, str) or alias not in storages.backends):
             errors.append(
-                checks.Error(
-                    f"SITEMAPX_{setting} is {alias!r}, which is not an alias in STORAGES.",
+                _error(
+                    f"SITEMAPX_{name} is {alias!r}, which is not an alias in STORAGES.",
+                    "E007",
                     hint=f"Known aliases: {', '.join(sorted(storages.backends))}.",
-                    id="django_sitemapx.E012",
                 )
             )
     return errors
 
 
-def _is_positive_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-
-
-@checks.register(checks.Tags.caches)
-def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
-    """The settings of the document cache, conditional GET and gzip."""
-    from django.conf import settings
-
-    errors: list[checks.CheckMessage] = []
-    alias = app_settings.CACHE_ALIAS
-    if alias is not None and alias not in settings.CACHES:
+def _check_http() -> Messages:
+    errors: Messages = []
+    links_gzip = app_settings.INDEX_LINKS_GZIP
+    if not isinstance(links_gzip, bool):
         errors.append(
-            checks.Error(
+            _error(f"SITEMAPX_INDEX_LINKS_GZIP must be True or False, not {links_gzip!r}.", "E008")
+        )
+    cache_control = app_settings.HTTP_CACHE_CONTROL
+    if not isinstance(cache_control, str | None):
+        errors.append(
+            _error(
+                f"SITEMAPX_HTTP_CACHE_CONTROL must be None or a string, not {cache_control!r}.",
+                "E009",
+            )
+        )
+    return errors
+
+
+def _check_cache() -> Messages:
+    errors: Messages = []
+    alias = app_settings.CACHE_ALIAS
+    if alias is not None and (not isinstance(alias, str) or alias not in settings.CACHES):
+        errors.append(
+            _error(
                 f"SITEMAPX_CACHE_ALIAS is {alias!r}, which is not an alias in CACHES.",
+                "E010",
                 hint="Name a configured cache, or set it to None to serve sitemaps uncached.",
-                id="django_sitemapx.E013",
             )
         )
     elif alias is not None and settings.CACHES[alias].get("BACKEND", "").endswith(".DummyCache"):
@@ -130,50 +193,181 @@ def check_cache_settings(**kwargs: Any) -> list[checks.CheckMessage]:
                 f"SITEMAPX_CACHE_ALIAS {alias!r} is a DummyCache: no sitemap is cached and "
                 "no stampede protection applies.",
                 hint="Use a real cache, or set SITEMAPX_CACHE_ALIAS = None to say so.",
-                id="django_sitemapx.W002",
+                id="django_sitemapx.W001",
             )
         )
     timeout = app_settings.CACHE_TIMEOUT
     if timeout is not None and not _is_positive_number(timeout):
         errors.append(
-            checks.Error(
+            _error(
                 f"SITEMAPX_CACHE_TIMEOUT must be None or a positive number of seconds, "
                 f"not {timeout!r}.",
+                "E011",
                 hint="To turn the cache off, set SITEMAPX_CACHE_ALIAS = None.",
-                id="django_sitemapx.E014",
             )
         )
     for name in ("CACHE_WAIT", "CACHE_LOCK_TIMEOUT"):
         value = getattr(app_settings, name)
         if not _is_positive_number(value):
             errors.append(
-                checks.Error(
-                    f"SITEMAPX_{name} must be a positive number of seconds, not {value!r}.",
-                    id="django_sitemapx.E015",
+                _error(
+                    f"SITEMAPX_{name} must be a positive number of seconds, not {value!r}.", "E012"
                 )
             )
-    if not isinstance(app_settings.CACHE_CONTROL, str | None):
-        errors.append(
-            checks.Error(
-                f"SITEMAPX_CACHE_CONTROL must be None or a string, not "
-                f"{app_settings.CACHE_CONTROL!r}.",
-                id="django_sitemapx.E016",
-            )
-        )
     local_bytes = app_settings.CACHE_LOCAL_BYTES
     if not _is_int(local_bytes) or local_bytes < 0:
         errors.append(
-            checks.Error(
+            _error(
                 f"SITEMAPX_CACHE_LOCAL_BYTES must be a non-negative integer, not {local_bytes!r}.",
+                "E013",
                 hint="0 keeps no document in each process's memory.",
-                id="django_sitemapx.E018",
-            )
-        )
-    if not isinstance(app_settings.GZIP, bool):
-        errors.append(
-            checks.Error(
-                f"SITEMAPX_GZIP must be True or False, not {app_settings.GZIP!r}.",
-                id="django_sitemapx.E017",
             )
         )
     return errors
+
+
+def _check_unknown() -> Messages:
+    unknown = sorted(
+        name for name in dir(settings) if name.startswith(PREFIX) and name not in SETTING_NAMES
+    )
+    return [
+        checks.Warning(
+            f"{name} is not a setting of django-sitemapx, so it has no effect.",
+            hint=f"The settings are: {', '.join(sorted(SETTING_NAMES))}.",
+            id="django_sitemapx.W002",
+        )
+        for name in unknown
+    ]
+
+
+# -- sources -----------------------------------------------------------------------------
+
+
+def check_sources(**kwargs: Any) -> Messages:
+    """Every source of every registry, the default one and custom ones."""
+    errors: Messages = []
+    for registry in list(all_registries):
+        for source in registry:
+            errors += check_source(source)
+    return errors
+
+
+def check_source(source: Source) -> Messages:
+    """The messages about one source: built-in checks, then its own ``check()``."""
+    errors: Messages = []
+    try:
+        source.validate()
+    except SourceConfigurationError as error:
+        errors.append(_error(f"Section {source.section!r}: {error}.", "E101", obj=source))
+    if isinstance(source, StaticSource):
+        errors += _check_static(source)
+    if isinstance(source, ModelSource):
+        errors += _check_model_source(source)
+    return errors + source.check()
+
+
+def _check_static(source: StaticSource) -> Messages:
+    errors: Messages = []
+    for item in source.url_names:
+        name, kwargs = item if isinstance(item, tuple) else (item, {})
+        try:
+            reverse(name, kwargs=dict(kwargs))
+        except NoReverseMatch:
+            errors.append(
+                _error(
+                    f"URL name {item!r} of section {source.section!r} cannot be reversed.",
+                    "E102",
+                    hint="Check the name (and namespace) in your URLconf.",
+                    obj=source,
+                )
+            )
+    return errors
+
+
+def _check_model_source(source: ModelSource) -> Messages:
+    if source.model is None:
+        return [_error(f"Section {source.section!r} has no model.", "E103", obj=source)]
+    errors = _check_key(source) + _check_lastmod_field(source)
+    if not errors:
+        errors += _check_query(source)
+    if source.url_name is not None and not errors:
+        try:
+            source.compiled_url()
+        except NoReverseMatch:
+            errors.append(
+                _error(
+                    f"Section {source.section!r}: URL name {source.url_name!r} cannot be "
+                    f"reversed with keyword arguments {sorted(source.url_fields())}.",
+                    "E106",
+                    hint="url_kwargs maps each URL keyword argument to a field name.",
+                    obj=source,
+                )
+            )
+    if source.uses_instances:
+        errors.append(
+            checks.Warning(
+                f"Section {source.section!r} builds a model instance per URL to call "
+                "get_absolute_url().",
+                hint="Set url_name and url_kwargs, or override location(row), to stream "
+                "plain rows.",
+                obj=source,
+                id="django_sitemapx.W101",
+            )
+        )
+    return errors
+
+
+def _check_key(source: ModelSource) -> Messages:
+    assert source.model is not None
+    try:
+        field = source.model._meta.get_field(source.key_name)
+    except FieldDoesNotExist:
+        field = None
+    integer = isinstance(field, models.IntegerField | models.AutoField)
+    if integer and (field.unique or field.primary_key):  # type: ignore[union-attr]
+        return []
+    return [
+        _error(
+            f"Section {source.section!r}: key_field {source.key_field!r} must be a unique "
+            "integer field of the model.",
+            "E104",
+            hint="Pages are fixed ranges of an integer key; use the integer primary key "
+            "or another unique integer column.",
+            obj=source,
+        )
+    ]
+
+
+def _check_lastmod_field(source: ModelSource) -> Messages:
+    assert source.model is not None
+    if source.lastmod_field is None:
+        return []
+    try:
+        field = source.model._meta.get_field(source.lastmod_field)
+    except FieldDoesNotExist:
+        field = None
+    if isinstance(field, models.DateField):
+        return []
+    return [
+        _error(
+            f"Section {source.section!r}: lastmod_field {source.lastmod_field!r} is not a "
+            "date or datetime field of the model.",
+            "E105",
+            obj=source,
+        )
+    ]
+
+
+def _check_query(source: ModelSource) -> Messages:
+    try:
+        source.rows_queryset().query.sql_with_params()
+    except (FieldError, FieldDoesNotExist) as error:
+        return [
+            _error(
+                f"Section {source.section!r}: {error}",
+                "E107",
+                hint="Check fields and url_kwargs.",
+                obj=source,
+            )
+        ]
+    return []

@@ -1,11 +1,12 @@
 """Every ``SITEMAPX_*`` setting, with its default, read at call time.
 
-Nothing is cached, so ``override_settings`` works in tests.
+Nothing is cached, so ``override_settings`` works in tests. Nothing is
+validated here either: ``checks.py`` reports a bad value when ``manage.py
+check`` (or ``runserver``) runs, so each property returns the setting as given,
+typed as what a valid value is.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from django.conf import settings
 
@@ -15,87 +16,110 @@ PROTOCOL_MAX_URLS = 50_000
 PROTOCOL_MAX_BYTES = 52_428_800
 # "less than 2,048 characters" for a <loc>.
 PROTOCOL_MAX_LOC_LENGTH = 2_047
+
 # Per-process copies of recently served documents (SITEMAPX_CACHE_LOCAL_BYTES).
 DEFAULT_CACHE_LOCAL_BYTES = 64 * 1024 * 1024
 
+PREFIX = "SITEMAPX_"
+
 
 class Settings:
-    """Typed access to the app's settings."""
+    """Typed access to the app's settings; ``SETTING`` reads ``SITEMAPX_SETTING``."""
 
     @property
-    def LIMIT(self) -> Any:
-        """Default number of URLs per sitemap page."""
-        return getattr(settings, "SITEMAPX_LIMIT", PROTOCOL_MAX_URLS)
+    def LIMIT(self) -> int:
+        """The most URLs a page holds, for sources that set no ``limit``."""
+        value: int = getattr(settings, "SITEMAPX_LIMIT", PROTOCOL_MAX_URLS)
+        return value
 
     @property
-    def PROTOCOL(self) -> Any:
+    def PROTOCOL(self) -> str | None:
         """``"http"``/``"https"`` to force a scheme, ``None`` for the request's."""
-        return getattr(settings, "SITEMAPX_PROTOCOL", None)
+        value: str | None = getattr(settings, "SITEMAPX_PROTOCOL", None)
+        return value
 
     @property
-    def CHUNK_SIZE(self) -> Any:
+    def CHUNK_SIZE(self) -> int:
         """Rows fetched per database round trip while streaming."""
-        return getattr(settings, "SITEMAPX_CHUNK_SIZE", 2_000)
+        value: int = getattr(settings, "SITEMAPX_CHUNK_SIZE", 2_000)
+        return value
 
     @property
-    def USE_SITES(self) -> Any:
+    def USE_SITES(self) -> bool | None:
         """Take the host from ``django.contrib.sites``; ``None`` means "if installed"."""
-        return getattr(settings, "SITEMAPX_USE_SITES", None)
+        value: bool | None = getattr(settings, "SITEMAPX_USE_SITES", None)
+        return value
 
     @property
-    def AUTODISCOVER_MODULE(self) -> Any:
+    def AUTODISCOVER_MODULE(self) -> str:
         """Module name imported from every installed app at start-up."""
-        return getattr(settings, "SITEMAPX_AUTODISCOVER_MODULE", "sitemapx")
+        value: str = getattr(settings, "SITEMAPX_AUTODISCOVER_MODULE", "sitemapx")
+        return value
 
     @property
-    def EXPORT_STORAGE(self) -> Any:
-        """``STORAGES`` alias ``sitemap_export`` writes to when given no destination."""
-        return getattr(settings, "SITEMAPX_EXPORT_STORAGE", None)
-
-    @property
-    def SERVE_FROM_STORAGE(self) -> Any:
-        """``STORAGES`` alias whose exported files the views serve instead of generating."""
-        return getattr(settings, "SITEMAPX_SERVE_FROM_STORAGE", None)
-
-    @property
-    def OVERRIDES(self) -> Any:
+    def OVERRIDES(self) -> bool:
         """Apply the editors' overrides (``models.Override``) to every document."""
-        return getattr(settings, "SITEMAPX_OVERRIDES", True)
+        value: bool = getattr(settings, "SITEMAPX_OVERRIDES", True)
+        return value
 
     @property
-    def CACHE_ALIAS(self) -> Any:
+    def EXPORT_STORAGE(self) -> str | None:
+        """``STORAGES`` alias ``sitemap_export`` writes to when given no destination."""
+        value: str | None = getattr(settings, "SITEMAPX_EXPORT_STORAGE", None)
+        return value
+
+    @property
+    def SERVE_FROM_STORAGE(self) -> str | None:
+        """``STORAGES`` alias whose exported files the views serve instead of generating."""
+        value: str | None = getattr(settings, "SITEMAPX_SERVE_FROM_STORAGE", None)
+        return value
+
+    @property
+    def INDEX_LINKS_GZIP(self) -> bool:
+        """The index links to the ``.xml.gz`` pages instead of the ``.xml`` ones."""
+        value: bool = getattr(settings, "SITEMAPX_INDEX_LINKS_GZIP", False)
+        return value
+
+    @property
+    def HTTP_CACHE_CONTROL(self) -> str | None:
+        """The ``Cache-Control`` header of every sitemap response; ``None`` sends none."""
+        value: str | None = getattr(settings, "SITEMAPX_HTTP_CACHE_CONTROL", "public, max-age=300")
+        return value
+
+    @property
+    def CACHE_ALIAS(self) -> str | None:
         """Alias in ``CACHES`` holding the documents; ``None`` turns the cache off."""
-        return getattr(settings, "SITEMAPX_CACHE_ALIAS", "default")
+        value: str | None = getattr(settings, "SITEMAPX_CACHE_ALIAS", "default")
+        return value
 
     @property
-    def CACHE_TIMEOUT(self) -> Any:
+    def CACHE_TIMEOUT(self) -> float | None:
         """Seconds a cached document lives (``None``: until invalidated or evicted)."""
-        return getattr(settings, "SITEMAPX_CACHE_TIMEOUT", 86_400)
+        value: float | None = getattr(settings, "SITEMAPX_CACHE_TIMEOUT", 86_400)
+        return value
 
     @property
-    def CACHE_WAIT(self) -> Any:
+    def CACHE_WAIT(self) -> float:
         """Seconds a request waits for another one building the same document."""
-        return getattr(settings, "SITEMAPX_CACHE_WAIT", 10.0)
+        value: float = getattr(settings, "SITEMAPX_CACHE_WAIT", 10.0)
+        return value
 
     @property
-    def CACHE_LOCK_TIMEOUT(self) -> Any:
+    def CACHE_LOCK_TIMEOUT(self) -> float:
         """Seconds after which a builder's lock expires (a crashed builder frees it)."""
-        return getattr(settings, "SITEMAPX_CACHE_LOCK_TIMEOUT", 60)
+        value: float = getattr(settings, "SITEMAPX_CACHE_LOCK_TIMEOUT", 60)
+        return value
 
     @property
-    def CACHE_LOCAL_BYTES(self) -> Any:
+    def CACHE_LOCAL_BYTES(self) -> int:
         """Bytes of recent documents each process keeps in memory (0: none)."""
-        return getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", DEFAULT_CACHE_LOCAL_BYTES)
+        value: int = getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", DEFAULT_CACHE_LOCAL_BYTES)
+        return value
 
-    @property
-    def CACHE_CONTROL(self) -> Any:
-        """``Cache-Control`` of every sitemap response; ``None`` sends none."""
-        return getattr(settings, "SITEMAPX_CACHE_CONTROL", "public, max-age=300")
 
-    @property
-    def GZIP(self) -> Any:
-        """List the ``.xml.gz`` documents in the index instead of the ``.xml`` ones."""
-        return getattr(settings, "SITEMAPX_GZIP", False)
-
+# The setting names this app reads; check W001 reports any other SITEMAPX_* name.
+SETTING_NAMES = frozenset(
+    PREFIX + name for name, value in vars(Settings).items() if isinstance(value, property)
+)
 
 app_settings = Settings()

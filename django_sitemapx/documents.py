@@ -1,20 +1,25 @@
-"""Whole sitemap documents as byte streams: the one path shared by views and export."""
+"""Whole sitemap documents as byte streams, and the paths they are served at.
+
+The views and the export both render through here, so a served document and
+an exported file are the same bytes.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from django.urls import NoReverseMatch, reverse
+
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
-from .locations import LocationBuilder, Site
+from .entries import Entry, EntryStream, Skipped
+from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
 from .registry import SitemapRegistry
-from .sources import PageSummary, Source
+from .sources import IndexEntry, Page, Source
 from .writer import (
     DocumentWriter,
-    Entry,
     WriteStats,
     index_writer,
     sitemap_element,
@@ -24,16 +29,43 @@ from .writer import (
 
 logger = logging.getLogger("django_sitemapx")
 
+URL_NAMESPACE = "django_sitemapx"
+
 # Maps (section, page number) to the path a document is served at.
 PagePath = Callable[[str, int], str]
 
 
-@dataclass(frozen=True)
-class IndexEntry:
-    """One page of one section, as the index lists it."""
+def index_path() -> str:
+    """The path of the index: from the URLconf, else ``/sitemap.xml``."""
+    try:
+        return reverse(f"{URL_NAMESPACE}:index")
+    except NoReverseMatch:  # an export-only site need not include django_sitemapx.urls
+        return "/sitemap.xml"
 
-    section: str
-    page: PageSummary
+
+def page_path(section: str, page: int) -> str:
+    """The path of a page, e.g. ``/sitemap-article-2.xml``: from the URLconf, else at the top."""
+    try:
+        return reverse(f"{URL_NAMESPACE}:section", kwargs={"section": section, "page": str(page)})
+    except NoReverseMatch:
+        return f"/sitemap-{section}-{page}.xml"
+
+
+class DocumentStream:
+    """A document's bytes, chunk by chunk; ``stats`` counts what was written so far."""
+
+    def __init__(self, chunks: Iterator[bytes], stats: WriteStats) -> None:
+        self._chunks = chunks
+        self.stats = stats
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks
+
+    def close(self) -> None:
+        """Stop early (the client went away): release the source's cursor now."""
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()
 
 
 def index_entries(registry: SitemapRegistry) -> list[IndexEntry]:
@@ -45,15 +77,15 @@ def index_entries(registry: SitemapRegistry) -> list[IndexEntry]:
 
 
 def render_index(
-    entries: list[IndexEntry], site: Site, page_path: PagePath
-) -> Iterator[bytes] | None:
-    """The ``<sitemapindex>`` bytes, or None when no section has any page."""
+    entries: list[IndexEntry], origin: Origin, page_path: PagePath
+) -> DocumentStream | None:
+    """The ``<sitemapindex>`` listing ``entries`` at ``page_path``; None if there is none."""
     if not entries:
         return None
     writer = index_writer(max_urls=PROTOCOL_MAX_URLS, max_bytes=PROTOCOL_MAX_BYTES)
     elements = [
         sitemap_element(
-            site.prefix + page_path(entry.section, entry.page.number), entry.page.lastmod
+            origin.prefix + page_path(entry.section, entry.page.number), entry.page.lastmod
         )
         for entry in entries
     ]
@@ -65,38 +97,48 @@ def render_index(
             writer.stats.urls,
             len(entries),
         )
-    return iter([body, writer.close()])
+    return DocumentStream(iter([body, writer.close()]), writer.stats)
 
 
-def render_page(source: Source, page: int, site: Site) -> Iterator[bytes] | None:
-    """The ``<urlset>`` of one page as a stream, or None if it would hold no URL.
+def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | None:
+    """The ``<urlset>`` of ``page`` of ``source`` as a stream; None if it would hold no URL.
 
     The first chunk is produced before returning, so an empty or fully skipped
     page is known before any response starts (an empty ``<urlset>`` is invalid).
     """
     writer = urlset_writer(max_urls=source.get_limit(), max_bytes=PROTOCOL_MAX_BYTES)
-    stats = writer.stats
-    entries = source.iter_entries(page, LocationBuilder(site), stats)
-    chunks = apply_overrides(entries)
+    section = source.section
+    stream = page.entries(LocationBuilder(origin))
+    chunks = apply_overrides(_counted(stream, writer.stats))
     try:
         for chunk in chunks:
             first = writer.render(url_elements(chunk))
             if first:
-                return _stream(first, chunks, writer, source, page, entries)
+                body = _rest(first, chunks, writer, section, page.summary.number, stream)
+                return DocumentStream(body, writer.stats)
     except BaseException:
-        _close(entries)
+        _close(stream)
         raise
-    _log_skips(source, page, stats)
+    _log_skips(section, page.summary.number, writer.stats)
     return None
 
 
-def _stream(
+def _counted(stream: EntryStream, stats: WriteStats) -> Iterator[list[Entry]]:
+    """The chunks of ``stream``, its ``Skipped`` records counted in ``stats``."""
+    for item in stream:
+        if isinstance(item, Skipped):
+            stats.skip(item.reason, item.total)
+        else:
+            yield item
+
+
+def _rest(
     first: bytes,
     chunks: Iterator[list[Entry]],
     writer: DocumentWriter,
-    source: Source,
+    section: str,
     page: int,
-    entries: Iterator[Any],
+    stream: EntryStream,
 ) -> Iterator[bytes]:
     yield first
     try:
@@ -105,29 +147,29 @@ def _stream(
             if data:
                 yield data
     except BaseException:  # an error, or the client went away (GeneratorExit)
-        _close(entries)
+        _close(stream)
         raise
     yield writer.close()
-    _log_skips(source, page, writer.stats)
+    _log_skips(section, page, writer.stats)
 
 
-def _close(entries: Iterator[Any]) -> None:
+def _close(stream: Any) -> None:
     # A suspended source generator may hold an open server-side cursor. Left to
     # the garbage collector (a traceback keeps it in a reference cycle), its
     # cleanup can run in the middle of a later query on the same connection,
     # and psycopg then waits forever for its own connection lock.
-    close = getattr(entries, "close", None)
+    close = getattr(stream, "close", None)
     if close is not None:
         close()
 
 
-def _log_skips(source: Source, page: int, stats: WriteStats) -> None:
+def _log_skips(section: str, page: int, stats: WriteStats) -> None:
     if stats.skipped:
         logger.warning(
             "Sitemap section %r page %s: %s entries left out or trimmed %s",
-            source.section,
+            section,
             page,
             stats.skipped_total,
             dict(sorted(stats.skipped.items())),
-            extra={"section": source.section, "page": page, "skipped": dict(stats.skipped)},
+            extra={"section": section, "page": page, "skipped": dict(stats.skipped)},
         )

@@ -1,6 +1,8 @@
-"""Exceptions raised by django-sitemapx."""
+"""Exceptions raised by django-sitemapx, and the reasons an entry is left out."""
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -17,9 +19,54 @@ class SourceConfigurationError(ImproperlyConfigured):
     """A source declares something the protocol or the app cannot serve."""
 
 
-class InvalidValue(ValueError):
-    """A value cannot be written to a sitemap (bad priority, changefreq or date)."""
-
-
 class ExportError(Exception):
     """An export cannot run as asked (bad argument, destination not writable, ...)."""
+
+
+class InvalidValue(ValueError):
+    """A value cannot be written to a sitemap (bad priority, changefreq or date).
+
+    Raised by ``values``; a source's static value becomes a
+    ``SourceConfigurationError``, a per-item one a counted skip.
+    """
+
+
+class InvalidLocation(ValueError):
+    """A value that is neither a path nor an http(s) URL; ``code`` says why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class SkipReason(StrEnum):
+    """Why an entry, or one of its values, was left out of a document.
+
+    Each page's skips are logged with counts by reason; the admin's URL
+    inspector words them for editors.
+    """
+
+    # The entry is left out.
+    CONTROL_CHARACTERS = "control_characters"
+    NOT_ABSOLUTE = "not_absolute"
+    OTHER_HOST = "other_host"
+    TOO_LONG = "too_long"
+    MISSING_VALUE = "missing_value"
+    NO_REVERSE_MATCH = "no_reverse_match"
+    # The writer leaves the entry out: the document is full, or it holds a
+    # character XML 1.0 forbids.
+    OVER_URL_LIMIT = "over_url_limit"
+    OVER_SIZE_LIMIT = "over_size_limit"
+    ILLEGAL_CHARACTERS = "illegal_characters"
+    # The entry stays, without this value.
+    INVALID_LASTMOD = "invalid_lastmod"
+    INVALID_CHANGEFREQ = "invalid_changefreq"
+    INVALID_PRIORITY = "invalid_priority"
+
+
+class Skip(Exception):
+    """Raised while building an entry that cannot be written; ``reason`` says why."""
+
+    def __init__(self, reason: SkipReason) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -13,9 +13,12 @@ from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
 from .exceptions import NotRegistered
-from .invalidation import invalidate, row_pages
 from .models import Override
-from .signals import Place, overrides_changed, send_overrides_changed
+from .overrides import Place, send_overrides_changed
+from .registry import default_registry
+from .serving.cache import invalidate
+from .signals import overrides_changed
+from .sources import ModelSource
 
 
 def _remember(instance: Override) -> None:
@@ -67,7 +70,7 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
     covers a request in another process that rebuilt the page from the rows
     as they were before the transaction committed.
     """
-    pages = row_pages(instance)
+    pages = _pages_touched_by(instance)
     if not pages:
         return
     using = kwargs.get("using")
@@ -94,3 +97,13 @@ def overrides_changed_invalidate(
             invalidate(section, page)
         except NotRegistered:  # an override left on a section that is gone
             continue
+
+
+def _pages_touched_by(instance: models.Model) -> list[tuple[str, int | None]]:
+    """``(section, page)`` of each page ``instance`` can change (page None: every page)."""
+    return [
+        (source.section, page)
+        for source in default_registry
+        if isinstance(source, ModelSource) and source.model is not None
+        for page in source.pages_touched_by(instance)
+    ]

@@ -14,19 +14,21 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from .normalise import InvalidLocation, location_key
-from .writer import CHANGEFREQS
+from .exceptions import InvalidLocation
+from .locations.keys import location_key
+from .values import CHANGEFREQS
 
-CHANGEFREQ_CHOICES = [
-    ("always", _("always")),
-    ("hourly", _("hourly")),
-    ("daily", _("daily")),
-    ("weekly", _("weekly")),
-    ("monthly", _("monthly")),
-    ("yearly", _("yearly")),
-    ("never", _("never")),
-]
-assert tuple(value for value, _label in CHANGEFREQ_CHOICES) == CHANGEFREQS
+# The protocol's seven values (``values.CHANGEFREQS``), worded for editors.
+_CHANGEFREQ_LABELS = {
+    "always": _("always"),
+    "hourly": _("hourly"),
+    "daily": _("daily"),
+    "weekly": _("weekly"),
+    "monthly": _("monthly"),
+    "yearly": _("yearly"),
+    "never": _("never"),
+}
+CHANGEFREQ_CHOICES = [(value, _CHANGEFREQ_LABELS[value]) for value in CHANGEFREQS]
 
 _PRIORITY_RANGE = _("Priority must be between 0.0 and 1.0.")
 _LOCATION_ERRORS = {
@@ -48,7 +50,7 @@ class Override(models.Model):
     """What the sitemap says about one URL, whatever its source says.
 
     Every value is optional: an empty field keeps the source's value. The
-    ``location`` is stored normalised (see ``normalise.location_key``), so
+    ``location`` is stored normalised (see ``locations.keys.location_key``), so
     ``/a/``, ``/a`` and ``https://host/a/`` are one row.
     """
 
@@ -177,8 +179,3 @@ class Override(models.Model):
                 {"lastmod": _("The last modification cannot be in the future.")},
                 code="future_lastmod",
             )
-
-    @property
-    def is_effective(self) -> bool:
-        """True if the override changes anything at all."""
-        return bool(self.exclude or self.priority is not None or self.changefreq or self.lastmod)

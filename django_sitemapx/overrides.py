@@ -1,6 +1,6 @@
 """Applying editors' overrides to the entries and the index of a sitemap.
 
-Entries are matched by ``normalise.uri_key``: at most one query per chunk of
+Entries are matched by ``locations.keys.uri_key``: at most one query per chunk of
 entries, never one per URL. The first chunk's query also reads up to
 ``PRELOAD_LIMIT`` overrides; when that is all of them, the document needs no
 other query. Otherwise each chunk reads its own with ``location__in``. Memory is
@@ -9,7 +9,7 @@ Excluded entries are dropped; the other overridden values replace the source's.
 
 The index cannot look at every URL, so a forced lastmod reaches it through the
 section and page stored on the override when it was saved (see
-``locate.place_override``): a page's lastmod in the index is the later of its
+``locations.lookup.place``): a page's lastmod in the index is the later of its
 own and the forced lastmods of the overrides placed on it.
 """
 
@@ -18,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 from django.db import connections, router
 from django.db.models import BigIntegerField, BooleanField, Max, Q, Subquery, Value
@@ -26,10 +27,11 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 
 from .conf import app_settings
-from .normalise import uri_key
-from .sources import PageSummary
-from .values import lastmod_text, parse_lastmod
-from .writer import Entry, format_priority
+from .entries import Entry
+from .locations.keys import uri_key
+from .signals import overrides_changed
+from .sources import IndexEntry
+from .values import format_priority, is_later, lastmod_text
 
 # One override as the hot path reads it: (exclude, lastmod, changefreq, priority).
 OverrideValues = tuple[bool, str | None, str | None, str | None]
@@ -48,14 +50,6 @@ def apply_overrides(chunks: Iterable[list[Entry]]) -> Iterator[list[Entry]]:
     lookup = _Lookup()
     for chunk in chunks:
         yield lookup.apply(chunk)
-
-
-def apply_to_chunk(chunk: list[Entry]) -> list[Entry]:
-    """One chunk of entries with its overrides applied (one query)."""
-    if not chunk:
-        return chunk
-    keys = [uri_key(entry[0]) for entry in chunk]
-    return _apply(chunk, keys, fetch(set(keys)))
 
 
 class _Lookup:
@@ -94,11 +88,12 @@ def _apply(chunk: list[Entry], keys: list[str], found: dict[str, OverrideValues]
         if exclude:
             continue
         result.append(
-            (
+            Entry(
                 entry[0],
                 entry[1] if lastmod is None else lastmod,
                 entry[2] if changefreq is None else changefreq,
                 entry[3] if priority is None else priority,
+                entry[4],
             )
         )
     return result
@@ -155,18 +150,7 @@ def _format(row: list[Any]) -> OverrideValues:
     )
 
 
-class _IndexEntry(Protocol):
-    @property
-    def section(self) -> str: ...
-
-    @property
-    def page(self) -> PageSummary: ...
-
-
-IndexEntryT = TypeVar("IndexEntryT", bound=_IndexEntry)
-
-
-def adjust_index(entries: list[IndexEntryT]) -> list[IndexEntryT]:
+def adjust_index(entries: list[IndexEntry]) -> list[IndexEntry]:
     """Raise each page's lastmod to the latest forced lastmod placed on it (one query)."""
     if not entries or not app_settings.OVERRIDES:
         return entries
@@ -178,7 +162,7 @@ def adjust_index(entries: list[IndexEntryT]) -> list[IndexEntryT]:
         latest = forced.get((entry.section, entry.page.number))
         if latest is not None and is_later(latest, entry.page.lastmod):
             page = dataclasses.replace(entry.page, lastmod=lastmod_text(latest))
-            entry = dataclasses.replace(entry, page=page)  # type: ignore[type-var]
+            entry = dataclasses.replace(entry, page=page)
         adjusted.append(entry)
     return adjusted
 
@@ -197,7 +181,50 @@ def forced_page_lastmods() -> dict[tuple[str, int], datetime.datetime]:
     return {(section, page): latest for section, page, latest in rows}
 
 
-def is_later(value: datetime.datetime, text: str | None) -> bool:
-    """Whether ``value`` is later than a W3C Datetime text (a missing one is earliest)."""
-    other = None if text is None else parse_lastmod(text)
-    return other is None or value > other
+# -- what a change of overrides affects ----------------------------------------
+
+
+@dataclass(frozen=True)
+class AffectedDocuments:
+    """The documents a set of override changes may have altered."""
+
+    locations: frozenset[str]
+    pages: frozenset[tuple[str, int]]
+    everything: bool
+
+
+Place = tuple[str, int | None]
+
+
+def affected_documents(changes: Iterable[tuple[str, Iterable[Place | None]]]) -> AffectedDocuments:
+    """What ``(location, places before and after)`` pairs touch."""
+    locations: set[str] = set()
+    pages: set[tuple[str, int]] = set()
+    everything = False
+    for location, places in changes:
+        locations.add(location)
+        for place in places:
+            if place is None:
+                continue
+            section, page = place
+            if section and page is not None:
+                pages.add((section, page))
+            else:
+                everything = True
+    return AffectedDocuments(frozenset(locations), frozenset(pages), everything)
+
+
+def send_overrides_changed(
+    sender: type, changes: Iterable[tuple[str, Iterable[Place | None]]]
+) -> AffectedDocuments:
+    """Send ``overrides_changed`` for these changes and return what they affect."""
+    affected = affected_documents(changes)
+    if affected.locations:
+        overrides_changed.send(
+            sender=sender,
+            locations=affected.locations,
+            pages=affected.pages,
+            everything=affected.everything,
+            affected=affected,
+        )
+    return affected

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import traceback
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
@@ -12,11 +14,13 @@ from django.utils.module_loading import autodiscover_modules
 
 from .conf import app_settings
 from .exceptions import AlreadyRegistered, NotRegistered
-from .model_source import ModelSource
-from .sources import ContribSitemapSource, ItemSource, Source
+from .sources import ContribSitemapSource, ItemSource, ModelSource, Source
 
-SourceT = TypeVar("SourceT", bound=type[Source])
+SourceT = TypeVar("SourceT", bound=type[Any])
 Target = type[models.Model] | str
+
+# Every registry, so the system checks cover custom ones too (like admin's all_sites).
+all_registries: weakref.WeakSet[SitemapRegistry] = weakref.WeakSet()
 
 
 class SitemapRegistry:
@@ -26,13 +30,12 @@ class SitemapRegistry:
     ``model_name``) or under an explicit name for non-model sources.
     """
 
-    def __init__(self, name: str = "sitemapx") -> None:
-        self.name = name
+    def __init__(self) -> None:
         # Keep this attribute name: autodiscover_modules() restores it if an
         # app's module fails to import.
         self._registry: dict[str, Source] = {}
         self._origins: dict[str, str] = {}
-        self._pending: dict[str, str] = {}
+        all_registries.add(self)
 
     def register(
         self,
@@ -44,9 +47,14 @@ class SitemapRegistry:
     ) -> Source:
         """Register ``target`` (a model, or a section name) and return its source instance.
 
-        ``source_class`` may be a ``Source`` subclass, a ``django.contrib.sitemaps``
-        ``Sitemap`` subclass or instance (wrapped), or for a named section a
-        callable returning items. ``options`` set attributes on the instance.
+        ``source_class`` may be a ``Source`` subclass (default: ``ModelSource``
+        for a model), a ``django.contrib.sitemaps`` ``Sitemap`` subclass or
+        instance (wrapped), or for a named section a callable returning items.
+        ``options`` set attributes on the instance. ``section`` names the
+        section (default: the model's ``model_name``), so one model can have
+        several. Raises ``AlreadyRegistered``, ``TypeError`` for an unknown
+        option, and ``SourceConfigurationError`` for a value of the source's
+        own that the protocol refuses.
         """
         name, model = self._section_name(target, section)
         if name in self._registry:
@@ -58,14 +66,13 @@ class SitemapRegistry:
         source.validate()
         self._registry[name] = source
         self._origins[name] = _caller()
-        self._pending.pop(name, None)
         return source
 
     def unregister(self, target: Target) -> None:
-        """Remove a section, given its model or its name."""
-        name = self._lookup(target)
-        del self._registry[name]
-        del self._origins[name]
+        """Remove the section of this name, or every section of this model."""
+        for name in self._lookup(target):
+            del self._registry[name]
+            del self._origins[name]
 
     def is_registered(self, target: Target) -> bool:
         """Whether a section exists for this model or name."""
@@ -83,45 +90,44 @@ class SitemapRegistry:
             raise NotRegistered(f"No sitemap section is named {section!r}.") from None
 
     def __iter__(self) -> Iterator[Source]:
+        """The sources, in registration order (the order of the index)."""
         return iter(list(self._registry.values()))
-
-    def __len__(self) -> int:
-        return len(self._registry)
-
-    def __bool__(self) -> bool:
-        # autodiscover_modules() tests "if register_to:" before rolling back a
-        # failed import: an empty registry must still count as given.
-        return True
-
-    def __contains__(self, section: object) -> bool:
-        return section in self._registry
 
     @property
     def sections(self) -> list[str]:
         """Section names in registration order (the order of the index)."""
         return list(self._registry)
 
-    def pending(self) -> dict[str, str]:
-        """``register(model)`` calls with no source that were never used as decorators."""
-        return dict(self._pending)
-
-    def mark_pending(self, target: Target, section: str | None) -> None:
-        name, _ = self._section_name(target, section)
-        self._pending[name] = _caller()
-
     def autodiscover(self) -> None:
         """Import every installed app's sitemap module (``sitemapx.py`` by default)."""
         autodiscover_modules(app_settings.AUTODISCOVER_MODULE, register_to=self)
 
-    def _lookup(self, target: Target) -> str:
+    @contextlib.contextmanager
+    def temporarily_empty(self) -> Iterator[SitemapRegistry]:
+        """Empty the registry inside a ``with`` block and restore it afterwards (for tests)."""
+        saved = dict(self._registry), dict(self._origins)
+        self._registry.clear()
+        self._origins.clear()
+        try:
+            yield self
+        finally:
+            self._registry.clear()
+            self._origins.clear()
+            self._registry.update(saved[0])
+            self._origins.update(saved[1])
+
+    def _lookup(self, target: Target) -> list[str]:
         if isinstance(target, str):
-            if target in self._registry:
-                return target
+            names = [target] if target in self._registry else []
         else:
-            for name, source in self._registry.items():
-                if getattr(source, "model", None) is target:
-                    return name
-        raise NotRegistered(f"{target!r} is not registered in the sitemap.")
+            names = [
+                name
+                for name, source in self._registry.items()
+                if getattr(source, "model", None) is target
+            ]
+        if not names:
+            raise NotRegistered(f"{target!r} is not registered in the sitemap.")
+        return names
 
     @staticmethod
     def _section_name(
@@ -178,37 +184,26 @@ def _caller() -> str:
     return "unknown"
 
 
-site = SitemapRegistry()
+default_registry = SitemapRegistry()
 
 
 def register(
     target: Target,
-    source_class: Any = None,
     *,
     section: str | None = None,
     registry: SitemapRegistry | None = None,
     **options: Any,
-) -> Any:
-    """Register a section in the default registry, or decorate a source class.
+) -> Callable[[SourceT], SourceT]:
+    """Register the decorated source class for ``target`` and return the class unchanged.
 
-    ``register(Article, ArticleSitemap)`` and ``register(Article, lastmod_field=...)``
-    register at once. ``@register(Article)`` above a ``Source`` subclass registers
-    that class. ``register(Article)`` used as neither is reported by check
-    ``django_sitemapx.E005``.
+    ``@register(Article)`` above a ``Source`` subclass (or a
+    ``django.contrib.sitemaps.Sitemap`` subclass) registers it in the default
+    registry, or in ``registry``. ``section`` and ``options`` are those of
+    :meth:`SitemapRegistry.register`, which is the imperative form.
     """
-    registry = registry or site
-    if source_class is not None or options:
-        registry.register(target, source_class, section=section, **options)
-        return source_class
-    registry.mark_pending(target, section)
 
-    def decorator(cls: SourceT) -> SourceT:
-        registry.register(target, cls, section=section)
-        return cls
+    def decorator(source_class: SourceT) -> SourceT:
+        (registry or default_registry).register(target, source_class, section=section, **options)
+        return source_class
 
     return decorator
-
-
-def unregister(target: Target, *, registry: SitemapRegistry | None = None) -> None:
-    """Remove a section from the default registry (or ``registry``)."""
-    (registry or site).unregister(target)

@@ -1,19 +1,23 @@
-"""Reading a source's per-entry values (attribute or per-item method) as protocol text."""
+"""The protocol's values: parsing, validating and formatting lastmod, changefreq, priority.
+
+Every place that reads or writes one of these values comes here: sources
+(static attributes and per-item methods), overrides, the index's page
+lastmods, ETag and Last-Modified, and the admin.
+"""
 
 from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.utils import timezone
 
-from .exceptions import InvalidValue, SourceConfigurationError
-from .writer import format_lastmod, format_priority, validate_changefreq
+from .exceptions import InvalidValue, SkipReason, SourceConfigurationError
 
-ValueGetter = Callable[[Any], str | None]
-
+CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 
 # W3C Datetime as the sitemap schema accepts it: a date, or a date-time with
 # seconds (fraction optional) and an explicit offset.
@@ -22,6 +26,37 @@ _W3C_DATETIME = re.compile(
 )
 # xs:dateTime allows time zone offsets up to 14 hours.
 _MAX_OFFSET = datetime.timedelta(hours=14)
+
+# -- lastmod ------------------------------------------------------------------
+
+
+def format_lastmod(value: datetime.date | datetime.datetime, tz: datetime.tzinfo) -> str:
+    """W3C Datetime: a date, or a date-time to the second with an explicit offset.
+
+    A naive datetime is taken to be in ``tz``.
+    """
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            value = value.replace(tzinfo=tz)
+        return value.replace(microsecond=0).isoformat()
+    return value.isoformat()
+
+
+def lastmod_text(value: Any) -> str | None:
+    """A date/datetime (naive ones in the project's time zone) as W3C Datetime text.
+
+    A string is accepted only if it already is W3C Datetime; ``None`` stays
+    ``None``. Anything else raises ``InvalidValue``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if _is_w3c_datetime(value):
+            return value
+        raise InvalidValue(f"lastmod {value!r} is not a W3C Datetime")
+    if isinstance(value, datetime.date):
+        return format_lastmod(value, timezone.get_default_timezone())
+    raise InvalidValue(f"lastmod must be a date or datetime, not {type(value).__name__}")
 
 
 def _is_w3c_datetime(text: str) -> bool:
@@ -37,22 +72,6 @@ def _is_w3c_datetime(text: str) -> bool:
     return offset is not None and abs(offset) <= _MAX_OFFSET
 
 
-def lastmod_text(value: Any) -> str | None:
-    """Format a date/datetime (naive ones in the project's time zone) as W3C Datetime.
-
-    A string is accepted only if it already is W3C Datetime.
-    """
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if _is_w3c_datetime(value):
-            return value
-        raise InvalidValue(f"lastmod {value!r} is not a W3C Datetime")
-    if isinstance(value, datetime.datetime | datetime.date):
-        return format_lastmod(value, timezone.get_default_timezone())
-    raise InvalidValue(f"lastmod must be a date or datetime, not {type(value).__name__}")
-
-
 def parse_lastmod(text: str) -> datetime.datetime | None:
     """A W3C date or datetime text as an aware datetime (naive: the default time zone)."""
     try:
@@ -64,23 +83,89 @@ def parse_lastmod(text: str) -> datetime.datetime | None:
     return value
 
 
-_FORMATTERS: dict[str, Callable[[Any], str | None]] = {
+def lastmod_timestamp(text: str) -> float | None:
+    """Seconds since the epoch of a W3C date or datetime text, or None if it is not one."""
+    value = parse_lastmod(text)
+    return None if value is None else value.timestamp()
+
+
+def is_later(value: datetime.datetime, text: str | None) -> bool:
+    """Whether ``value`` is later than a W3C Datetime text (a missing one is earliest)."""
+    other = None if text is None else parse_lastmod(text)
+    return other is None or value > other
+
+
+def latest_lastmod(values: Iterable[Any]) -> str | None:
+    """The latest of dates, datetimes and W3C texts, as text; invalid values are ignored.
+
+    A datetime text comes back with its offset written as ``+00:00``, not ``Z``,
+    as the database writes the lastmods of model sections.
+    """
+    latest: datetime.datetime | datetime.date | None = None
+    latest_moment: datetime.datetime | None = None
+    for value in values:
+        try:
+            text = lastmod_text(value)
+        except InvalidValue:
+            continue
+        moment = None if text is None else parse_lastmod(text)
+        if text is not None and moment is not None:
+            if latest_moment is None or moment > latest_moment:
+                latest_moment = moment
+                latest = moment if "T" in text else datetime.date.fromisoformat(text)
+    return None if latest is None else lastmod_text(latest)
+
+
+# -- changefreq and priority ------------------------------------------------------
+
+
+def validate_changefreq(value: str) -> str:
+    """Return ``value`` if it is one of the seven protocol values."""
+    if value not in CHANGEFREQS:
+        raise InvalidValue(f"changefreq {value!r} is not one of {', '.join(CHANGEFREQS)}")
+    return value
+
+
+def format_priority(value: float | Decimal | str) -> str:
+    """Validate a priority (0.0 to 1.0) and write it with at most three decimals."""
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        raise InvalidValue(f"priority {value!r} is not a number") from None
+    if not number.is_finite() or not Decimal(0) <= number <= Decimal(1):
+        raise InvalidValue(f"priority {value!r} is outside 0.0 to 1.0")
+    text = f"{number.quantize(Decimal('0.001')):f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+# -- a source's values: an attribute, or a method taking the item ------------------
+
+ValueName = str  # "lastmod", "changefreq" or "priority"
+ValueReader = Callable[[Any], str | None]
+
+VALUE_NAMES: tuple[ValueName, ...] = ("lastmod", "changefreq", "priority")
+_FORMATTERS: dict[ValueName, Callable[[Any], str | None]] = {
     "changefreq": lambda value: None if value is None else validate_changefreq(value),
     "priority": lambda value: None if value is None else format_priority(value),
     "lastmod": lastmod_text,
 }
+INVALID = {
+    "lastmod": SkipReason.INVALID_LASTMOD,
+    "changefreq": SkipReason.INVALID_CHANGEFREQ,
+    "priority": SkipReason.INVALID_PRIORITY,
+}
 
 
-def formatted(name: str, raw: Any, on_invalid: Callable[[str], None]) -> str | None:
-    """Format one raw value; an invalid one is reported as ``invalid_<name>`` and dropped."""
+def formatted(name: ValueName, raw: Any, on_invalid: Callable[[SkipReason], None]) -> str | None:
+    """Format one raw value; an invalid one is reported through ``on_invalid`` and dropped."""
     try:
         return _FORMATTERS[name](raw)
     except InvalidValue:
-        on_invalid(f"invalid_{name}")
+        on_invalid(INVALID[name])
         return None
 
 
-def static_value(owner: object, name: str) -> str | None:
+def static_value(owner: object, name: ValueName) -> str | None:
     """The formatted value of a plain attribute, raising a clear error if it is invalid."""
     try:
         return _FORMATTERS[name](getattr(owner, name, None))
@@ -88,17 +173,19 @@ def static_value(owner: object, name: str) -> str | None:
         raise SourceConfigurationError(f"{type(owner).__name__}.{name}: {error}") from None
 
 
-def getter(owner: object, name: str, on_invalid: Callable[[str], None]) -> ValueGetter | None:
+def per_item_reader(
+    owner: object, name: ValueName, on_invalid: Callable[[SkipReason], None]
+) -> ValueReader | None:
     """A per-item function for a method attribute, ``None`` for a plain attribute.
 
-    An invalid per-item value is dropped (the URL stays, without that field) and
-    reported through ``on_invalid`` with a stable reason such as ``"invalid_priority"``.
+    An invalid per-item value is dropped (the URL stays, without that element)
+    and reported through ``on_invalid``.
     """
     attribute = getattr(owner, name, None)
     if not callable(attribute):
         return None
     formatter = _FORMATTERS[name]
-    reason = f"invalid_{name}"
+    reason = INVALID[name]
 
     def read(item: Any) -> str | None:
         try:

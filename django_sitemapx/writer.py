@@ -1,26 +1,25 @@
-"""Rows in, XML bytes out.
+"""Entries in, XML bytes out.
 
-This module knows nothing of Django's ORM or of requests: it formats values,
-escapes them and frames them as ``<urlset>`` or ``<sitemapindex>`` documents.
-The view and the export both use it, so a document is the same bytes whichever
+This module knows nothing of Django's ORM or of requests: it escapes entries
+whose values are already protocol text (see ``values``) and frames them as a
+``<urlset>`` or ``<sitemapindex>`` document within the protocol's limits. The
+views and the export both use it, so a document is the same bytes whichever
 produced it.
 """
 
 from __future__ import annotations
 
-import datetime
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 
-from .exceptions import InvalidValue
+from .entries import Entry, Extras
+from .exceptions import SkipReason
 
 SITEMAP_NAMESPACE = "http://www.sitemaps.org/schemas/sitemap/0.9"
-CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
-URLSET_OPEN = f'{XML_DECLARATION}<urlset xmlns="{SITEMAP_NAMESPACE}">\n'
 URLSET_CLOSE = "</urlset>\n"
 INDEX_OPEN = f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NAMESPACE}">\n'
 INDEX_CLOSE = "</sitemapindex>\n"
@@ -31,15 +30,11 @@ _ILLEGAL_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\
 _ILLEGAL_ASCII = bytes([c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)])
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&apos;", '"': "&quot;"})
 
-# An entry: (absolute URI, lastmod text or None, changefreq or None, priority text or None).
-Entry = tuple[str, str | None, str | None, str | None]
 
-
-def escape(text: str) -> str:
-    """Entity-escape ``& < > ' "``; refuse characters XML 1.0 forbids."""
-    if _ILLEGAL_XML_CHARS.search(text):
-        raise InvalidValue(f"{text!r} contains characters that XML 1.0 forbids")
-    return text.translate(_ESCAPES)
+def urlset_open(namespaces: Mapping[str, str] | None = None) -> str:
+    """The XML declaration and ``<urlset>`` tag, declaring ``{prefix: uri}`` extensions."""
+    declared = "".join(f' xmlns:{prefix}="{uri}"' for prefix, uri in (namespaces or {}).items())
+    return f'{XML_DECLARATION}<urlset xmlns="{SITEMAP_NAMESPACE}"{declared}>\n'
 
 
 def has_illegal_xml_chars(text: str) -> bool:
@@ -53,49 +48,15 @@ def has_illegal_xml_chars(text: str) -> bool:
     return _ILLEGAL_XML_CHARS.search(text) is not None
 
 
-def format_lastmod(value: datetime.date | datetime.datetime, tz: datetime.tzinfo) -> str:
-    """W3C Datetime: a date, or a date-time to the second with an explicit offset.
-
-    A naive datetime is taken to be in ``tz`` (the project's time zone).
-    """
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is None or value.utcoffset() is None:
-            value = value.replace(tzinfo=tz)
-        text = value.replace(microsecond=0).isoformat()
-        return text
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    raise InvalidValue(f"lastmod must be a date or datetime, not {type(value).__name__}")
-
-
-def format_priority(value: float | Decimal | str) -> str:
-    """Validate a priority (0.0 to 1.0) and write it with at most three decimals."""
-    try:
-        number = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        raise InvalidValue(f"priority {value!r} is not a number") from None
-    if not number.is_finite() or not Decimal(0) <= number <= Decimal(1):
-        raise InvalidValue(f"priority {value!r} is outside 0.0 to 1.0")
-    text = f"{number.quantize(Decimal('0.001')):f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
-
-
-def validate_changefreq(value: str) -> str:
-    """Return ``value`` if it is one of the seven protocol values."""
-    if value not in CHANGEFREQS:
-        raise InvalidValue(f"changefreq {value!r} is not one of {', '.join(CHANGEFREQS)}")
-    return value
-
-
 @dataclass
 class WriteStats:
-    """What a document holds and what was left out of it."""
+    """What a document holds and what was left out of it, by reason."""
 
     urls: int = 0
     bytes: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
 
-    def skip(self, reason: str, count: int = 1) -> None:
+    def skip(self, reason: SkipReason, count: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + count
 
     @property
@@ -103,26 +64,19 @@ class WriteStats:
         return sum(self.skipped.values())
 
 
-def url_element(
-    loc: str, lastmod: str | None, changefreq: str | None, priority: str | None
-) -> str:
-    """One ``<url>`` element; ``loc`` must already be a URI (ASCII, no illegal characters)."""
-    return _url_element(loc.translate(_ESCAPES), lastmod, changefreq, priority)
-
-
 def url_elements(entries: Sequence[Entry]) -> list[str]:
-    """The ``<url>`` element of each entry, exactly as ``url_element`` writes it."""
+    """The ``<url>`` element of each entry."""
     # The hot path of every sitemap: str.translate() costs microseconds per URI,
     # so it runs only on chunks holding something to escape; the common shape
-    # (all three optional values present) is written by one f-string.
+    # (all three optional values present, no extension) is one f-string.
     if _needs_escape("".join([entry[0] for entry in entries])):
-        entries = [(entry[0].translate(_ESCAPES), *entry[1:]) for entry in entries]
+        entries = [Entry(entry[0].translate(_ESCAPES), *entry[1:]) for entry in entries]
     return [
         f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
         f"</changefreq><priority>{priority}</priority></url>\n"
-        if lastmod is not None and changefreq is not None and priority is not None
-        else _url_element(loc, lastmod, changefreq, priority)
-        for loc, lastmod, changefreq, priority in entries
+        if lastmod is not None and changefreq is not None and priority is not None and not extras
+        else _url_element(loc, lastmod, changefreq, priority, extras)
+        for loc, lastmod, changefreq, priority, extras in entries
     ]
 
 
@@ -131,7 +85,11 @@ def _needs_escape(text: str) -> bool:
 
 
 def _url_element(
-    loc: str, lastmod: str | None, changefreq: str | None, priority: str | None
+    loc: str,
+    lastmod: str | None,
+    changefreq: str | None,
+    priority: str | None,
+    extras: Extras | None,
 ) -> str:
     parts = ["<url><loc>", loc, "</loc>"]
     if lastmod is not None:
@@ -140,6 +98,15 @@ def _url_element(
         parts += ["<changefreq>", changefreq, "</changefreq>"]
     if priority is not None:
         parts += ["<priority>", priority, "</priority>"]
+    if extras:
+        for hreflang, href in extras.alternates:
+            parts += [
+                '<xhtml:link rel="alternate" hreflang="',
+                hreflang.translate(_ESCAPES),
+                '" href="',
+                href.translate(_ESCAPES),
+                '"/>',
+            ]
     parts.append("</url>\n")
     return "".join(parts)
 
@@ -152,11 +119,11 @@ def sitemap_element(loc: str, lastmod: str | None) -> str:
 
 
 class DocumentWriter:
-    """Frames chunks of elements as one document and keeps it within protocol limits.
+    """Frames rendered elements as one document and keeps it within protocol limits.
 
-    ``render_chunk`` returns the bytes for a chunk of entries (the opening tag
-    comes with the first non-empty chunk), ``close`` the closing tag. Entries
-    past ``max_urls`` or that would take the document over ``max_bytes`` are
+    ``render`` returns the bytes of a chunk of elements (the opening tag comes
+    with the first non-empty chunk), ``close`` the closing tag. Elements past
+    ``max_urls`` or that would take the document over ``max_bytes`` are
     counted in ``stats`` and left out.
     """
 
@@ -175,7 +142,7 @@ class DocumentWriter:
         room = self.max_urls - stats.urls
         chunk = list(elements)
         if len(chunk) > room:
-            stats.skip("over_url_limit", len(chunk) - room)
+            stats.skip(SkipReason.OVER_URL_LIMIT, len(chunk) - room)
             chunk = chunk[: max(room, 0)]
         if not chunk:
             return b""
@@ -185,7 +152,7 @@ class DocumentWriter:
             # encoded, values validated); a custom source might. One scan per
             # chunk keeps the guarantee cheap.
             clean = [element for element in chunk if not _ILLEGAL_XML_CHARS.search(element)]
-            stats.skip("illegal_characters", len(chunk) - len(clean))
+            stats.skip(SkipReason.ILLEGAL_CHARACTERS, len(chunk) - len(clean))
             chunk, text = clean, "".join(clean)
             if not chunk:
                 return b""
@@ -194,7 +161,7 @@ class DocumentWriter:
         budget = self.max_bytes - self._closing_size - stats.bytes
         if len(data) > budget:
             data, kept = self._trim_to(head, chunk, budget)
-            stats.skip("over_size_limit", len(chunk) - kept)
+            stats.skip(SkipReason.OVER_SIZE_LIMIT, len(chunk) - kept)
             chunk = chunk[:kept]
             if not kept:
                 return b""
@@ -225,9 +192,13 @@ class DocumentWriter:
         return head + "".join(chunk[:kept]).encode(), kept
 
 
-def urlset_writer(*, max_urls: int, max_bytes: int) -> DocumentWriter:
-    """A writer for a ``<urlset>`` document."""
-    return DocumentWriter(URLSET_OPEN, URLSET_CLOSE, max_urls=max_urls, max_bytes=max_bytes)
+def urlset_writer(
+    *, max_urls: int, max_bytes: int, namespaces: Mapping[str, str] | None = None
+) -> DocumentWriter:
+    """A writer for a ``<urlset>`` document declaring the extension ``namespaces``."""
+    return DocumentWriter(
+        urlset_open(namespaces), URLSET_CLOSE, max_urls=max_urls, max_bytes=max_bytes
+    )
 
 
 def index_writer(*, max_urls: int, max_bytes: int) -> DocumentWriter:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from django_sitemapx.registry import SitemapRegistry, site
+from django_sitemapx.registry import SitemapRegistry, default_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 XSD_DIR = Path(os.environ.get("SITEMAPX_XSD_DIR", ROOT.parent / "shared" / "xsd"))
@@ -72,7 +72,7 @@ def _empty_cache() -> Iterator[None]:
     """Every test starts with an empty cache (Redis keeps keys between tests)."""
     from django.core.cache import caches
 
-    from django_sitemapx.local_copies import local_copies
+    from django_sitemapx.serving.cache import local_copies
 
     for alias in caches:
         caches[alias].clear()
@@ -100,16 +100,5 @@ def close_thread_connections() -> None:
 @pytest.fixture
 def registry() -> Iterator[SitemapRegistry]:
     """The default registry, emptied for one test and restored afterwards."""
-    saved = (dict(site._registry), dict(site._origins), dict(site._pending))
-    site._registry.clear()
-    site._origins.clear()
-    site._pending.clear()
-    try:
-        yield site
-    finally:
-        site._registry.clear()
-        site._origins.clear()
-        site._pending.clear()
-        site._registry.update(saved[0])
-        site._origins.update(saved[1])
-        site._pending.update(saved[2])
+    with default_registry.temporarily_empty():
+        yield default_registry

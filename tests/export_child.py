@@ -22,7 +22,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import override_settings
 
-    from django_sitemapx.registry import site
+    from django_sitemapx.registry import default_registry as site
     from django_sitemapx.sources import ItemSource
 
     folder, marker, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])

@@ -16,7 +16,7 @@ class ArticleSitemap(sitemapx.ModelSource):
     priority = 0.6
 
 
-sitemapx.register(
+sitemapx.default_registry.register(
     Category,
     url_name="category-detail",
     url_kwargs={"category": "slug"},
@@ -24,4 +24,6 @@ sitemapx.register(
     priority=0.5,
 )
 
-sitemapx.register("pages", sitemapx.StaticSource, url_names=["home", "about"], priority=0.8)
+sitemapx.default_registry.register(
+    "pages", sitemapx.StaticSource, url_names=["home", "about"], priority=0.8
+)

@@ -8,13 +8,20 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from django_sitemapx.baseurls import site_from_sites_framework, site_from_url
 from django_sitemapx.conf import app_settings
-from django_sitemapx.destinations import Destination, FolderDestination, storage_destination
 from django_sitemapx.exceptions import ExportError
-from django_sitemapx.export import ExportedFile, ExportResult, export_sitemap
-from django_sitemapx.locations import Site
-from django_sitemapx.sites import uses_sites_framework
+from django_sitemapx.export import (
+    Destination,
+    ExportedFile,
+    ExportResult,
+    FolderDestination,
+    export_sitemap,
+    origin_from_sites_framework,
+    origin_from_url,
+    storage_destination,
+)
+from django_sitemapx.locations import Origin
+from django_sitemapx.locations.hosts import uses_sites_framework
 
 BAR_WIDTH = 30
 
@@ -81,7 +88,7 @@ class Command(BaseCommand):
         try:
             result = export_sitemap(
                 _destination(output_dir, storage),
-                site=_site(base_url, site),
+                origin=_origin(base_url, site),
                 files_base_url=files_base_url,
                 sections=sections,
                 gzip=gzip,
@@ -149,9 +156,9 @@ def _destination(output_dir: str | os.PathLike[str] | None, alias: str | None) -
     return storage_destination(alias)
 
 
-def _site(base_url: str | None, site_id: int | None) -> Site:
+def _origin(base_url: str | None, site_id: int | None) -> Origin:
     if base_url is not None:
-        return site_from_url(base_url)
+        return origin_from_url(base_url)
     if site_id is not None or uses_sites_framework():
-        return site_from_sites_framework(site_id)
+        return origin_from_sites_framework(site_id)
     raise ExportError("Give --base-url (e.g. https://example.com) or --site ID.")

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from django_sitemapx.invalidation import invalidate
-from django_sitemapx.registry import site
+from django_sitemapx.registry import default_registry
+from django_sitemapx.serving.cache import invalidate
 
 
 class Command(BaseCommand):
@@ -24,11 +24,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, sections: list[str], page: int | None, **options: Any) -> None:
-        unknown = [name for name in sections if name not in site]
+        unknown = [name for name in sections if not default_registry.is_registered(name)]
         if unknown:
             raise CommandError(
                 f"Unknown sitemap section(s): {', '.join(unknown)}. "
-                f"Registered: {', '.join(site.sections) or 'none'}."
+                f"Registered: {', '.join(default_registry.sections) or 'none'}."
             )
         if page is not None and (len(sections) != 1 or page < 1):
             raise CommandError("--page needs exactly one SECTION and a page number from 1.")
@@ -40,11 +40,12 @@ class Command(BaseCommand):
                     "(see the django_sitemapx log)."
                 )
         if options["verbosity"] >= 1:
-            what = (
-                "every sitemap document"
-                if not sections
-                else f"page {page} of {sections[0]}"
-                if page is not None
-                else "sections " + ", ".join(sections)
-            )
-            self.stdout.write(f"Invalidated {what}.")
+            self.stdout.write(f"Invalidated {_described(sections, page)}.")
+
+
+def _described(sections: list[str], page: int | None) -> str:
+    if not sections:
+        return "every sitemap document"
+    if page is not None:
+        return f"page {page} of {sections[0]}"
+    return "sections " + ", ".join(sections)

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from django_sitemapx import invalidate
-from django_sitemapx.registry import site
+from django_sitemapx.registry import default_registry
 from example_project.articles.factories import CategoryFactory, DemoArticleFactory
 from example_project.articles.models import Article, Category
 
@@ -54,5 +54,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{created} articles created; {total} demo articles and "
             f"{Category.objects.count()} categories in the database "
-            f"({len(site)} sitemap sections)."
+            f"({len(default_registry.sections)} sitemap sections)."
         )

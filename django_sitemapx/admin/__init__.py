@@ -18,14 +18,15 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from . import admin_views
-from .locate import place
-from .models import CHANGEFREQ_CHOICES, Override
-from .normalise import InvalidLocation, location_key
-from .registry import site as default_registry
-from .signals import Place, send_overrides_changed
-from .sites import site_for_request
-from .writer import CHANGEFREQS
+from ..exceptions import InvalidLocation
+from ..locations.hosts import origin_for_request
+from ..locations.keys import location_key
+from ..locations.lookup import place
+from ..models import CHANGEFREQ_CHOICES, Override
+from ..overrides import Place, send_overrides_changed
+from ..registry import default_registry
+from ..values import CHANGEFREQS
+from . import pages
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[Override]
@@ -138,7 +139,7 @@ class OverrideAdmin(_ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Override, form: Any, change: bool) -> None:
         obj.changed_by = request.user if request.user.is_authenticated else None
-        obj.section, obj.page = place(default_registry, obj.location, site_for_request(request))
+        obj.section, obj.page = place(default_registry, obj.location, origin_for_request(request))
         super().save_model(request, obj, form, change)
 
     def get_search_results(
@@ -241,10 +242,10 @@ class OverrideAdmin(_ModelAdmin):
     def place_again(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
         # Placement is stored at save time; items of in-memory sections move
         # between pages, and rows change URL, so editors can refresh it.
-        site = site_for_request(request)
+        origin = origin_for_request(request)
         changes: list[tuple[str, list[Place | None]]] = []
         for row in queryset.select_related(None).only("pk", "location", "section", "page"):
-            section, page = place(default_registry, row.location, site)
+            section, page = place(default_registry, row.location, origin)
             if (section, page) != (row.section, row.page):
                 Override.objects.filter(pk=row.pk).update(section=section, page=page)
                 changes.append((row.location, [(row.section, row.page), (section, page)]))
@@ -279,10 +280,10 @@ class OverrideAdmin(_ModelAdmin):
         ]
 
     def inspect_view(self, request: HttpRequest) -> Any:
-        return admin_views.inspect(self, request)
+        return pages.inspect(self, request)
 
     def overview_view(self, request: HttpRequest) -> Any:
-        return admin_views.overview(self, request)
+        return pages.overview(self, request)
 
 
 def _send(rows: list[Override]) -> None:

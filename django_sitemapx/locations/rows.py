@@ -5,20 +5,21 @@ percent-encoding, control characters, length) costs more in Python than
 everything else a sitemap URL takes. Nearly every value is a plain slug or
 number that needs none of it, and a chunk of them is proven plain by one
 regular-expression scan of each column joined together (see
-``urltemplates.PlainTemplate``). A chunk holding anything else goes row by row
-through ``compile_url``, so both ways give the same URIs and the same skips.
+``reverse.PlainTemplate``). A chunk holding anything else goes row by row
+through ``CompiledUrl.fill``, so both ways give the same URIs and the same skips.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
-from .conf import PROTOCOL_MAX_LOC_LENGTH
-from .locations import CONTROL_CHARS, Skip
-from .urltemplates import compile_url, plain_template
+from ..conf import PROTOCOL_MAX_LOC_LENGTH
+from ..exceptions import Skip, SkipReason
+from . import CONTROL_CHARS, checked_uri
+from .reverse import CompiledUrl
 
 # Characters reverse() leaves unquoted (RFC 3986 unreserved, sub-delims, ":@"
 # and, in a path converter, "/"), narrowed to what each converter's regex takes.
@@ -32,14 +33,11 @@ _PLAIN = {
 class RowLocations:
     """Fills a reversed URL with row values: ``prefix`` + path, as a URI."""
 
-    def __init__(
-        self, prefix: str, url_name: str, url_kwargs: Mapping[str, str], row_fields: list[str]
-    ) -> None:
-        fields, self._fill_path = compile_url(url_name, url_kwargs)
-        self._indexes = [row_fields.index(name) for name in fields]
+    def __init__(self, prefix: str, url: CompiledUrl, row_fields: list[str]) -> None:
+        self._fill_path = url.fill
+        self._indexes = [row_fields.index(name) for name in url.fields]
         self._prefix = prefix
-        plain = plain_template(url_name, url_kwargs)
-        self._plain = plain
+        plain = self._plain = url.plain
         if plain is not None:
             self._plain_indexes = [row_fields.index(name) for name in plain.fields]
             self._literals = [prefix + plain.literals[0], *plain.literals[1:]]
@@ -49,11 +47,8 @@ class RowLocations:
         values = [row[index] for index in self._indexes]
         for value in values:
             if isinstance(value, str) and CONTROL_CHARS.search(value):
-                raise Skip("control_characters")
-        uri = self._prefix + self._fill_path(values)
-        if len(uri) > PROTOCOL_MAX_LOC_LENGTH:
-            raise Skip("too_long")
-        return uri
+                raise Skip(SkipReason.CONTROL_CHARACTERS)
+        return checked_uri(self._prefix + self._fill_path(values))
 
     def many(self, rows: Sequence[Sequence[Any]]) -> list[str] | None:
         """The URIs of all ``rows`` if every value is plain, else None (go row by row)."""

@@ -3,7 +3,7 @@
 The rule: keep the path and query of the URL, nothing else.
 
 - The scheme and host are dropped: a sitemap is written for one host at a time
-  (``locations.LocationBuilder`` refuses other hosts), so ``https://host/a/``
+  (``LocationBuilder`` refuses other hosts), so ``https://host/a/``
   and ``/a/`` name the same page, and an override keeps working when the site
   moves host or is served on several.
 - Trailing slashes are dropped (``/`` stays ``/``): ``/a/`` and ``/a`` are one
@@ -21,17 +21,10 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from .locations import CONTROL_CHARS, iri_to_uri
+from ..exceptions import InvalidLocation
+from . import CONTROL_CHARS, iri_to_uri
 
 _ESCAPE = re.compile("%[0-9a-fA-F]{2}")
-
-
-class InvalidLocation(ValueError):
-    """A value that is neither a path nor an http(s) URL; ``code`` says why."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def location_key(value: str) -> str:

@@ -12,14 +12,16 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
-from .conf import app_settings
+from ..conf import app_settings
+
+R = TypeVar("R")
 
 
 @dataclass
-class _Copy:
-    stored: Any
+class _Copy(Generic[R]):
+    stored: R
     expires: float | None
     bodies: dict[str, bytes] = field(default_factory=dict)
 
@@ -28,15 +30,15 @@ class _Copy:
         return sum(len(body) for body in self.bodies.values())
 
 
-class LocalCopies:
+class LocalCopies(Generic[R]):
     """A least-recently-used map of document key to record and bodies, bounded in bytes."""
 
     def __init__(self) -> None:
-        self._copies: OrderedDict[str, _Copy] = OrderedDict()
+        self._copies: OrderedDict[str, _Copy[R]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> tuple[Any, dict[str, bytes]] | None:
+    def get(self, key: str) -> tuple[R, dict[str, bytes]] | None:
         """The record and the bodies kept for ``key``, if any and not expired."""
         with self._lock:
             copy = self._copies.get(key)
@@ -48,9 +50,9 @@ class LocalCopies:
             self._copies.move_to_end(key)
             return copy.stored, dict(copy.bodies)
 
-    def put(self, key: str, stored: Any, bodies: dict[str, bytes]) -> None:
+    def put(self, key: str, stored: R, bodies: dict[str, bytes]) -> None:
         """Keep ``bodies`` (added to what is kept for ``key``) within the byte budget."""
-        budget = int(app_settings.CACHE_LOCAL_BYTES or 0)
+        budget = app_settings.CACHE_LOCAL_BYTES
         timeout = app_settings.CACHE_TIMEOUT
         with self._lock:
             copy = self._copies.get(key)
@@ -80,6 +82,3 @@ class LocalCopies:
     def _drop(self, key: str) -> None:
         copy = self._copies.pop(key)
         self._size -= copy.size
-
-
-local_copies = LocalCopies()

@@ -3,9 +3,9 @@
 Page ``n`` of a model section holds the rows whose integer key lies in
 ``[(n - 1) * limit + 1, n * limit]`` (auto-increment keys start at 1, so 50,000
 rows fill exactly one page). Rows with a key below 1 are not listed. The
-ranges are fixed: deleting a row never
-moves another row to a different page, and serving the last page costs what
-the first costs (an index range scan, no COUNT, no OFFSET). A page holds at
+ranges are fixed: deleting a row never moves another row to a different page,
+and serving the last page costs what the first costs (an index range scan, no
+COUNT, no OFFSET). A page holds at
 most ``limit`` rows because keys are unique integers; pages whose range holds
 no row are simply absent from the index.
 """
@@ -28,7 +28,7 @@ class W3CDatetime(Func):
 
     Parsing timestamps into aware ``datetime`` objects and formatting them again
     is most of the per-row cost on PostgreSQL; the database does it far faster.
-    Only used where the stored value is known to be UTC (see ``sql_lastmod``).
+    Only used where the stored value is known to be UTC (see ``formats_lastmod_in_sql``).
     """
 
     output_field = models.CharField()

@@ -1,4 +1,4 @@
-"""ETag and Last-Modified of a document, known before its body, and the 304s.
+"""Conditional GET: a document's ETag and Last-Modified, known before its body, and the 304s.
 
 The ETag is a digest of the document's cache key (which holds its generations)
 and of a summary read before the body: row count and greatest lastmod. It
@@ -14,18 +14,15 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import Aggregate, Count, Max
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date, quote_etag
 
-from .conf import app_settings
-from .model_source import ModelSource
-from .pages import page_range
-from .sources import PageSummary, Source
-from .values import lastmod_text, parse_lastmod
+from ..conf import app_settings
+from ..values import lastmod_timestamp
 
-GZIP_SUFFIX = "-gz"
+# The gzip variant is other bytes, so it has its own ETag: the plain one plus this.
+GZIP_ETAG_SUFFIX = "-gz"
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class Validators:
 
     def variant_etag(self, gz: bool) -> str:
         """The quoted ETag of the plain or gzip variant (different bytes, different tags)."""
-        return quote_etag(self.etag + GZIP_SUFFIX if gz else self.etag)
+        return quote_etag(self.etag + GZIP_ETAG_SUFFIX if gz else self.etag)
 
 
 def make_validators(
@@ -48,39 +45,6 @@ def make_validators(
     times = [stamp for text in lastmods if text and (stamp := lastmod_timestamp(text))]
     times += [stamp for stamp in token_times if stamp > 0]
     return Validators(digest, max(times) if times else None)
-
-
-def lastmod_timestamp(text: str) -> float | None:
-    """Seconds since the epoch of a W3C date or datetime (naive: default time zone)."""
-    value = parse_lastmod(text)
-    return None if value is None else value.timestamp()
-
-
-def page_summary(source: Source, page: int) -> PageSummary | None:
-    """Row count and greatest lastmod of one page, or None if the page is empty.
-
-    A model section reads them with one aggregate over the page's key range (an
-    index range scan); other sources compute every page's summary in memory.
-    """
-    if isinstance(source, ModelSource) and source.model is not None:
-        low, high = page_range(page, source.get_limit())
-        key = source._key()
-        queryset = source.get_queryset().filter(**{f"{key}__gte": low, f"{key}__lte": high})
-        aggregates: dict[str, Aggregate] = {"rows": Count("pk")}
-        lastmod_field = source.lastmod_field if not callable(source.lastmod) else None
-        if lastmod_field:
-            aggregates["latest"] = Max(lastmod_field)
-        result = queryset.order_by().aggregate(**aggregates)
-        if not result["rows"]:
-            return None
-        latest = result.get("latest") if lastmod_field else None
-        if not lastmod_field and not callable(source.lastmod):
-            latest = source.lastmod
-        return PageSummary(page, result["rows"], lastmod_text(latest))
-    for summary in source.page_summaries():
-        if summary.number == page:
-            return summary
-    return None
 
 
 def not_modified(
@@ -103,6 +67,6 @@ def set_headers(response: HttpResponseBase, validators: Validators, gz: bool) ->
     response.headers["ETag"] = validators.variant_etag(gz)
     if validators.last_modified is not None:
         response.headers["Last-Modified"] = http_date(validators.last_modified)
-    cache_control = app_settings.CACHE_CONTROL
+    cache_control = app_settings.HTTP_CACHE_CONTROL
     if cache_control:
         response.headers["Cache-Control"] = cache_control

@@ -3,10 +3,9 @@
 Call :func:`export_sitemap` from a cron job, Celery beat or a Django task; the
 ``sitemap_export`` management command is a thin shell around it::
 
-    from django_sitemapx.destinations import FolderDestination
-    from django_sitemapx.export import export_sitemap, site_from_url
+    from django_sitemapx.export import FolderDestination, export_sitemap, origin_from_url
 
-    export_sitemap(FolderDestination("/srv/sitemaps"), site=site_from_url("https://example.com"))
+    export_sitemap(FolderDestination("/srv/sitemaps"), origin=origin_from_url("https://example.com"))
 
 The export happens in three steps. Every document (pages first, then the index)
 is written to a staging file; nothing at the destination changes while this
@@ -24,18 +23,45 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .baseurls import files_root_from_url, site_from_url
-from .conf import app_settings
-from .destinations import Destination, StagedFile
-from .docfiles import GZIP_SUFFIX, DocumentFile
-from .documents import IndexEntry, index_entries, render_index, render_page
-from .exceptions import ExportError
-from .layout import Layout
-from .locations import Site
-from .registry import SitemapRegistry
-from .registry import site as default_registry
+from ..compression import GZIP_SUFFIX
+from ..documents import (
+    DocumentStream,
+    index_entries,
+    index_path,
+    page_path,
+    render_index,
+    render_page,
+)
+from ..exceptions import ExportError
+from ..locations import Origin
+from ..locations.hosts import (
+    files_root_from_url,
+    origin_from_sites_framework,
+    origin_from_url,
+    scheme_for,
+)
+from ..registry import SitemapRegistry, default_registry
+from ..sources import IndexEntry
+from .destinations import (
+    Destination,
+    FolderDestination,
+    StagedFile,
+    StorageDestination,
+    storage_destination,
+)
+from .files import DocumentFile
 
-__all__ = ["ExportResult", "ExportedFile", "export_sitemap", "site_from_url"]
+__all__ = [
+    "Destination",
+    "ExportResult",
+    "ExportedFile",
+    "FolderDestination",
+    "StorageDestination",
+    "export_sitemap",
+    "origin_from_sites_framework",
+    "origin_from_url",
+    "storage_destination",
+]
 
 logger = logging.getLogger("django_sitemapx")
 
@@ -80,7 +106,7 @@ ProgressCallback = Callable[[int, int], None]
 def export_sitemap(
     destination: Destination,
     *,
-    site: Site,
+    origin: Origin,
     files_base_url: str | None = None,
     sections: Sequence[str] | None = None,
     gzip: bool = False,
@@ -91,10 +117,10 @@ def export_sitemap(
 ) -> ExportResult:
     """Write the index and the pages of ``sections`` (default: all) to ``destination``.
 
-    ``site`` is the scheme and host of the URLs (see :func:`site_from_url`);
-    the scheme rules are the views': a source's ``protocol``, else
-    ``SITEMAPX_PROTOCOL``, else ``site``'s. The index lists the pages at
-    ``files_base_url`` (default: the site), pointing at the ``.xml.gz`` copies
+    ``origin`` is the scheme and host of the URLs (see :func:`origin_from_url`);
+    the scheme rule is the views': a source's ``protocol``, else
+    ``SITEMAPX_PROTOCOL``, else ``origin``'s. The index lists the pages at
+    ``files_base_url`` (default: the origin), pointing at the ``.xml.gz`` copies
     when ``gzip``. ``on_file`` is called per file written, ``on_progress`` with
     (URLs written, URLs expected). Raises ``ExportError`` before writing
     anything if an argument or the destination is unusable.
@@ -103,15 +129,15 @@ def export_sitemap(
     registry = registry if registry is not None else default_registry
     selected = _selected_sections(registry, sections)
     if files_base_url is None:
-        files_site, files_prefix = Site(app_settings.PROTOCOL or site.protocol, site.domain), ""
+        files_origin, files_prefix = Origin(scheme_for(None, origin.scheme), origin.host), ""
     else:
-        files_site, files_prefix = files_root_from_url(files_base_url)
+        files_origin, files_prefix = files_root_from_url(files_base_url)
     entries = index_entries(registry)
     if not entries:
         raise ExportError("The sitemap has no URL yet: nothing to export.")
     destination.validate(dry_run=dry_run)
     result = ExportResult(destination.description, dry_run)
-    run = _Run(destination, Layout(), gzip=gzip, dry_run=dry_run, result=result)
+    run = _Run(destination, gzip=gzip, dry_run=dry_run, result=result)
     run.on_file, run.on_progress = on_file, on_progress
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
@@ -119,9 +145,9 @@ def export_sitemap(
         previous = destination.read_manifest()
         try:
             exported = [e for e in entries if e.section in selected]
-            written = run.stage_pages(registry, exported, site)
+            written = run.stage_pages(registry, exported, origin)
             listed = [e for e in entries if e.section not in selected or e in written]
-            run.stage_index(listed, files_site, files_prefix)
+            run.stage_index(listed, files_origin, files_prefix)
             result.missing = run.missing([e for e in listed if e.section not in selected])
             # A section that left the registry is stale too; another section's files are not.
             scope = selected | {""} | (set(previous.values()) - set(registry.sections))
@@ -146,16 +172,9 @@ class _Run:
     on_progress: ProgressCallback | None = None
 
     def __init__(
-        self,
-        destination: Destination,
-        layout: Layout,
-        *,
-        gzip: bool,
-        dry_run: bool,
-        result: ExportResult,
+        self, destination: Destination, *, gzip: bool, dry_run: bool, result: ExportResult
     ) -> None:
         self.destination = destination
-        self.layout = layout
         self.gzip = gzip
         self.dry_run = dry_run
         self.result = result
@@ -164,13 +183,13 @@ class _Run:
         self.names: dict[str, str] = {}
 
     def page_name(self, entry: IndexEntry) -> str:
-        return self.layout.file_name(self.layout.page_path(entry.section, entry.page.number))
+        return _file_name(page_path(entry.section, entry.page.number))
 
     def names_of(self, entries: Iterable[IndexEntry]) -> list[str]:
-        return [self.layout.file_name(self.layout.index_path), *map(self.page_name, entries)]
+        return [_file_name(index_path()), *map(self.page_name, entries)]
 
     def stage_pages(
-        self, registry: SitemapRegistry, entries: list[IndexEntry], site: Site
+        self, registry: SitemapRegistry, entries: list[IndexEntry], origin: Origin
     ) -> list[IndexEntry]:
         """Write the pages of ``entries``; return those that had a URL."""
         expected = sum(entry.page.rows for entry in entries)
@@ -178,8 +197,9 @@ class _Run:
         written = []
         for entry in entries:
             source = registry.get(entry.section)
-            protocol = source.protocol or app_settings.PROTOCOL or site.protocol
-            stream = render_page(source, entry.page.number, Site(protocol, site.domain))
+            page = source.page(entry.page.number, entry.page)
+            page_origin = Origin(scheme_for(source.protocol, origin.scheme), origin.host)
+            stream = None if page is None else render_page(source, page, page_origin)
             if stream is None:
                 # Emptied since the index was read, or every entry skipped: leave it
                 # out of the index rather than list a page that is not there.
@@ -189,27 +209,29 @@ class _Run:
                     entry.page.number,
                 )
                 continue
-            with self._document(self.page_name(entry), entry.section, entry.page.number) as doc:
-                for chunk in stream:
-                    urls = doc.write(chunk)
-                    done += urls
-                    if urls and self.on_progress is not None:
-                        self.on_progress(done, max(expected, done))
+            before = done
+            for urls in self._write(
+                self.page_name(entry), entry.section, entry.page.number, stream
+            ):
+                done = before + urls
+                if self.on_progress is not None:
+                    self.on_progress(done, max(expected, done))
             written.append(entry)
         return written
 
-    def stage_index(self, entries: list[IndexEntry], files_site: Site, files_prefix: str) -> None:
+    def stage_index(
+        self, entries: list[IndexEntry], files_origin: Origin, files_prefix: str
+    ) -> None:
         suffix = GZIP_SUFFIX if self.gzip else ""
 
-        def page_path(section: str, page: int) -> str:
-            return files_prefix + self.layout.page_path(section, page) + suffix
+        def file_path(section: str, page: int) -> str:
+            return files_prefix + page_path(section, page) + suffix
 
-        stream = render_index(entries, files_site, page_path)
+        stream = render_index(entries, files_origin, file_path)
         if stream is None:
             raise ExportError("No page of the sitemap has a URL: nothing to export.")
-        with self._document(self.layout.file_name(self.layout.index_path), "", None) as doc:
-            for chunk in stream:
-                doc.write(chunk)
+        for _urls in self._write(_file_name(index_path()), "", None, stream):
+            pass
 
     def missing(self, entries: list[IndexEntry]) -> list[str]:
         """Listed pages of sections not exported this time that the destination lacks."""
@@ -217,17 +239,21 @@ class _Run:
         names = [self.page_name(entry) + suffix for entry in entries]
         return [name for name in names if not self.destination.exists(name)]
 
-    @contextlib.contextmanager
-    def _document(self, name: str, section: str, page: int | None) -> Iterator[DocumentFile]:
+    def _write(
+        self, name: str, section: str, page: int | None, stream: DocumentStream
+    ) -> Iterator[int]:
+        """Write ``stream`` to ``name`` (and its gzip copy), yielding its URL count as it grows."""
         names = [name, name + GZIP_SUFFIX] if self.gzip else [name]
         staged = [] if self.dry_run else [self.destination.stage(n) for n in names]
         self.staged.extend(staged)
-        paths = [s.path for s in staged]
-        with DocumentFile(name, paths, compress=self.gzip, urls=page is not None) as doc:
-            yield doc
-        self._report(ExportedFile(name, section, page, doc.urls, doc.size))
+        with DocumentFile([s.path for s in staged], compress=self.gzip) as doc:
+            for chunk in stream:
+                doc.write(chunk)
+                yield stream.stats.urls
+        urls = stream.stats.urls
+        self._report(ExportedFile(name, section, page, urls, doc.size))
         if self.gzip:
-            self._report(ExportedFile(name + GZIP_SUFFIX, section, page, doc.urls, doc.gzip_size))
+            self._report(ExportedFile(name + GZIP_SUFFIX, section, page, urls, doc.gzip_size))
         for file_name in names:
             self.names[file_name] = section
 
@@ -257,10 +283,15 @@ class _Run:
 def _selected_sections(registry: SitemapRegistry, sections: Sequence[str] | None) -> set[str]:
     if not sections:
         return set(registry.sections)
-    unknown = [name for name in sections if name not in registry]
+    unknown = [name for name in sections if not registry.is_registered(name)]
     if unknown:
         known = ", ".join(registry.sections) or "none"
         raise ExportError(
             f"Unknown sitemap section {', '.join(map(repr, unknown))} (known: {known})."
         )
     return set(sections)
+
+
+def _file_name(path: str) -> str:
+    """The file a document served at ``path`` is exported to."""
+    return path.lstrip("/")

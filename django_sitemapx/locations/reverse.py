@@ -29,7 +29,7 @@ from django.urls.converters import (
 )
 from django.utils.http import RFC3986_SUBDELIMS
 
-from .locations import Skip
+from ..exceptions import Skip, SkipReason
 
 # What reverse() leaves unquoted in a path (django.urls.resolvers).
 REVERSE_SAFE = RFC3986_SUBDELIMS + "/~:@"
@@ -48,35 +48,15 @@ _PROBE_STYLES: tuple[Callable[[int], str], ...] = (
 PathFiller = Callable[[Sequence[Any]], str]
 
 
-def compile_url(url_name: str, kwargs: Mapping[str, str]) -> tuple[list[str], PathFiller]:
-    """Return the row fields the URL needs and a function of their values giving the path.
-
-    ``kwargs`` maps URL keyword arguments to field names. The function raises
-    ``Skip("no_reverse_match")`` for values the URL pattern refuses. Raises
-    ``NoReverseMatch`` if the name cannot be reversed with these arguments at all.
-    """
-    names = list(kwargs)
-    fields = [kwargs[name] for name in names]
-    if not names:
-        path = reverse(url_name)
-        return [], lambda values: path
-    path, probes = _reverse_probes(url_name, names)
-    converters = _converters(path, names)
-    template = _template(path, probes)
-    if converters is None or template is None:
-        return fields, _reverse_each(url_name, names)
-    return fields, _filler(*template, [_encoder(converter) for converter in converters])
-
-
 @dataclass(frozen=True)
 class PlainTemplate:
-    """The path ``compile_url`` writes, for values that need no work at all.
+    """The path ``CompiledUrl.fill`` writes, for values that need no work at all.
 
     The path is ``literals[0] + v0 + literals[1] + v1 + ...`` where ``vi`` is the
     value of ``fields[i]`` (in path order), provided each value is *plain* for
     its ``kinds[i]``: a non-empty string of characters that the converter
     accepts and ``reverse()`` leaves unquoted ("str", "slug", "path"), or a
-    non-negative ``int`` ("int"). Other values go through ``compile_url``.
+    non-negative ``int`` ("int"). Other values go through ``fill``.
     """
 
     fields: list[str]
@@ -84,24 +64,51 @@ class PlainTemplate:
     kinds: list[str]
 
 
-def plain_template(url_name: str, kwargs: Mapping[str, str]) -> PlainTemplate | None:
-    """The ``PlainTemplate`` of a URL, or None if its converters are not all built in."""
+@dataclass(frozen=True)
+class CompiledUrl:
+    """A URL name reversed once: the row fields it needs and how to fill them in.
+
+    ``fill`` takes the values of ``fields`` (in that order) and gives the path,
+    raising ``Skip`` for values the URL pattern refuses. ``plain`` is the fast
+    template for plain values, or None if the pattern's converters are not all
+    built in.
+    """
+
+    fields: list[str]
+    fill: PathFiller
+    plain: PlainTemplate | None
+
+
+def compile_url(url_name: str, kwargs: Mapping[str, str]) -> CompiledUrl:
+    """Reverse ``url_name`` once with probe values and compile how rows fill it.
+
+    ``kwargs`` maps URL keyword arguments to field names. Raises
+    ``NoReverseMatch`` if the name cannot be reversed with these arguments at all.
+    """
     names = list(kwargs)
+    fields = [kwargs[name] for name in names]
     if not names:
-        return PlainTemplate([], [reverse(url_name)], [])
+        path = reverse(url_name)
+        return CompiledUrl([], lambda values: path, PlainTemplate([], [path], []))
     path, probes = _reverse_probes(url_name, names)
     converters = _converters(path, names)
     template = _template(path, probes)
     if converters is None or template is None:
-        return None
-    literals, order, tail = template
+        return CompiledUrl(fields, _reverse_each(url_name, names), None)
+    fill = _filler(*template, [_encoder(converter) for converter in converters])
+    return CompiledUrl(fields, fill, _plain_template(fields, converters, *template))
+
+
+def _plain_template(
+    fields: list[str], converters: list[Any], literals: list[str], order: list[int], tail: str
+) -> PlainTemplate | None:
     kinds = [_KINDS.get(type(converters[index])) for index in order]
     if None in kinds or literals[0].startswith("//"):
         return None
     if kinds[0] == "path" and literals[0] in ("", "/"):
         return None  # a value starting with "/" would make the "//" reverse() rewrites
     return PlainTemplate(
-        [kwargs[names[index]] for index in order], [*literals, tail], [str(k) for k in kinds]
+        [fields[index] for index in order], [*literals, tail], [str(k) for k in kinds]
     )
 
 
@@ -153,13 +160,13 @@ def _encoder(converter: Any) -> Encoder:
         except (KeyError, TypeError):
             pass
         if value is None:
-            raise Skip("missing_value")
+            raise Skip(SkipReason.MISSING_VALUE)
         try:
             text = str(converter.to_url(value))
         except ValueError:
-            raise Skip("no_reverse_match") from None
+            raise Skip(SkipReason.NO_REVERSE_MATCH) from None
         if not pattern.fullmatch(text):
-            raise Skip("no_reverse_match")
+            raise Skip(SkipReason.NO_REVERSE_MATCH)
         encoded = quote(text, safe=REVERSE_SAFE)
         if len(memo) < _MEMO_SIZE:
             memo[value] = encoded
@@ -219,10 +226,10 @@ def _no_leading_double_slash(path: str) -> str:
 def _reverse_each(url_name: str, names: list[str]) -> PathFiller:
     def fill(values: Sequence[Any]) -> str:
         if any(value is None for value in values):
-            raise Skip("missing_value")
+            raise Skip(SkipReason.MISSING_VALUE)
         try:
             return reverse(url_name, kwargs=dict(zip(names, values, strict=True)))
         except NoReverseMatch:
-            raise Skip("no_reverse_match") from None
+            raise Skip(SkipReason.NO_REVERSE_MATCH) from None
 
     return fill

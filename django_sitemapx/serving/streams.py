@@ -7,24 +7,35 @@
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
 from asgiref.sync import sync_to_async
 
-GZIP_LEVEL = 6
-# wbits 16 + 15: a gzip container (header with mtime 0, so equal input gives equal bytes).
-_GZIP_WBITS = 31
+from ..compression import gzip_compressor
 
 
 def encode(
-    stream: Iterator[bytes], gz: bool, keep: Callable[[bytes, bytes], None] | None
+    stream: Iterable[bytes], gz: bool, keep: Callable[[bytes, bytes], None] | None
 ) -> Iterator[bytes]:
-    """The plain or gzip variant of ``stream``; ``keep`` gets both once it is complete."""
+    """The plain or gzip variant of ``stream``; ``keep`` gets both once it is complete.
+
+    However it ends, ``stream`` is closed, so its source lets go of its cursor.
+    """
+    try:
+        yield from _encode(stream, gz, keep)
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+
+
+def _encode(
+    stream: Iterable[bytes], gz: bool, keep: Callable[[bytes, bytes], None] | None
+) -> Iterator[bytes]:
     if keep is None and not gz:
         yield from stream
         return
-    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, _GZIP_WBITS)
+    compressor = gzip_compressor()
     plain: list[bytes] = []
     packed: list[bytes] = []
     held = b""
@@ -77,6 +88,7 @@ class Filling:
 
 
 async def async_stream(stream: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """``stream`` pulled from a thread, so ASGI sends each chunk as it comes."""
     pull = sync_to_async(_next_or_none, thread_sensitive=True)
     try:
         while True:

@@ -7,7 +7,8 @@ every document built under the old one stops being found, for every host, in
 every process sharing the cache, without listing or deleting keys.
 
 Every backend call goes through :class:`DocumentCache`, which logs a failing
-backend and lets the caller serve the document uncached.
+backend and lets the caller serve the document uncached. :func:`invalidate`
+is the public way to mark documents stale.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from typing import Any
 
 from django.core.cache import BaseCache, caches
 
-from .conf import app_settings
-from .local_copies import local_copies
+from ..conf import app_settings
+from ..registry import SitemapRegistry, default_registry
+from ..signals import sitemap_invalidated
+from .local import LocalCopies
 
 logger = logging.getLogger("django_sitemapx")
 
@@ -92,8 +95,8 @@ def document_key(identity: Sequence[str], tokens: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True)
-class Stored:
-    """What a cached document's record says about it."""
+class Record:
+    """What the cache says about a stored document: its validators and its parts."""
 
     etag: str
     last_modified: float | None
@@ -103,11 +106,23 @@ class Stored:
         return {"etag": self.etag, "last_modified": self.last_modified, "parts": self.parts}
 
     @classmethod
-    def from_record(cls, record: Any) -> Stored | None:
+    def from_record(cls, record: Any) -> Record | None:
         try:
             return cls(record["etag"], record["last_modified"], dict(record["parts"]))
         except (TypeError, KeyError):
             return None
+
+
+@dataclass(frozen=True)
+class Lock:
+    """The build lock of one document, held by this request."""
+
+    key: str
+    token: str
+
+
+# Recently served documents kept in this process (see ``local``).
+local_copies: LocalCopies[Record] = LocalCopies()
 
 
 class DocumentCache:
@@ -121,8 +136,9 @@ class DocumentCache:
         self.alias = alias if alias is not None else app_settings.CACHE_ALIAS
         self._cache: BaseCache | None = None
         self.available = self.alias is not None
-        if self.available:
-            self._cache = self._call(lambda: caches[self.alias], None)
+        if self.alias is not None:
+            name = self.alias
+            self._cache = self._call(lambda: caches[name], None)
 
     def _call(self, operation: Any, default: Any) -> Any:
         if not self.available:
@@ -172,14 +188,14 @@ class DocumentCache:
 
     # -- documents ------------------------------------------------------------
 
-    def record(self, key: str) -> Stored | None:
-        """The stored record of a complete document, if any."""
+    def record(self, key: str) -> Record | None:
+        """The record of a complete stored document, if any."""
         local = local_copies.get(self._local_key(key))
         if local is not None:
-            return local[0]  # type: ignore[no-any-return]
-        return Stored.from_record(self._call(lambda: self.backend.get(key), None))
+            return local[0]
+        return Record.from_record(self._call(lambda: self.backend.get(key), None))
 
-    def body(self, key: str, stored: Stored, variant: str) -> bytes | None:
+    def body(self, key: str, stored: Record, variant: str) -> bytes | None:
         """The bytes of one variant of a stored document, or None if a part is gone."""
         local = local_copies.get(self._local_key(key))
         if local is not None and variant in local[1]:
@@ -198,7 +214,7 @@ class DocumentCache:
     def _local_key(self, key: str) -> str:
         return f"{self.alias}|{key}"
 
-    def store(self, key: str, stored: Stored, bodies: dict[str, bytes]) -> None:
+    def store(self, key: str, stored: Record, bodies: dict[str, bytes]) -> None:
         """Store every variant in parts, then the record that makes them visible."""
         timeout = app_settings.CACHE_TIMEOUT
         values: dict[str, bytes] = {}
@@ -212,54 +228,80 @@ class DocumentCache:
         failed = self._call(lambda: self.backend.set_many(values, timeout), None)
         if failed is None or failed:
             return
-        complete = Stored(stored.etag, stored.last_modified, parts)
+        complete = Record(stored.etag, stored.last_modified, parts)
         self._call(lambda: self.backend.set(key, complete.as_record(), timeout), None)
         if self.available:
             local_copies.put(self._local_key(key), complete, bodies)
 
     # -- stampede protection --------------------------------------------------
 
-    def lock(self, key: str) -> str | None:
-        """Become the one builder of ``key``: a token to unlock with, or None."""
+    def lock(self, key: str) -> Lock | None:
+        """Become the one builder of ``key``, or None if another request is."""
         token = secrets.token_hex(8)
         timeout = app_settings.CACHE_LOCK_TIMEOUT
         added = self._call(lambda: self.backend.add(f"{key}:lock", token, timeout), None)
-        return token if added else None
+        return Lock(key, token) if added else None
 
-    def claim(self, key: str) -> tuple[Stored | None, str | None]:
-        """Take the build lock, unless the document was stored meanwhile.
+    def claim(self, key: str) -> Record | Lock | None:
+        """The document's record if it was stored meanwhile, else its build lock, else None.
 
-        ``(record, None)``, ``(None, lock token)``, or ``(None, None)`` while
-        another process builds it. Reading the record again once the lock is
-        held closes the gap where a builder stores and unlocks between a
-        miss and the lock, which would otherwise build the document twice.
+        Reading the record again once the lock is held closes the gap where a
+        builder stores and unlocks between a miss and the lock, which would
+        otherwise build the document twice.
         """
-        token = self.lock(key)
-        if token is None:
-            return None, None
+        lock = self.lock(key)
+        if lock is None:
+            return None
         stored = self.record(key)
         if stored is not None:
-            self.unlock(key, token)
-            return stored, None
-        return None, token
+            self.unlock(lock)
+            return stored
+        return lock
 
-    def unlock(self, key: str, token: str) -> None:
+    def unlock(self, lock: Lock) -> None:
         """Release a lock taken by :meth:`lock` (unless it expired and moved on)."""
-        name = f"{key}:lock"
-        if self._call(lambda: self.backend.get(name), None) == token:
+        name = f"{lock.key}:lock"
+        if self._call(lambda: self.backend.get(name), None) == lock.token:
             self._call(lambda: self.backend.delete(name), None)
 
-    def wait(self, key: str, seconds: float) -> tuple[Stored | None, str | None]:
-        """Wait for another builder: ``(record, None)``, ``(None, lock token)`` or neither."""
+    def wait(self, key: str, seconds: float) -> Record | Lock | None:
+        """Wait for another builder: its record, or the lock it gave up; None after ``seconds``."""
         deadline = time.monotonic() + seconds
         while self.available:
-            stored = self.record(key)
-            if stored is not None:
-                return stored, None
-            stored, token = self.claim(key)
-            if stored is not None or token is not None:
-                return stored, token
+            claimed = self.record(key) or self.claim(key)
+            if claimed is not None:
+                return claimed
             if time.monotonic() >= deadline:
                 break
             time.sleep(_POLL_SECONDS)
-        return None, None
+        return None
+
+
+def invalidate(
+    section: str | None = None,
+    page: int | None = None,
+    *,
+    registry: SitemapRegistry | None = None,
+) -> bool:
+    """Mark cached documents stale; the next request for them rebuilds them.
+
+    With no argument every document (every section, the index, every host) is
+    stale; with ``section``, every page of that section and the index; with
+    ``section`` and ``page``, that page and the index. Returns False when the
+    cache could not be reached (the failure is logged). Raises ``NotRegistered``
+    for an unknown section.
+    """
+    if section is None:
+        if page is not None:
+            raise TypeError("invalidate(page=...) needs a section.")
+        names = [global_generation()]
+    else:
+        (registry or default_registry).get(section)
+        if page is None:
+            names = [section_generation(section), index_generation()]
+        else:
+            names = [page_generation(section, page), index_generation()]
+    done = DocumentCache().replace(names)
+    if done:
+        sitemap_invalidated.send(sender=invalidate, section=section, page=page)
+    return done

@@ -13,16 +13,17 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from . import locate as locating
-from .documents import index_entries
-from .models import Override
-from .overrides import fetch
-from .registry import site as default_registry
-from .sites import site_for_request
-from .views import page_path
+from ..documents import index_entries, index_path, page_path
+from ..exceptions import SkipReason
+from ..locations import lookup as locating
+from ..locations.hosts import origin_for_request
+from ..models import Override
+from ..overrides import fetch
+from ..registry import default_registry
+from ..values import parse_lastmod
 
 if TYPE_CHECKING:
-    from .admin import OverrideAdmin
+    from . import OverrideAdmin
 
 REASONS = {
     locating.NOT_REGISTERED: _(
@@ -38,13 +39,19 @@ REASONS = {
     locating.SKIPPED: _("The section has this row but leaves its entry out."),
     locating.INVALID: _("This is not a path or an http(s) URL."),
 }
-SKIP_REASONS = {
-    "missing_value": _("a value the URL needs is empty"),
-    "control_characters": _("the URL would contain control characters"),
-    "too_long": _("the URL is too long"),
-    "other_host": _("the URL is on another host"),
-    "not_absolute": _("the location is not a path or an absolute URL"),
-    "invalid_value": _("one of its values is invalid"),
+SKIP_REASONS: dict[str, Any] = {
+    SkipReason.CONTROL_CHARACTERS: _("the URL would contain control characters"),
+    SkipReason.NOT_ABSOLUTE: _("the location is not a path or an absolute URL"),
+    SkipReason.OTHER_HOST: _("the URL is on another host"),
+    SkipReason.TOO_LONG: _("the URL is too long"),
+    SkipReason.MISSING_VALUE: _("a value the URL needs is empty"),
+    SkipReason.NO_REVERSE_MATCH: _("its values do not fit the URL pattern"),
+    SkipReason.OVER_URL_LIMIT: _("its page already holds the most URLs allowed"),
+    SkipReason.OVER_SIZE_LIMIT: _("its page already reaches the 50 MB limit"),
+    SkipReason.ILLEGAL_CHARACTERS: _("it holds characters XML does not allow"),
+    SkipReason.INVALID_LASTMOD: _("its last modification date is invalid"),
+    SkipReason.INVALID_CHANGEFREQ: _("its change frequency is invalid"),
+    SkipReason.INVALID_PRIORITY: _("its priority is invalid"),
 }
 SOURCE, OVERRIDE, NONE = _("section"), _("override"), _("not set")
 
@@ -87,7 +94,7 @@ def inspect(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
 
 
 def _inspect(model_admin: OverrideAdmin, request: HttpRequest, url: str) -> dict[str, Any]:
-    finding = locating.locate(default_registry, url, site_for_request(request))
+    finding = locating.locate(default_registry, url, origin_for_request(request))
     if finding.reason == locating.INVALID:
         return {"finding": finding, "reason": REASONS[locating.INVALID]}
     override = Override.objects.filter(location=finding.key).first()
@@ -110,7 +117,7 @@ def _inspect(model_admin: OverrideAdmin, request: HttpRequest, url: str) -> dict
 
 def _values(finding: locating.Finding, override: Override | None) -> list[Value]:
     assert finding.entry is not None
-    _loc, lastmod, changefreq, priority = finding.entry
+    _loc, lastmod, changefreq, priority, _extras = finding.entry
     forced = fetch([finding.key]).get(finding.key) if override is not None else None
     rows = []
     for label, source_value, index in (
@@ -165,7 +172,7 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
                 section=section,
                 urls=sum(page.rows for page in pages),
                 pages=[(p.number, page_path(section, p.number), p.lastmod) for p in pages],
-                latest=max(lastmods, key=_sort_key) if lastmods else None,
+                latest=max(lastmods, key=_moment) if lastmods else None,
                 excluded=excluded.get(section, 0),
             )
         )
@@ -174,7 +181,7 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
         "opts": Override._meta,
         "title": _("Sitemap overview"),
         "rows": rows,
-        "index_url": reverse("django_sitemapx:index"),
+        "index_url": index_path(),
         "total_urls": sum(row.urls for row in rows),
         "page_link_limit": 50,
     }
@@ -194,12 +201,5 @@ def _excluded_counts() -> dict[str, int]:
     return dict(rows)
 
 
-def _sort_key(text: str) -> Any:
-    import datetime
-
-    from django.utils import timezone
-
-    value = datetime.datetime.fromisoformat(text)
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.get_default_timezone())
-    return value
+def _moment(text: str) -> Any:
+    return parse_lastmod(text)

@@ -17,14 +17,13 @@ from urllib.parse import unquote, urlsplit
 from django.core.exceptions import ValidationError
 from django.urls import Resolver404, resolve
 
-from .conf import PROTOCOL_MAX_LOC_LENGTH
-from .locations import LocationBuilder, Site
-from .model_source import ModelSource
-from .normalise import InvalidLocation, location_key, uri_key
-from .pages import page_for_key
-from .registry import SitemapRegistry
-from .sources import Source
-from .writer import Entry, WriteStats
+from ..conf import PROTOCOL_MAX_LOC_LENGTH
+from ..entries import Entry, Skipped
+from ..exceptions import InvalidLocation
+from ..registry import SitemapRegistry
+from ..sources import ModelSource, Source
+from . import LocationBuilder, Origin
+from .keys import location_key, uri_key
 
 # Entries scanned per section that cannot be searched by query (in-memory items,
 # get_absolute_url() or a custom location()): bounds an inspector request.
@@ -60,7 +59,7 @@ class Finding:
         return self.entry is not None
 
 
-def locate(registry: SitemapRegistry, value: str, site: Site) -> Finding:
+def locate(registry: SitemapRegistry, value: str, origin: Origin) -> Finding:
     """Search every section of ``registry`` for ``value`` (a path or URL)."""
     try:
         key = location_key(value)
@@ -68,13 +67,13 @@ def locate(registry: SitemapRegistry, value: str, site: Site) -> Finding:
         return Finding(key="", reason=INVALID, skipped={error.code: 1})
     finding = Finding(key=key)
     host = urlsplit(value.strip()).netloc
-    if host and host.lower() != site.domain.lower():
+    if host and host.lower() != origin.host.lower():
         finding.other_host = host
     finding.resolves = _resolves(key)
-    if len(site.prefix + key) > PROTOCOL_MAX_LOC_LENGTH:
+    if len(origin.prefix + key) > PROTOCOL_MAX_LOC_LENGTH:
         finding.reason = TOO_LONG
         return finding
-    builder = LocationBuilder(site)
+    builder = LocationBuilder(origin)
     for source in registry:
         if _search(source, key, builder, finding):
             return finding
@@ -86,27 +85,27 @@ def locate(registry: SitemapRegistry, value: str, site: Site) -> Finding:
     return finding
 
 
-def place(registry: SitemapRegistry, value: str, site: Site) -> tuple[str, int | None]:
+def place(registry: SitemapRegistry, value: str, origin: Origin) -> tuple[str, int | None]:
     """``(section, page)`` of a URL, or ``("", None)`` if no section lists it."""
-    finding = locate(registry, value, site)
+    finding = locate(registry, value, origin)
     return (finding.section, finding.page) if finding.found else ("", None)
 
 
 def _search(source: Source, key: str, builder: LocationBuilder, finding: Finding) -> bool:
-    if isinstance(source, ModelSource) and _queryable(source):
-        page = _page_by_query(source, key, finding)
-        if page is None:
+    if isinstance(source, ModelSource) and source.uses_url_name:
+        number = _page_by_query(source, key, finding)
+        if number is None:
             return False
-        stats = WriteStats()
-        if _find_in_page(source, page, key, builder, finding, stats):
+        skipped: dict[str, int] = {}
+        if _find_in_page(source, number, key, builder, finding, skipped):
             return True
         # The row exists but its entry was left out: say why.
-        for reason, count in stats.skipped.items():
+        for reason, count in skipped.items():
             finding.skipped[reason] = finding.skipped.get(reason, 0) + count
         return False
     scanned = 0
     for summary in source.page_summaries():
-        if _find_in_page(source, summary.number, key, builder, finding, WriteStats()):
+        if _find_in_page(source, summary.number, key, builder, finding, {}):
             return True
         scanned += summary.rows
         if scanned >= SCAN_LIMIT:
@@ -115,17 +114,13 @@ def _search(source: Source, key: str, builder: LocationBuilder, finding: Finding
     return False
 
 
-def _queryable(source: ModelSource) -> bool:
-    return source.url_name is not None and type(source).location is ModelSource.location
-
-
 def _page_by_query(source: ModelSource, key: str, finding: Finding) -> int | None:
-    assert source.model is not None and source.url_name is not None
+    assert source.model is not None
     filters = _row_filter(source, key)
     if filters is None:
         return None
     try:
-        rows = source.get_queryset().filter(**filters).values_list(source._key(), flat=True)
+        rows = source.get_queryset().filter(**filters).values_list(source.key_name, flat=True)
         keys = list(rows[:1])
         if not keys:
             if source.model._default_manager.filter(**filters).exists():
@@ -133,7 +128,7 @@ def _page_by_query(source: ModelSource, key: str, finding: Finding) -> int | Non
             return None
     except (ValueError, TypeError, ValidationError):
         return None  # a URL value the field cannot hold: not this section's row
-    return page_for_key(int(keys[0]), source.get_limit())
+    return source.page_for_key(keys[0])
 
 
 def _row_filter(source: ModelSource, key: str) -> dict[str, Any] | None:
@@ -145,7 +140,7 @@ def _row_filter(source: ModelSource, key: str) -> dict[str, Any] | None:
             continue
         if match.view_name != source.url_name:
             continue
-        kwargs = source._url_kwargs()
+        kwargs = source.url_fields()
         if set(kwargs) - set(match.kwargs):
             return None
         return {field: match.kwargs[name] for name, field in kwargs.items()}
@@ -154,24 +149,30 @@ def _row_filter(source: ModelSource, key: str) -> dict[str, Any] | None:
 
 def _find_in_page(
     source: Source,
-    page: int,
+    number: int,
     key: str,
     builder: LocationBuilder,
     finding: Finding,
-    stats: WriteStats,
+    skipped: dict[str, int],
 ) -> bool:
-    for entry in _entries(source, page, builder, stats):
+    for entry in _entries(source, number, builder, skipped):
         if uri_key(entry[0]) == key:
-            finding.section, finding.page, finding.entry = source.section, page, entry
+            finding.section, finding.page, finding.entry = source.section, number, entry
             return True
     return False
 
 
 def _entries(
-    source: Source, page: int, builder: LocationBuilder, stats: WriteStats
+    source: Source, number: int, builder: LocationBuilder, skipped: dict[str, int]
 ) -> Iterator[Entry]:
-    for chunk in source.iter_entries(page, builder, stats):
-        yield from chunk
+    page = source.page(number)
+    if page is None:
+        return
+    for item in page.entries(builder):
+        if isinstance(item, Skipped):
+            skipped[item.reason] = skipped.get(item.reason, 0) + item.total
+        else:
+            yield from item
 
 
 def _resolves(key: str) -> bool:

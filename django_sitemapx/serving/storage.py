@@ -16,14 +16,16 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, StreamingHttpResponse
 from django.utils.http import http_date
 
-from .conf import app_settings
+from ..conf import app_settings
 
 CHUNK_BYTES = 64 * 1024
 
 
-def stored_response(request: HttpRequest, content_type: str) -> StreamingHttpResponse:
-    """The stored file named like the request's path, or 404."""
-    storage = storages[app_settings.SERVE_FROM_STORAGE]
+def exported_file_response(request: HttpRequest, content_type: str) -> StreamingHttpResponse:
+    """The exported file named like the request's path, or 404."""
+    alias = app_settings.SERVE_FROM_STORAGE
+    assert alias is not None
+    storage = storages[alias]
     name = request.path_info.lstrip("/")
     try:
         handle = storage.open(name, "rb")

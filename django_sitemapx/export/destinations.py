@@ -26,7 +26,7 @@ from django.core.files.storage import (
     storages,
 )
 
-from .exceptions import ExportError
+from ..exceptions import ExportError
 
 logger = logging.getLogger("django_sitemapx")
 

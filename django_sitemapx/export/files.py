@@ -1,0 +1,53 @@
+"""One exported document written to its file and, with gzip, to its ``.gz`` copy."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import IO, Any
+
+from ..compression import gzip_compressor
+
+
+class DocumentFile:
+    """Writes one document to its staging file and, with gzip, its compressed copy.
+
+    The compressed copy is what the views serve as ``.xml.gz`` (see
+    ``compression``). With no paths (a dry run) it only counts bytes,
+    including the compressed size.
+    """
+
+    def __init__(self, paths: list[Path], *, compress: bool) -> None:
+        self._stack = contextlib.ExitStack()
+        self._plain: IO[bytes] | None = None
+        self._packed: IO[bytes] | None = None
+        if paths:
+            self._plain = self._stack.enter_context(open(paths[0], "wb"))  # noqa: SIM115
+            if compress:
+                self._packed = self._stack.enter_context(open(paths[1], "wb"))  # noqa: SIM115
+        self._compressor = gzip_compressor() if compress else None
+        self.size = 0
+        self.gzip_size = 0
+
+    def write(self, chunk: bytes) -> None:
+        """Write a chunk of the document."""
+        if self._plain is not None:
+            self._plain.write(chunk)
+        self.size += len(chunk)
+        if self._compressor is not None:
+            self._write_packed(self._compressor.compress(chunk))
+
+    def _write_packed(self, data: bytes) -> None:
+        if self._packed is not None:
+            self._packed.write(data)
+        self.gzip_size += len(data)
+
+    def __enter__(self) -> DocumentFile:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        try:
+            if self._compressor is not None:
+                self._write_packed(self._compressor.flush())
+        finally:
+            self._stack.close()

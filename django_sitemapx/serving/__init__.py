@@ -1,0 +1,246 @@
+"""From a document to a response: a cache hit, a 304, or a streamed miss that fills the cache.
+
+A miss is streamed to its client while the bytes are kept aside; both variants
+(plain and gzip) are stored once the document is complete, so a client that
+disconnects leaves nothing in the cache. Of many requests missing the same
+document at once, one builds it and the others wait for the stored copy.
+
+- ``cache``: keys, generations, records and build locks, and ``invalidate()``;
+- ``local``: the per-process copies of recently served documents;
+- ``conditional``: ETag, Last-Modified and 304s;
+- ``streams``: gzip, keeping the bytes for the cache, ASGI;
+- ``storage``: serving exported files instead of building documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from django.core.handlers.asgi import ASGIRequest
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    StreamingHttpResponse,
+)
+from django.utils import translation
+
+from ..conf import app_settings
+from ..documents import DocumentStream, PagePath, index_entries, render_index, render_page
+from ..locations import Origin
+from ..registry import SitemapRegistry
+from ..sources import Source
+from .cache import (
+    DocumentCache,
+    Lock,
+    Record,
+    document_key,
+    global_generation,
+    host_part,
+    index_generation,
+    page_generation,
+    path_part,
+    section_generation,
+    token_time,
+)
+from .conditional import Validators, make_validators, not_modified, set_headers
+from .streams import Filling, async_stream, encode
+
+XML_CONTENT_TYPE = "application/xml; charset=utf-8"
+# A .xml.gz file, not an encoded transfer: no Content-Encoding (crawlers have
+# been seen to fail on "Content-Encoding: gzip" for .gz sitemaps).
+GZIP_CONTENT_TYPE = "application/gzip"
+XML, GZ = "xml", "gz"
+
+
+def content_type(gz: bool) -> str:
+    """The ``Content-Type`` of a document's plain or gzip variant."""
+    return GZIP_CONTENT_TYPE if gz else XML_CONTENT_TYPE
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What is known of a document before its body: enough for its validators."""
+
+    summary: str
+    lastmods: tuple[str | None, ...]
+    render: Callable[[], DocumentStream | None]
+
+
+@dataclass(frozen=True)
+class DocumentSpec:
+    """Names a document for the cache and says how to make it.
+
+    ``identity`` holds everything that changes its bytes, ``generations`` the
+    cache generations it depends on. ``prepare`` reads what is known before
+    the body, or raises ``Http404`` for a document with no URL.
+    """
+
+    identity: tuple[str, ...]
+    generations: tuple[str, ...]
+    prepare: Callable[[], Prepared]
+
+
+def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePath) -> DocumentSpec:
+    """The index of ``registry`` for ``origin``, listing pages at ``page_path``."""
+
+    def prepare() -> Prepared:
+        entries = index_entries(registry)
+        if not entries:
+            raise Http404("The sitemap has no URL.")
+        summary = ";".join(
+            f"{entry.section}:{entry.page.number}:{entry.page.rows}:{entry.page.lastmod}"
+            for entry in entries
+        )
+        lastmods = tuple(entry.page.lastmod for entry in entries)
+        return Prepared(summary, lastmods, lambda: render_index(entries, origin, page_path))
+
+    listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
+    return DocumentSpec(
+        (host_part(origin.scheme, origin.host), "index", _language(), listed),
+        (global_generation(), index_generation()),
+        prepare,
+    )
+
+
+def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
+    """Page ``number`` of ``source`` for ``origin``."""
+
+    def prepare() -> Prepared:
+        page = source.page(number)
+        if page is None:
+            raise Http404("This sitemap page has no URL.")
+        summary = page.summary
+        return Prepared(
+            f"{summary.rows}:{summary.lastmod}",
+            (summary.lastmod,),
+            lambda: render_page(source, page, origin),
+        )
+
+    return DocumentSpec(
+        (
+            host_part(origin.scheme, origin.host),
+            source.section,
+            str(number),
+            _language(),
+            f"limit{source.get_limit()}",
+        ),
+        (
+            global_generation(),
+            section_generation(source.section),
+            page_generation(source.section, number),
+        ),
+        prepare,
+    )
+
+
+def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBase:
+    """The response for a document: from cache, 304, or built and streamed.
+
+    Raises ``Http404`` when the document would hold no URL.
+    """
+    store = DocumentCache()
+    tokens = store.tokens(spec.generations)
+    if tokens is None:
+        return _uncached(request, spec, gz)
+    # The path tells apart documents of registries routed elsewhere; both
+    # variants (.xml and .xml.gz) share one key.
+    path = path_part(request.path_info.removesuffix(".gz"))
+    key = document_key((*spec.identity, path), tokens)
+    held = store.record(key) or store.claim(key)
+    if held is None and store.available:
+        held = store.wait(key, app_settings.CACHE_WAIT)
+    if isinstance(held, Record):
+        response = _from_cache(request, store, key, held, gz)
+        if response is not None:
+            return response
+        held = store.lock(key)  # a part was evicted: rebuild the document and store it again
+    lock = held
+    try:
+        prepared = spec.prepare()
+        validators = make_validators(
+            key, prepared.summary, prepared.lastmods, [token_time(token) for token in tokens]
+        )
+        response = not_modified(request, validators, gz)
+        if response is not None:
+            if lock is not None:
+                store.unlock(lock)
+            return response
+        stream = _render(prepared)
+        if lock is None:
+            return _streaming(request, encode(stream, gz, None), validators, gz)
+        return _streaming(
+            request, _filling(store, key, lock, stream, validators, gz), validators, gz
+        )
+    except BaseException:
+        if lock is not None:
+            store.unlock(lock)
+        raise
+
+
+def _from_cache(
+    request: HttpRequest, store: DocumentCache, key: str, stored: Record, gz: bool
+) -> HttpResponseBase | None:
+    validators = Validators(stored.etag, stored.last_modified)
+    response = not_modified(request, validators, gz)
+    if response is not None:
+        return response
+    body = store.body(key, stored, GZ if gz else XML)
+    if body is None:
+        return None
+    response = HttpResponse(body, content_type=content_type(gz))
+    response.headers["Content-Length"] = str(len(body))
+    set_headers(response, validators, gz)
+    return response
+
+
+def _filling(
+    store: DocumentCache,
+    key: str,
+    lock: Lock,
+    stream: DocumentStream,
+    validators: Validators,
+    gz: bool,
+) -> Filling:
+    """The streamed miss: both variants stored once complete, the lock released however it ends."""
+
+    def keep(plain: bytes, packed: bytes) -> None:
+        record = Record(validators.etag, validators.last_modified, {})
+        store.store(key, record, {XML: plain, GZ: packed})
+
+    return Filling(encode(stream, gz, keep), lambda: store.unlock(lock))
+
+
+def _uncached(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBase:
+    # Without generations nothing catches a change that leaves the row count
+    # and lastmod alone, so conditional requests get the full document.
+    prepared = spec.prepare()
+    validators = make_validators(
+        ":".join(("uncached", *spec.identity)), prepared.summary, prepared.lastmods, ()
+    )
+    return _streaming(request, encode(_render(prepared), gz, None), validators, gz)
+
+
+def _render(prepared: Prepared) -> DocumentStream:
+    stream = prepared.render()
+    if stream is None:
+        raise Http404("This sitemap document has no URL.")
+    return stream
+
+
+def _streaming(
+    request: HttpRequest, stream: Iterator[bytes], validators: Validators, gz: bool
+) -> HttpResponseBase:
+    if isinstance(request, ASGIRequest):
+        # A sync iterator would be consumed whole before the first byte under ASGI.
+        response = StreamingHttpResponse(async_stream(stream), content_type=content_type(gz))
+    else:
+        response = StreamingHttpResponse(stream, content_type=content_type(gz))
+    set_headers(response, validators, gz)
+    return response
+
+
+def _language() -> str:
+    return translation.get_language() or "-"

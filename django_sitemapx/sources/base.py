@@ -1,0 +1,126 @@
+"""The source contract: what every section of a sitemap gives the index and the views.
+
+A source splits its entries into pages of at most ``limit`` URLs. It tells the
+index every non-empty page (``page_summaries()``), and gives one page to serve
+(``page(number)``): that page's summary, for the ETag and Last-Modified, and
+its entries, streamed in chunks. Both come from the same summary code, so the
+index, a page's headers and its body always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..conf import PROTOCOL_MAX_URLS, app_settings
+from ..entries import EntryStream
+from ..exceptions import SourceConfigurationError
+from ..values import VALUE_NAMES, static_value
+
+if TYPE_CHECKING:
+    from django.core.checks import CheckMessage
+
+    from ..locations import LocationBuilder
+
+
+@dataclass(frozen=True)
+class PageSummary:
+    """A non-empty page of a section: its number, row count and greatest lastmod."""
+
+    number: int
+    rows: int
+    lastmod: str | None
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One page of one section, as the index lists it."""
+
+    section: str
+    page: PageSummary
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page to serve: its summary, and its entries for a ``LocationBuilder``.
+
+    ``entries`` is called at most once, after the summary was used for the
+    response headers; it streams chunks of entries and ``Skipped`` records.
+    """
+
+    summary: PageSummary
+    entries: Callable[[LocationBuilder], EntryStream]
+
+
+class Source:
+    """Base class of every section of a sitemap.
+
+    ``changefreq``, ``priority`` and ``lastmod`` are each either an attribute or
+    a method taking one item, as in ``django.contrib.sitemaps``. Keyword options
+    given to ``register()`` set attributes on the instance.
+
+    A custom source implements :meth:`page_summaries` and :meth:`page`.
+    """
+
+    limit: int | None = None
+    protocol: str | None = None
+    changefreq: Any = None
+    priority: Any = None
+    lastmod: Any = None
+
+    def __init__(self, section: str = "", **options: Any) -> None:
+        self.section = section
+        for name, value in options.items():
+            if name.startswith("_") or not hasattr(type(self), name):
+                raise TypeError(f"{type(self).__name__} has no option {name!r}")
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} section={self.section!r}>"
+
+    def get_limit(self) -> int:
+        """The most URLs a page holds: the source's ``limit``, else ``SITEMAPX_LIMIT``."""
+        return self.limit if self.limit is not None else app_settings.LIMIT
+
+    def validate(self) -> None:
+        """Raise ``SourceConfigurationError`` for a value of this source the protocol refuses.
+
+        Only the source's own values are validated (at registration, and by the
+        system checks); settings are the checks' business.
+        """
+        limit = self.limit
+        if limit is not None and (
+            not isinstance(limit, int)
+            or isinstance(limit, bool)
+            or not (1 <= limit <= PROTOCOL_MAX_URLS)
+        ):
+            raise SourceConfigurationError(
+                f"{type(self).__name__}.limit must be an integer from 1 to "
+                f"{PROTOCOL_MAX_URLS} (the protocol's maximum), not {limit!r}"
+            )
+        if self.protocol not in (None, "http", "https"):
+            raise SourceConfigurationError(
+                f"{type(self).__name__}.protocol must be 'http', 'https' or None, "
+                f"not {self.protocol!r}"
+            )
+        for name in VALUE_NAMES:
+            if not callable(getattr(self, name, None)):
+                static_value(self, name)
+
+    def check(self) -> list[CheckMessage]:
+        """A custom source's own system-check messages (``checks.py`` has the built-in ones)."""
+        return []
+
+    def page_summaries(self) -> list[PageSummary]:
+        """Every non-empty page, in order."""
+        raise NotImplementedError
+
+    def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
+        """Page ``number`` (1-based) to serve, or None if it has no entry.
+
+        ``summary`` is the page's summary when the caller already has it from
+        :meth:`page_summaries` (the export does); a source may use it rather
+        than read it again.
+        """
+        raise NotImplementedError

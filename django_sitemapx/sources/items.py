@@ -1,0 +1,160 @@
+"""Sources over an in-memory list of items, paged like ``django.contrib.sitemaps``."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.urls import reverse
+
+from ..conf import PROTOCOL_MAX_URLS, app_settings
+from ..entries import Entry, EntryStream, Skipped
+from ..exceptions import Skip, SkipReason, SourceConfigurationError
+from ..values import VALUE_NAMES, formatted, latest_lastmod
+from .base import Page, PageSummary, Source
+
+if TYPE_CHECKING:
+    from django.contrib.sitemaps import Sitemap as ContribSitemap
+
+    from ..locations import LocationBuilder
+
+
+class ItemSource(Source):
+    """A section built from ``items()``, an in-memory sequence, as in contrib.
+
+    An item may be a location string, a mapping with a ``"location"`` key (and
+    optionally ``"lastmod"``, ``"changefreq"``, ``"priority"``, which win over
+    the source's values), or any object with ``get_absolute_url()``. Pass a
+    callable as the ``items`` option to register a function as a source.
+    ``items()`` is called once per document.
+    """
+
+    def items(self) -> Iterable[Any]:
+        """The items of this section."""
+        return []
+
+    def location(self, item: Any) -> str:
+        """A path or same-host absolute URL for ``item``."""
+        if isinstance(item, str):
+            return item
+        if isinstance(item, Mapping):
+            return str(item["location"])
+        return str(item.get_absolute_url())
+
+    def page_summaries(self) -> list[PageSummary]:
+        return [
+            self._summary(number, items) for number, items in enumerate(self._pages(), start=1)
+        ]
+
+    def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
+        pages = self._pages()
+        if not 1 <= number <= len(pages):
+            return None
+        items = pages[number - 1]
+        return Page(self._summary(number, items), functools.partial(self._entries, items))
+
+    def _pages(self) -> list[list[Any]]:
+        items = list(self.items())
+        limit = self.get_limit()
+        return [items[start : start + limit] for start in range(0, len(items), limit)]
+
+    def _summary(self, number: int, items: list[Any]) -> PageSummary:
+        latest = latest_lastmod(self._raw_value(item, "lastmod") for item in items)
+        return PageSummary(number, len(items), latest)
+
+    def _raw_value(self, item: Any, name: str) -> Any:
+        if isinstance(item, Mapping) and name in item:
+            return item[name]
+        attribute = getattr(self, name)
+        return attribute(item) if callable(attribute) else attribute
+
+    def _entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
+        chunk: list[Entry] = []
+        skipped: Counter[SkipReason] = Counter()
+
+        def count(reason: SkipReason) -> None:
+            skipped[reason] += 1
+
+        for item in items:
+            try:
+                loc = builder.absolute(self.location(item))
+            except Skip as skip:
+                count(skip.reason)
+                continue
+            lastmod, changefreq, priority = (
+                formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
+            )
+            chunk.append(Entry(loc, lastmod, changefreq, priority))
+            if len(chunk) >= app_settings.CHUNK_SIZE:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+        for reason, number in skipped.items():
+            yield Skipped(reason, number)
+
+
+class StaticSource(ItemSource):
+    """Named URL patterns (home, about, ...): ``url_names=["home", "about"]``.
+
+    An entry of ``url_names`` is a URL name, or a ``(name, kwargs)`` pair.
+    """
+
+    url_names: Sequence[str | tuple[str, Mapping[str, Any]]] = ()
+
+    def items(self) -> Iterable[Any]:
+        return list(self.url_names)
+
+    def location(self, item: Any) -> str:
+        if isinstance(item, tuple):
+            name, kwargs = item
+            return reverse(name, kwargs=dict(kwargs))
+        return reverse(item)
+
+
+class ContribSitemapSource(ItemSource):
+    """Serves an existing ``django.contrib.sitemaps.Sitemap`` through this app.
+
+    ``register("blog", BlogSitemap)`` wraps it automatically, so a site can move
+    section by section. Pages follow the contrib sitemap's own ``items()`` order.
+    """
+
+    sitemap: ContribSitemap[Any] | type[ContribSitemap[Any]] | None = None
+
+    def __init__(self, section: str = "", **options: Any) -> None:
+        super().__init__(section, **options)
+        if isinstance(self.sitemap, type):
+            self.sitemap = self.sitemap()
+        if self.sitemap is None:
+            raise SourceConfigurationError("ContribSitemapSource needs a 'sitemap' option")
+        # Options given to register() win over the wrapped sitemap's values.
+        if "limit" not in options:
+            self.limit = min(int(self.sitemap.limit), PROTOCOL_MAX_URLS)
+        if "protocol" not in options:
+            self.protocol = self.sitemap.protocol
+        for name in VALUE_NAMES:
+            value = getattr(self.sitemap, name, None)
+            if value is not None and name not in options:
+                setattr(self, name, value)
+
+    def validate(self) -> None:
+        sitemap = self._sitemap()
+        if getattr(sitemap, "i18n", False) or getattr(sitemap, "alternates", False):
+            raise SourceConfigurationError(
+                f"{type(sitemap).__name__} uses i18n/alternates, which "
+                "ContribSitemapSource does not serve yet; keep it on django.contrib.sitemaps."
+            )
+        super().validate()
+
+    def items(self) -> Iterable[Any]:
+        return self._sitemap().items()
+
+    def location(self, item: Any) -> str:
+        location = self._sitemap().location
+        return str(location(item) if callable(location) else location)
+
+    def _sitemap(self) -> ContribSitemap[Any]:
+        assert self.sitemap is not None and not isinstance(self.sitemap, type)
+        return self.sitemap
