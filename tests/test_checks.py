@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 
 import pytest
 from django.core import checks
@@ -262,9 +263,17 @@ def test_w101_instances_per_url(registry: SitemapRegistry) -> None:
     assert _warnings() == ["W101"]
 
 
-def test_a_custom_registrys_bad_source_is_reported() -> None:
+@pytest.fixture
+def custom() -> Iterator[SitemapRegistry]:
+    """A registry of one test; emptied afterwards, as a lingering frame may keep it alive."""
+    registry = SitemapRegistry()
+    yield registry
+    for name in registry.sections:
+        registry.unregister(name)
+
+
+def test_a_custom_registrys_bad_source_is_reported(custom: SitemapRegistry) -> None:
     # The old checks looked at the default registry only.
-    custom = SitemapRegistry()
     custom.register("extra", sitemapx.StaticSource, url_names=["no-such-page"])
     output = _output_of_failing_check()
     assert _ID.findall(output) == ["E102"]
