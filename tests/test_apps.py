@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from collections.abc import Iterator
@@ -69,6 +70,7 @@ def test_only_the_default_config_calls_autodiscover(monkeypatch: pytest.MonkeyPa
 def test_ready_registers_the_checks(
     config_class: type[SimpleSitemapxConfig], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    gc.collect()  # no registry of an earlier test, kept by a reference cycle, is checked
     registry = CheckRegistry()
     monkeypatch.setattr(checks, "register", registry.register)
     monkeypatch.setattr(SitemapRegistry, "autodiscover", lambda self: None)
