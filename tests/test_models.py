@@ -85,4 +85,3 @@ def test_valid_override_passes_validation() -> None:
     )
     override.full_clean()
     assert override.location == "/a"
-    assert override.is_effective

@@ -1,16 +1,17 @@
 """The registry: registration, errors, decorators, wrapping and autodiscovery."""
 
+import gc
 import importlib
+import inspect
 import sys
+import weakref
 
 import pytest
-from django.apps import apps
 from django.contrib.sitemaps import GenericSitemap, Sitemap
 from django.core.exceptions import ImproperlyConfigured
 
 import django_sitemapx as sitemapx
-from django_sitemapx.apps import SimpleSitemapxConfig, SitemapxConfig
-from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.registry import SitemapRegistry, all_registries, default_registry
 from example_project.articles.models import Article, Category
 from tests.testapp.models import AbstractThing, Document
 
@@ -27,43 +28,72 @@ def test_register_model_with_options(registry: SitemapRegistry) -> None:
     assert registry.get("category") is source
 
 
-def test_module_register_with_source_class_returns_the_class(registry: SitemapRegistry) -> None:
+def test_imperative_register_returns_the_source(registry: SitemapRegistry) -> None:
     class ArticleSitemap(sitemapx.ModelSource):
         url_name = "article-detail"
         url_kwargs = {"category": "category__slug", "slug": "slug"}
 
-    assert sitemapx.register(Article, ArticleSitemap) is ArticleSitemap
-    assert isinstance(registry.get("article"), ArticleSitemap)
+    source = sitemapx.default_registry.register(Article, ArticleSitemap, priority=0.4)
+    assert isinstance(source, ArticleSitemap)
+    assert registry.get("article") is source
+    assert source.priority == 0.4
 
 
-def test_register_as_decorator(registry: SitemapRegistry) -> None:
-    @sitemapx.register(Article, section="news")
+def test_register_as_decorator_returns_the_class_unchanged(registry: SitemapRegistry) -> None:
     class NewsSitemap(sitemapx.ModelSource):
         url_name = "article-detail"
         url_kwargs = {"category": "category__slug", "slug": "slug"}
 
-    assert isinstance(NewsSitemap, type)
-    assert isinstance(registry.get("news"), NewsSitemap)
-    assert registry.pending() == {}
+    attributes = dict(vars(NewsSitemap))
+    assert sitemapx.register(Article, section="news", priority=0.3)(NewsSitemap) is NewsSitemap
+    assert dict(vars(NewsSitemap)) == attributes
+    source = registry.get("news")
+    assert type(source) is NewsSitemap
+    assert (source.model, source.priority) == (Article, 0.3)
 
 
-def test_register_without_source_and_without_decorating_is_pending(
-    registry: SitemapRegistry,
-) -> None:
-    sitemapx.register(Article)
-    assert "article" in registry.pending()
-    assert __file__ in registry.pending()["article"]
-    assert not registry.is_registered(Article)
+def test_register_decorator_into_another_registry(registry: SitemapRegistry) -> None:
+    other = SitemapRegistry()
+
+    @sitemapx.register(Category, registry=other)
+    class Categories(sitemapx.ModelSource):
+        url_name = "category-detail"
+        url_kwargs = {"category": "slug"}
+
+    assert isinstance(other.get("category"), Categories)
+    assert registry.sections == []
+
+
+def test_register_takes_no_source_positionally(registry: SitemapRegistry) -> None:
+    class ArticleSitemap(sitemapx.ModelSource):
+        url_name = "article-detail"
+        url_kwargs = {"category": "category__slug", "slug": "slug"}
+
+    with pytest.raises(TypeError):
+        sitemapx.register(Article, ArticleSitemap)  # type: ignore[call-arg]
+    assert registry.sections == []
 
 
 def test_registering_a_section_twice_names_the_first_registration(
     registry: SitemapRegistry,
 ) -> None:
+    line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
     registry.register(Document, lastmod_field="published_on")
     with pytest.raises(sitemapx.AlreadyRegistered) as info:
         registry.register(Document)
     assert "'document'" in str(info.value)
-    assert f"{__file__}:" in str(info.value)
+    assert f"(first registered at {__file__}:{line})" in str(info.value)
+
+
+def test_a_decorated_registration_names_the_decorator(registry: SitemapRegistry) -> None:
+    @sitemapx.register("pages")
+    class Pages(sitemapx.StaticSource):
+        url_names = ["home"]
+
+    line = inspect.getsourcelines(Pages)[1]  # the line of @sitemapx.register
+    with pytest.raises(sitemapx.AlreadyRegistered) as info:
+        registry.register("pages", Pages)
+    assert f"(first registered at {__file__}:{line})" in str(info.value)
 
 
 def test_same_model_in_two_sections(registry: SitemapRegistry) -> None:
@@ -102,12 +132,12 @@ def test_invalid_static_values_fail_at_registration(registry: SitemapRegistry) -
         registry.register(Document, limit=50_001)
     with pytest.raises(sitemapx.SourceConfigurationError, match="protocol"):
         registry.register(Document, protocol="ftp")
-    assert len(registry) == 0
+    assert registry.sections == []
 
 
 def test_unregister(registry: SitemapRegistry) -> None:
     registry.register(Document)
-    sitemapx.unregister(Document)
+    registry.unregister(Document)
     assert not registry.is_registered(Document)
     with pytest.raises(sitemapx.NotRegistered):
         registry.unregister(Document)
@@ -119,7 +149,8 @@ def test_iteration_is_in_registration_order(registry: SitemapRegistry) -> None:
     for name in ["zeta", "alpha", "mid"]:
         registry.register(name, sitemapx.StaticSource, url_names=["home"])
     assert [source.section for source in registry] == ["zeta", "alpha", "mid"]
-    assert "alpha" in registry
+    assert registry.sections == ["zeta", "alpha", "mid"]
+    assert registry.is_registered("alpha")
 
 
 def test_callable_becomes_an_item_source(registry: SitemapRegistry) -> None:
@@ -149,14 +180,15 @@ def test_separate_registries_do_not_share_sections() -> None:
     first, second = SitemapRegistry(), SitemapRegistry()
     first.register(Document)
     assert not second.is_registered(Document)
-    sitemapx.register(Category, registry=second, url_name="category-detail")
+    second.register(Category, url_name="category-detail")
     assert second.sections == ["category"]
+    assert first.sections == ["document"]
 
 
 def test_autodiscovery_imported_every_apps_module() -> None:
     assert sys.modules["tests.testapp.sitemapx"].IMPORTED is True
-    assert sitemapx.site.is_registered(Article)
-    assert sitemapx.site.sections == ["article", "category", "pages"]
+    assert default_registry.is_registered(Article)
+    assert default_registry.sections == ["article", "category", "pages"]
 
 
 def test_autodiscovery_failure_rolls_the_registry_back(
@@ -173,19 +205,9 @@ def test_autodiscovery_failure_rolls_the_registry_back(
     monkeypatch.setattr("django.utils.module_loading.import_module", import_module)
     with pytest.raises(ImportError, match="boom"):
         registry.autodiscover()
-    assert "half-done" not in registry
+    assert not registry.is_registered("half-done")
+    assert registry.sections == []
     del broken
-
-
-def test_default_config_autodiscovers_and_simple_config_does_not(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    calls: list[str] = []
-    monkeypatch.setattr(SitemapRegistry, "autodiscover", lambda self: calls.append("x"))
-    module = importlib.import_module("django_sitemapx")
-    SimpleSitemapxConfig("django_sitemapx", module).ready()
-    assert calls == []
-    SitemapxConfig("django_sitemapx", module).ready()
-    assert calls == ["x"]
-    assert isinstance(apps.get_app_config("django_sitemapx"), SitemapxConfig)
 
 
 def test_options_win_over_the_wrapped_contrib_sitemap(registry: SitemapRegistry) -> None:
@@ -199,3 +221,63 @@ def test_options_win_over_the_wrapped_contrib_sitemap(registry: SitemapRegistry)
 
     source = registry.register("pages", Pages, priority=0.3, limit=5)
     assert (source.priority, source.changefreq, source.limit) == (0.3, "daily", 5)
+
+
+def test_unregister_a_model_removes_every_section_of_it(registry: SitemapRegistry) -> None:
+    registry.register(Document, section="docs-a")
+    registry.register("pages", sitemapx.StaticSource, url_names=["home"])
+    registry.register(Document, section="docs-b")
+    registry.unregister(Document)
+    assert registry.sections == ["pages"]
+    assert not registry.is_registered(Document)
+    # Both names are free again, and registering does not trip on a leftover origin.
+    registry.register(Document, section="docs-b")
+    registry.register(Document, section="docs-a")
+    assert registry.sections == ["pages", "docs-b", "docs-a"]
+
+
+def test_unregister_by_name_removes_that_section_only(registry: SitemapRegistry) -> None:
+    registry.register(Document, section="docs-a")
+    registry.register(Document, section="docs-b")
+    registry.unregister("docs-a")
+    assert registry.sections == ["docs-b"]
+    assert registry.is_registered(Document)
+    with pytest.raises(sitemapx.NotRegistered):
+        registry.unregister("docs-a")
+
+
+def test_temporarily_empty_restores_sections_and_their_origins() -> None:
+    custom = SitemapRegistry()
+    line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+    first = custom.register("pages", sitemapx.StaticSource, url_names=["home"])
+    with custom.temporarily_empty() as inside:
+        assert inside is custom
+        assert custom.sections == []
+        custom.register("pages", sitemapx.StaticSource, url_names=["about"])
+        custom.register("legal", sitemapx.StaticSource, url_names=["about"])
+    assert custom.sections == ["pages"]
+    assert custom.get("pages") is first
+    with pytest.raises(sitemapx.AlreadyRegistered) as info:
+        custom.register("pages", sitemapx.StaticSource, url_names=["home"])
+    assert f"(first registered at {__file__}:{line})" in str(info.value)
+
+
+def test_temporarily_empty_restores_after_an_exception() -> None:
+    before = default_registry.sections
+    assert before == ["article", "category", "pages"]
+    with pytest.raises(RuntimeError), default_registry.temporarily_empty():
+        default_registry.register("extra", sitemapx.StaticSource, url_names=["home"])
+        raise RuntimeError
+    assert default_registry.sections == before
+
+
+def test_all_registries_holds_the_default_and_custom_ones_while_they_live() -> None:
+    assert default_registry in all_registries
+    custom = SitemapRegistry()
+    custom.register("pages", sitemapx.StaticSource, url_names=["home"])
+    assert custom in all_registries
+    gone = weakref.ref(custom)
+    del custom
+    gc.collect()
+    assert gone() is None
+    assert default_registry in all_registries

@@ -1,39 +1,16 @@
-"""The override admin, the URL inspector and the overview, with their permissions."""
+"""The override admin: permissions, the form, the list and the bulk actions."""
 
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
 from django_sitemapx.models import Override
 from django_sitemapx.signals import overrides_changed
-from example_project.articles.factories import ArticleFactory
+from tests.support.admin import ADD, CHANGELIST, INSPECT, OVERVIEW, staff_client
 
 pytestmark = pytest.mark.django_db
-
-CHANGELIST = "admin:django_sitemapx_override_changelist"
-ADD = "admin:django_sitemapx_override_add"
-INSPECT = "admin:django_sitemapx_inspect"
-OVERVIEW = "admin:django_sitemapx_overview"
-
-
-def _staff(*codenames: str) -> Client:
-    user = User.objects.create_user(f"user-{'-'.join(codenames) or 'none'}", is_staff=True)
-    user.user_permissions.set(
-        Permission.objects.filter(
-            content_type__app_label="django_sitemapx", codename__in=codenames
-        )
-    )
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def editor() -> Client:
-    return _staff("add_override", "change_override", "delete_override", "view_override")
 
 
 @pytest.fixture
@@ -48,24 +25,17 @@ def received() -> list[dict[str, object]]:
     overrides_changed.disconnect(receiver)
 
 
-@pytest.mark.parametrize("name", [CHANGELIST, ADD, INSPECT, OVERVIEW])
+@pytest.mark.parametrize("name", [CHANGELIST, ADD])
 def test_staff_without_the_apps_permissions_is_refused(name: str) -> None:
-    assert _staff().get(reverse(name)).status_code == 403
+    assert staff_client().get(reverse(name)).status_code == 403
 
 
-@pytest.mark.parametrize("name", [CHANGELIST, INSPECT, OVERVIEW])
-def test_view_permission_opens_the_list_the_inspector_and_the_overview(name: str) -> None:
-    assert _staff("view_override").get(reverse(name)).status_code == 200
+def test_view_permission_opens_the_list() -> None:
+    assert staff_client("view_override").get(reverse(CHANGELIST)).status_code == 200
 
 
 def test_view_permission_alone_cannot_add() -> None:
-    assert _staff("view_override").get(reverse(ADD)).status_code == 403
-
-
-def test_anonymous_is_sent_to_login() -> None:
-    response = Client().get(reverse(INSPECT))
-    assert response.status_code == 302
-    assert "/login/" in response["Location"]
+    assert staff_client("view_override").get(reverse(ADD)).status_code == 403
 
 
 def test_form_shows_validation_errors(editor: Client) -> None:
@@ -149,66 +119,10 @@ def test_bulk_actions(
 
 
 def test_a_view_only_user_gets_no_bulk_actions() -> None:
-    client = _staff("view_override")
+    client = staff_client("view_override")
     a = Override.objects.create(location="/a", exclude=True)
     _action(client, "include_urls", [a])
     assert Override.objects.get(pk=a.pk).exclude
-
-
-def test_inspector_finds_a_model_row_with_its_values(editor: Client) -> None:
-    article = ArticleFactory()
-    response = editor.get(
-        reverse(INSPECT), {"url": f"http://testserver{article.get_absolute_url()}"}
-    )
-    context = response.context
-    assert context["in_sitemap"] and context["finding"].section == "article"
-    assert context["finding"].page == 1
-    values = {str(v.label): (v.value, str(v.origin)) for v in context["values"]}
-    assert values["priority"] == ("0.6", "section")
-    assert context["override_url"].startswith(reverse(ADD))
-
-
-def test_inspector_shows_override_origin_and_exclusion(editor: Client) -> None:
-    Override.objects.create(location="/about/", priority=Decimal("0.1"), exclude=True)
-    context = editor.get(reverse(INSPECT), {"url": "/about"}).context
-    assert not context["in_sitemap"] and "excludes" in str(context["reason"])
-    values = {str(v.label): (v.value, str(v.origin)) for v in context["values"]}
-    assert values["priority"] == ("0.1", "override")
-    assert values["change frequency"] == ("", "not set")
-    assert "/change/" in context["override_url"]
-
-
-def test_inspector_says_filtered_out_by_the_queryset(editor: Client) -> None:
-    article = ArticleFactory(is_published=False)
-    context = editor.get(reverse(INSPECT), {"url": article.get_absolute_url()}).context
-    assert not context["in_sitemap"]
-    assert "filters it out" in str(context["reason"])
-
-
-@pytest.mark.parametrize(
-    ("url", "expected"),
-    [
-        ("/articles/nope/missing/", "No registered section"),
-        ("/admin/", "No registered section"),
-        ("/" + "a" * 2100, "too long"),
-        ("ftp://x/", "not a path"),
-    ],
-)
-def test_inspector_says_why_not(editor: Client, url: str, expected: str) -> None:
-    context = editor.get(reverse(INSPECT), {"url": url}).context
-    assert not context.get("in_sitemap")
-    assert expected in str(context["reason"])
-
-
-def test_overview_lists_sections_pages_and_links(editor: Client) -> None:
-    ArticleFactory.create_batch(3)
-    Override.objects.create(location="/about", exclude=True, section="pages", page=1)
-    response = editor.get(reverse(OVERVIEW))
-    rows = {row.section: row for row in response.context["rows"]}
-    assert rows["article"].urls == 3 and len(rows["article"].pages) == 1
-    assert rows["article"].latest is not None
-    assert rows["pages"].excluded == 1
-    assert "/sitemap-article-1.xml" in response.content.decode()
 
 
 def test_changelist_links_to_the_inspector_and_overview(editor: Client) -> None:
@@ -231,7 +145,7 @@ def test_place_again_refreshes_section_and_page(
 
 
 def test_include_keeps_exclude_only_overrides_without_the_delete_permission() -> None:
-    client = _staff("view_override", "change_override")
+    client = staff_client("view_override", "change_override")
     only_excludes = Override.objects.create(location="/c", exclude=True)
     with_priority = Override.objects.create(location="/d", exclude=True, priority=Decimal("0.3"))
     response = _action(client, "include_urls", [only_excludes, with_priority])

@@ -1,0 +1,93 @@
+"""The URL inspector and the sitemap overview (admin/pages.py), with their permissions."""
+
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from django_sitemapx.admin.pages import SKIP_REASONS
+from django_sitemapx.exceptions import SkipReason
+from django_sitemapx.models import Override
+from example_project.articles.factories import ArticleFactory
+from tests.support.admin import ADD, INSPECT, OVERVIEW, staff_client
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
+def test_staff_without_the_apps_permissions_is_refused(name: str) -> None:
+    assert staff_client().get(reverse(name)).status_code == 403
+
+
+@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
+def test_view_permission_opens_the_inspector_and_the_overview(name: str) -> None:
+    assert staff_client("view_override").get(reverse(name)).status_code == 200
+
+
+def test_anonymous_is_sent_to_login() -> None:
+    response = Client().get(reverse(INSPECT))
+    assert response.status_code == 302
+    assert "/login/" in response["Location"]
+
+
+def test_inspector_finds_a_model_row_with_its_values(editor: Client) -> None:
+    article = ArticleFactory()
+    response = editor.get(
+        reverse(INSPECT), {"url": f"http://testserver{article.get_absolute_url()}"}
+    )
+    context = response.context
+    assert context["in_sitemap"] and context["finding"].section == "article"
+    assert context["finding"].page == 1
+    values = {str(v.label): (v.value, str(v.origin)) for v in context["values"]}
+    assert values["priority"] == ("0.6", "section")
+    assert context["override_url"].startswith(reverse(ADD))
+
+
+def test_inspector_shows_override_origin_and_exclusion(editor: Client) -> None:
+    Override.objects.create(location="/about/", priority=Decimal("0.1"), exclude=True)
+    context = editor.get(reverse(INSPECT), {"url": "/about"}).context
+    assert not context["in_sitemap"] and "excludes" in str(context["reason"])
+    values = {str(v.label): (v.value, str(v.origin)) for v in context["values"]}
+    assert values["priority"] == ("0.1", "override")
+    assert values["change frequency"] == ("", "not set")
+    assert "/change/" in context["override_url"]
+
+
+def test_inspector_says_filtered_out_by_the_queryset(editor: Client) -> None:
+    article = ArticleFactory(is_published=False)
+    context = editor.get(reverse(INSPECT), {"url": article.get_absolute_url()}).context
+    assert not context["in_sitemap"]
+    assert "filters it out" in str(context["reason"])
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("/articles/nope/missing/", "No registered section"),
+        ("/admin/", "No registered section"),
+        ("/" + "a" * 2100, "too long"),
+        ("ftp://x/", "not a path"),
+    ],
+)
+def test_inspector_says_why_not(editor: Client, url: str, expected: str) -> None:
+    context = editor.get(reverse(INSPECT), {"url": url}).context
+    assert not context.get("in_sitemap")
+    assert expected in str(context["reason"])
+
+
+def test_overview_lists_sections_pages_and_links(editor: Client) -> None:
+    ArticleFactory.create_batch(3)
+    Override.objects.create(location="/about", exclude=True, section="pages", page=1)
+    response = editor.get(reverse(OVERVIEW))
+    rows = {row.section: row for row in response.context["rows"]}
+    assert rows["article"].urls == 3 and len(rows["article"].pages) == 1
+    assert rows["article"].latest is not None
+    assert rows["pages"].excluded == 1
+    assert "/sitemap-article-1.xml" in response.content.decode()
+
+
+def test_every_skip_reason_has_a_label_for_editors() -> None:
+    assert set(SKIP_REASONS) == set(SkipReason)
+    labels = [str(label) for label in SKIP_REASONS.values()]
+    assert all(labels) and len(set(labels)) == len(labels)

@@ -1,0 +1,68 @@
+"""Settings access: documented defaults, read at call time, never validated."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.test import override_settings
+
+from django_sitemapx.conf import SETTING_NAMES, Settings, app_settings
+
+# The defaults of docs/reference/settings.md, written out rather than read from conf.
+DEFAULTS: dict[str, object] = {
+    "LIMIT": 50_000,
+    "PROTOCOL": None,
+    "CHUNK_SIZE": 2_000,
+    "USE_SITES": None,
+    "AUTODISCOVER_MODULE": "sitemapx",
+    "OVERRIDES": True,
+    "EXPORT_STORAGE": None,
+    "SERVE_FROM_STORAGE": None,
+    "INDEX_LINKS_GZIP": False,
+    "HTTP_CACHE_CONTROL": "public, max-age=300",
+    "CACHE_ALIAS": "default",
+    "CACHE_TIMEOUT": 86_400,
+    "CACHE_WAIT": 10.0,
+    "CACHE_LOCK_TIMEOUT": 60,
+    "CACHE_LOCAL_BYTES": 64 * 1024 * 1024,
+}
+
+
+def _properties() -> set[str]:
+    return {name for name, value in vars(Settings).items() if isinstance(value, property)}
+
+
+def test_every_property_has_a_documented_default() -> None:
+    assert _properties() == set(DEFAULTS)
+
+
+def test_setting_names_lists_exactly_the_properties() -> None:
+    assert {"SITEMAPX_" + name for name in DEFAULTS} == SETTING_NAMES
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULTS))
+def test_default_when_unset(name: str) -> None:
+    with override_settings():
+        delattr(settings, f"SITEMAPX_{name}")  # tests/settings.py sets SITEMAPX_USE_SITES
+        assert not hasattr(settings, f"SITEMAPX_{name}")
+        value = getattr(app_settings, name)
+    assert value == DEFAULTS[name]
+    assert type(value) is type(DEFAULTS[name])
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULTS))
+def test_reads_the_setting_each_time_and_returns_it_as_given(name: str) -> None:
+    before = getattr(app_settings, name)
+    given = object()  # not a valid value of any setting: conf must not validate
+    with override_settings(**{f"SITEMAPX_{name}": given}):
+        assert getattr(app_settings, name) is given
+    assert getattr(app_settings, name) == before
+
+
+def test_a_new_settings_object_is_not_needed_to_see_a_change() -> None:
+    reader = Settings()
+    with override_settings(SITEMAPX_LIMIT=10):
+        assert reader.LIMIT == 10
+        with override_settings(SITEMAPX_LIMIT=20):
+            assert reader.LIMIT == 20
+        assert reader.LIMIT == 10
