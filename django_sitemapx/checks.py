@@ -111,7 +111,7 @@ def _check_hosts() -> Messages:
             _error(f"SITEMAPX_PROTOCOL must be None, 'http' or 'https', not {protocol!r}.", "E002")
         )
     use_sites = app_settings.USE_SITES
-    if use_sites not in (None, True, False):
+    if use_sites is not None and not isinstance(use_sites, bool):
         errors.append(
             _error(f"SITEMAPX_USE_SITES must be None, True or False, not {use_sites!r}.", "E004")
         )

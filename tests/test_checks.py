@@ -111,7 +111,7 @@ def test_e003_chunk_size(chunk_size: object) -> None:
         assert _errors() == ["E003"]
 
 
-@pytest.mark.parametrize("use_sites", ["yes", "False"])
+@pytest.mark.parametrize("use_sites", ["yes", "False", 1, 0])
 def test_e004_use_sites_is_not_none_true_or_false(use_sites: object) -> None:
     with override_settings(SITEMAPX_USE_SITES=use_sites):
         assert _errors() == ["E004"]
