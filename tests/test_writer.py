@@ -1,38 +1,47 @@
-"""The writer: escaping, values, limits, and golden output."""
-
-import datetime
-from decimal import Decimal
-from zoneinfo import ZoneInfo
+"""The writer: escaping, extension elements, limits, and golden output."""
 
 import pytest
+from lxml import etree
 
-from django_sitemapx.exceptions import InvalidValue
+from django_sitemapx.entries import Alternate, Entry, Extras
 from django_sitemapx.writer import (
-    CHANGEFREQS,
-    escape,
-    format_lastmod,
-    format_priority,
+    SITEMAP_NAMESPACE,
+    XHTML_NAMESPACE,
     has_illegal_xml_chars,
     index_writer,
     sitemap_element,
-    url_element,
+    url_elements,
     urlset_writer,
-    validate_changefreq,
 )
-from tests.conftest import validate_sitemap
+from tests.conftest import NS, locs, validate_sitemap
 
-PARIS = ZoneInfo("Europe/Paris")
+XHTML = {"xhtml": XHTML_NAMESPACE}
 
 
-def test_escape_all_five_entities() -> None:
-    assert escape("""a&b<c>d'e"f""") == "a&amp;b&lt;c&gt;d&apos;e&quot;f"
+def _element(entry: Entry) -> str:
+    [element] = url_elements([entry])
+    return element
+
+
+def test_loc_escapes_all_five_entities() -> None:
+    assert _element(Entry("""https://e.com/a&b<c>d'e"f""")) == (
+        "<url><loc>https://e.com/a&amp;b&lt;c&gt;d&apos;e&quot;f</loc></url>\n"
+    )
+    assert sitemap_element("""https://e.com/a&b<c>d'e"f""", None) == (
+        "<sitemap><loc>https://e.com/a&amp;b&lt;c&gt;d&apos;e&quot;f</loc></sitemap>\n"
+    )
 
 
 @pytest.mark.parametrize("char", ["\x00", "\x01", "\x08", "\x0b", "\x1f", "\ufffe", "\ud800"])
-def test_escape_refuses_xml_illegal_characters(char: str) -> None:
+def test_elements_with_xml_illegal_characters_never_reach_the_document(char: str) -> None:
     assert has_illegal_xml_chars(f"a{char}b")
-    with pytest.raises(InvalidValue, match=r"XML 1\.0 forbids"):
-        escape(f"a{char}b")
+    writer = urlset_writer(max_urls=10, max_bytes=10_000)
+    data = writer.render(
+        url_elements([Entry("https://e.com/ok"), Entry(f"https://e.com/a{char}b")])
+    )
+    data += writer.close()
+    assert locs(validate_sitemap(data)) == ["https://e.com/ok"]
+    assert writer.stats.skipped == {"illegal_characters": 1}
 
 
 def test_tab_newline_and_non_ascii_are_legal() -> None:
@@ -46,54 +55,15 @@ def test_every_c0_control_but_tab_newline_and_return_is_illegal(text: str) -> No
     assert not has_illegal_xml_chars(f"{text}\x7f")
 
 
-def test_lastmod_date() -> None:
-    assert format_lastmod(datetime.date(2024, 5, 1), PARIS) == "2024-05-01"
-
-
-def test_lastmod_aware_datetime_keeps_its_offset_and_drops_microseconds() -> None:
-    value = datetime.datetime(2024, 5, 1, 10, 0, 5, 999, tzinfo=datetime.UTC)
-    assert format_lastmod(value, PARIS) == "2024-05-01T10:00:05+00:00"
-
-
-def test_lastmod_naive_datetime_takes_the_project_time_zone() -> None:
-    assert format_lastmod(datetime.datetime(2024, 7, 1, 12), PARIS) == "2024-07-01T12:00:00+02:00"
-    assert format_lastmod(datetime.datetime(2024, 1, 1, 12), PARIS) == "2024-01-01T12:00:00+01:00"
-
-
-def test_lastmod_rejects_other_types() -> None:
-    with pytest.raises(InvalidValue):
-        format_lastmod("2024-01-01", PARIS)  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [(0, "0.0"), (1, "1.0"), (0.5, "0.5"), ("0.85", "0.85"), (Decimal("0.1"), "0.1")],
-)
-def test_priority_formats(value: object, text: str) -> None:
-    assert format_priority(value) == text  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("value", [7, -0.1, 1.01, "high", float("nan"), float("inf"), None])
-def test_priority_out_of_range_is_refused(value: object) -> None:
-    with pytest.raises(InvalidValue):
-        format_priority(value)  # type: ignore[arg-type]
-
-
-def test_changefreq_values() -> None:
-    assert len(CHANGEFREQS) == 7
-    for value in CHANGEFREQS:
-        assert validate_changefreq(value) == value
-    with pytest.raises(InvalidValue, match="sometimes"):
-        validate_changefreq("sometimes")
-
-
 def test_golden_urlset() -> None:
     writer = urlset_writer(max_urls=10, max_bytes=10_000)
     data = writer.render(
-        [
-            url_element("https://example.com/a?x=1&y='2'", "2024-05-01", "daily", "0.5"),
-            url_element("https://example.com/b", None, None, None),
-        ]
+        url_elements(
+            [
+                Entry("https://example.com/a?x=1&y='2'", "2024-05-01", "daily", "0.5"),
+                Entry("https://example.com/b"),
+            ]
+        )
     )
     data += writer.close()
     assert data == (
@@ -115,21 +85,53 @@ def test_golden_index() -> None:
     data = writer.render(
         [
             sitemap_element("https://example.com/sitemap-a-1.xml", "2024-05-01T00:00:00+00:00"),
-            sitemap_element("https://example.com/sitemap-b-1.xml", None),
+            sitemap_element("https://example.com/sitemap-b-1.xml?x=1&y=2", None),
         ]
     )
     data += writer.close()
+    assert data == (
+        b'<?xml version="1.0" encoding="UTF-8"?>\n'
+        b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        b"<sitemap><loc>https://example.com/sitemap-a-1.xml</loc>"
+        b"<lastmod>2024-05-01T00:00:00+00:00</lastmod></sitemap>\n"
+        b"<sitemap><loc>https://example.com/sitemap-b-1.xml?x=1&amp;y=2</loc></sitemap>\n"
+        b"</sitemapindex>\n"
+    )
     root = validate_sitemap(data)
-    assert root.tag.endswith("sitemapindex")
-    assert data.endswith(b"</sitemapindex>\n")
+    assert root.tag == f"{{{SITEMAP_NAMESPACE}}}sitemapindex"
+
+
+def test_every_shape_of_entry_is_written_the_same_in_any_chunk() -> None:
+    # One f-string writes entries with all three values; the others go element
+    # by element, and a chunk is escaped only if one of its locs needs it.
+    entries = [
+        Entry("https://e.com/a", "2024-01-01", "daily", "0.5"),
+        Entry("https://e.com/b?x=1&y='2'", None, "weekly", None),
+        Entry("https://e.com/c", "2024-01-02", None, "1.0"),
+        Entry("https://e.com/d"),
+        Entry("https://e.com/e&f", "2024-01-03", "never", "0.0"),
+    ]
+    expected = [
+        "<url><loc>https://e.com/a</loc><lastmod>2024-01-01</lastmod>"
+        "<changefreq>daily</changefreq><priority>0.5</priority></url>\n",
+        "<url><loc>https://e.com/b?x=1&amp;y=&apos;2&apos;</loc>"
+        "<changefreq>weekly</changefreq></url>\n",
+        "<url><loc>https://e.com/c</loc><lastmod>2024-01-02</lastmod>"
+        "<priority>1.0</priority></url>\n",
+        "<url><loc>https://e.com/d</loc></url>\n",
+        "<url><loc>https://e.com/e&amp;f</loc><lastmod>2024-01-03</lastmod>"
+        "<changefreq>never</changefreq><priority>0.0</priority></url>\n",
+    ]
+    assert url_elements(entries) == expected
+    assert [_element(entry) for entry in entries] == expected
+    # Plain 5-tuples (what ModelSource builds with zip()) are entries too.
+    assert url_elements([tuple(entry) for entry in entries]) == expected  # type: ignore[misc]
 
 
 def test_writer_stops_at_the_url_limit_and_counts_the_rest() -> None:
     writer = urlset_writer(max_urls=3, max_bytes=10_000)
-    first = writer.render([url_element(f"https://e.com/{i}", None, None, None) for i in range(2)])
-    second = writer.render(
-        [url_element(f"https://e.com/x{i}", None, None, None) for i in range(5)]
-    )
+    first = writer.render(url_elements([Entry(f"https://e.com/{i}") for i in range(2)]))
+    second = writer.render(url_elements([Entry(f"https://e.com/x{i}") for i in range(5)]))
     data = first + second + writer.close()
     root = validate_sitemap(data)
     assert len(root) == 3
@@ -137,7 +139,7 @@ def test_writer_stops_at_the_url_limit_and_counts_the_rest() -> None:
 
 
 def test_writer_keeps_under_the_byte_limit() -> None:
-    element = url_element("https://e.com/" + "a" * 80, None, None, None)
+    [element] = url_elements([Entry("https://e.com/" + "a" * 80)])
     writer = urlset_writer(max_urls=1000, max_bytes=1_000)
     data = writer.render([element] * 20) + writer.render([element]) + writer.close()
     assert len(data) <= 1_000
@@ -154,23 +156,79 @@ def test_writer_with_nothing_written_produces_nothing() -> None:
     assert writer.close() == b""
 
 
-def test_output_is_deterministic() -> None:
-    def build() -> bytes:
-        writer = urlset_writer(max_urls=10, max_bytes=10_000)
-        body = writer.render([url_element("https://e.com/é", "2024-01-01", None, "0.3")])
-        return body + writer.close()
-
-    assert build() == build()
-
-
 def test_elements_with_illegal_characters_from_custom_sources_are_dropped() -> None:
     writer = urlset_writer(max_urls=10, max_bytes=10_000)
     data = writer.render(
-        [
-            url_element("https://e.com/ok", None, None, None),
-            url_element("https://e.com/bad", "2024-01-01\x00", None, None),
-        ]
+        url_elements([Entry("https://e.com/ok"), Entry("https://e.com/bad", "2024-01-01\x00")])
     )
     data += writer.close()
     assert len(validate_sitemap(data)) == 1
     assert writer.stats.skipped == {"illegal_characters": 1}
+
+
+# -- extras: alternates as xhtml:link -----------------------------------------------
+
+
+def test_alternates_are_written_as_xhtml_links_and_validate() -> None:
+    alternates = (
+        Alternate("en", "https://example.com/en/a?x=1&y='2'"),
+        Alternate("fr", "https://example.com/fr/caf%C3%A9/"),
+    )
+    entries = [
+        Entry("https://example.com/en/a", "2024-05-01", "daily", "0.5", Extras(alternates)),
+        Entry("https://example.com/plain"),
+        Entry("https://example.com/b", extras=Extras((alternates[1],))),
+    ]
+    writer = urlset_writer(max_urls=10, max_bytes=10_000, namespaces=XHTML)
+    data = writer.render(url_elements(entries))
+    data += writer.close()
+    assert data.startswith(
+        b'<?xml version="1.0" encoding="UTF-8"?>\n'
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+        b'xmlns:xhtml="http://www.w3.org/1999/xhtml">\n'
+    )
+    assert (
+        b"<url><loc>https://example.com/en/a</loc><lastmod>2024-05-01</lastmod>"
+        b"<changefreq>daily</changefreq><priority>0.5</priority>"
+        b'<xhtml:link rel="alternate" hreflang="en" '
+        b'href="https://example.com/en/a?x=1&amp;y=&apos;2&apos;"/>'
+        b'<xhtml:link rel="alternate" hreflang="fr" href="https://example.com/fr/caf%C3%A9/"/>'
+        b"</url>\n"
+    ) in data
+    root = validate_sitemap(data)
+    links = root.findall(".//xhtml:link", XHTML)
+    assert [(link.get("rel"), link.get("hreflang"), link.get("href")) for link in links] == [
+        ("alternate", "en", "https://example.com/en/a?x=1&y='2'"),
+        ("alternate", "fr", "https://example.com/fr/caf%C3%A9/"),
+        ("alternate", "fr", "https://example.com/fr/caf%C3%A9/"),
+    ]
+    [first, plain, last] = root.iterfind("sm:url", NS)
+    assert len(first) == 6 and len(plain) == 1 and len(last) == 2
+
+
+def test_hreflang_and_href_are_escaped() -> None:
+    entry = Entry("https://e.com/a", extras=Extras((Alternate("""x"&<>'""", """h"&<>'"""),)))
+    element = _element(entry)
+    assert element == (
+        "<url><loc>https://e.com/a</loc>"
+        '<xhtml:link rel="alternate" hreflang="x&quot;&amp;&lt;&gt;&apos;" '
+        'href="h&quot;&amp;&lt;&gt;&apos;"/></url>\n'
+    )
+    # Read back, the attributes are what the source gave.
+    wrapped = f'<urlset xmlns:xhtml="{XHTML_NAMESPACE}">{element}</urlset>'
+    [link] = etree.fromstring(wrapped.encode()).iter(f"{{{XHTML_NAMESPACE}}}link")
+    assert (link.get("hreflang"), link.get("href")) == ("""x"&<>'""", """h"&<>'""")
+
+
+def test_empty_extras_write_no_extension_element() -> None:
+    entry = Entry("https://e.com/a", "2024-01-01", "daily", "0.5")
+    assert _element(entry._replace(extras=Extras())) == _element(entry)
+
+
+def test_a_document_without_extras_declares_no_xhtml_namespace() -> None:
+    writer = urlset_writer(max_urls=10, max_bytes=10_000)
+    data = writer.render(url_elements([Entry("https://e.com/a", "2024-01-01", "daily", "0.5")]))
+    data += writer.close()
+    root = validate_sitemap(data)
+    assert root.nsmap == {None: SITEMAP_NAMESPACE}
+    assert b"xmlns:xhtml" not in data and XHTML_NAMESPACE.encode() not in data

@@ -21,7 +21,7 @@ from ..conf import PROTOCOL_MAX_LOC_LENGTH
 from ..entries import Entry, Skipped
 from ..exceptions import InvalidLocation
 from ..registry import SitemapRegistry
-from ..sources import ModelSource, Source
+from ..sources import ModelSource, PageSummary, Source
 from . import LocationBuilder, Origin
 from .keys import location_key, uri_key
 
@@ -97,7 +97,10 @@ def _search(source: Source, key: str, builder: LocationBuilder, finding: Finding
         if number is None:
             return False
         skipped: dict[str, int] = {}
-        if _find_in_page(source, number, key, builder, finding, skipped):
+        # The lookup reads the page's entries, never its summary: handing one in
+        # spares ModelSource.page() its aggregate query (the key's query found a row).
+        summary = PageSummary(number, 1, None)
+        if _find_in_page(source, summary, key, builder, finding, skipped):
             return True
         # The row exists but its entry was left out: say why.
         for reason, count in skipped.items():
@@ -105,7 +108,7 @@ def _search(source: Source, key: str, builder: LocationBuilder, finding: Finding
         return False
     scanned = 0
     for summary in source.page_summaries():
-        if _find_in_page(source, summary.number, key, builder, finding, {}):
+        if _find_in_page(source, summary, key, builder, finding, {}):
             return True
         scanned += summary.rows
         if scanned >= SCAN_LIMIT:
@@ -149,23 +152,23 @@ def _row_filter(source: ModelSource, key: str) -> dict[str, Any] | None:
 
 def _find_in_page(
     source: Source,
-    number: int,
+    summary: PageSummary,
     key: str,
     builder: LocationBuilder,
     finding: Finding,
     skipped: dict[str, int],
 ) -> bool:
-    for entry in _entries(source, number, builder, skipped):
+    for entry in _entries(source, summary, builder, skipped):
         if uri_key(entry[0]) == key:
-            finding.section, finding.page, finding.entry = source.section, number, entry
+            finding.section, finding.page, finding.entry = source.section, summary.number, entry
             return True
     return False
 
 
 def _entries(
-    source: Source, number: int, builder: LocationBuilder, skipped: dict[str, int]
+    source: Source, summary: PageSummary, builder: LocationBuilder, skipped: dict[str, int]
 ) -> Iterator[Entry]:
-    page = source.page(number)
+    page = source.page(summary.number, summary)
     if page is None:
         return
     for item in page.entries(builder):

@@ -3,20 +3,20 @@
 import pytest
 
 from django_sitemapx import ItemSource, ModelSource
-from django_sitemapx.locate import (
+from django_sitemapx.locations import Origin
+from django_sitemapx.locations.lookup import (
     FILTERED_OUT,
     NOT_REGISTERED,
     TOO_LONG,
     locate,
     place,
 )
-from django_sitemapx.locations import Site
 from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article
 from tests.testapp.models import Document
 
 pytestmark = pytest.mark.django_db
-SITE = Site("https", "example.com")
+ORIGIN = Origin("https", "example.com")
 
 
 def _articles(registry, **options):  # type: ignore[no-untyped-def]
@@ -38,15 +38,27 @@ def test_model_row_is_found_by_one_query_on_its_keyset_page(
     articles = ArticleFactory.create_batch(5)
     target = articles[4]
     with django_assert_max_num_queries(2):  # the key, then that one page's rows
-        finding = locate(registry, f"https://example.com{target.get_absolute_url()}", SITE)
+        finding = locate(registry, f"https://example.com{target.get_absolute_url()}", ORIGIN)
     assert (finding.section, finding.page) == ("article", (target.pk - 1) // 2 + 1)
     assert finding.entry is not None and finding.entry[0].endswith(target.get_absolute_url())
+
+
+def test_a_scanned_model_section_costs_one_query_per_page(
+    registry,
+    django_assert_max_num_queries,  # type: ignore[no-untyped-def]
+) -> None:
+    registry.register(Document, ModelSource, limit=1)
+    documents = [Document.objects.create(path=f"/docs/{i}/") for i in range(3)]
+    # The index's summaries, then each page's rows: no page re-reads its own summary.
+    with django_assert_max_num_queries(1 + len(documents)):
+        finding = locate(registry, "/docs/2/", ORIGIN)
+    assert (finding.section, finding.page) == ("document", documents[2].pk)
 
 
 def test_unpublished_row_is_filtered_out(registry) -> None:  # type: ignore[no-untyped-def]
     _articles(registry)
     article = ArticleFactory(is_published=False)
-    finding = locate(registry, article.get_absolute_url(), SITE)
+    finding = locate(registry, article.get_absolute_url(), ORIGIN)
     assert not finding.found and finding.reason == FILTERED_OUT
     assert finding.filtered_sections == ["article"]
 
@@ -55,24 +67,24 @@ def test_item_and_instance_sources_are_scanned(registry) -> None:  # type: ignor
     registry.register("pages", ItemSource, items=lambda: ["/x/", {"location": "/y/"}], limit=1)
     registry.register(Document, ModelSource)
     Document.objects.create(path="/docs/one/")
-    assert place(registry, "/y", SITE) == ("pages", 2)
-    assert place(registry, "https://example.com/docs/one", SITE) == ("document", 1)
-    assert place(registry, "/docs/two/", SITE) == ("", None)
+    assert place(registry, "/y", ORIGIN) == ("pages", 2)
+    assert place(registry, "https://example.com/docs/one", ORIGIN) == ("document", 1)
+    assert place(registry, "/docs/two/", ORIGIN) == ("", None)
 
 
 def test_other_host_is_noted_and_its_path_looked_up(registry) -> None:  # type: ignore[no-untyped-def]
     registry.register("pages", ItemSource, items=lambda: ["/x/"])
-    finding = locate(registry, "https://elsewhere.example/x/", SITE)
+    finding = locate(registry, "https://elsewhere.example/x/", ORIGIN)
     assert finding.found and finding.other_host == "elsewhere.example"
 
 
 def test_not_registered_and_too_long(registry) -> None:  # type: ignore[no-untyped-def]
     registry.register("pages", ItemSource, items=lambda: ["/x/"])
-    finding = locate(registry, "/unknown/", SITE)
+    finding = locate(registry, "/unknown/", ORIGIN)
     assert finding.reason == NOT_REGISTERED and not finding.resolves
-    assert locate(registry, "/" + "a" * 2040, SITE).reason == TOO_LONG
+    assert locate(registry, "/" + "a" * 2040, ORIGIN).reason == TOO_LONG
 
 
 def test_a_url_value_the_field_cannot_hold_is_not_an_error(registry) -> None:  # type: ignore[no-untyped-def]
     _articles(registry)
-    assert locate(registry, "/articles/x/" + "é" * 10 + "/", SITE).reason == NOT_REGISTERED
+    assert locate(registry, "/articles/x/" + "é" * 10 + "/", ORIGIN).reason == NOT_REGISTERED

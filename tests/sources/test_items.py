@@ -1,13 +1,14 @@
-"""Item, static and contrib-wrapped sources, through the real views."""
+"""Item, static and contrib-wrapped sources, directly and through the real views."""
 
 import datetime
 
 import pytest
 from django.contrib.sitemaps import GenericSitemap, Sitemap
 from django.contrib.sitemaps.views import sitemap as contrib_sitemap_view
-from django.test import Client, RequestFactory
+from django.test import Client, RequestFactory, override_settings
 
 import django_sitemapx as sitemapx
+from django_sitemapx import Entry, LocationBuilder, Origin, PageSummary, Skipped
 from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.models import Article
 from tests.conftest import NS, content, locs, validate_sitemap
@@ -54,6 +55,83 @@ def test_item_source_with_mappings_and_naive_datetimes(
     ]
     index = validate_sitemap(content(client.get("/sitemap.xml")))
     assert index[0][1].text == "2024-07-01T12:00:00+02:00"
+
+
+def _stream(source: sitemapx.Source, number: int) -> list[Entry | Skipped]:
+    page = source.page(number)
+    assert page is not None
+    builder = LocationBuilder(Origin("https", "example.com"))
+    out: list[Entry | Skipped] = []
+    for item in page.entries(builder):
+        out.extend([item] if isinstance(item, Skipped) else item)
+    return out
+
+
+def test_pages_summaries_and_entries_agree() -> None:
+    source = sitemapx.ItemSource(
+        "s",
+        items=lambda: [
+            {"location": "/a/", "lastmod": datetime.date(2024, 1, 3)},
+            {"location": "/b/", "lastmod": "2024-01-05T10:00:00Z"},
+            {"location": "https://elsewhere.example/c/", "lastmod": datetime.date(2024, 2, 1)},
+        ],
+        limit=2,
+        priority=0.4,
+    )
+    assert source.page_summaries() == [
+        PageSummary(1, 2, "2024-01-05T10:00:00+00:00"),
+        PageSummary(2, 1, "2024-02-01"),
+    ]
+    for summary in source.page_summaries():
+        page = source.page(summary.number)
+        assert page is not None and page.summary == summary
+    assert source.page(0) is None and source.page(3) is None
+    assert _stream(source, 1) == [
+        ("https://example.com/a/", "2024-01-03", None, "0.4", None),
+        ("https://example.com/b/", "2024-01-05T10:00:00Z", None, "0.4", None),
+    ]
+    # The page counts the item in its summary (as the index does) and skips it when written.
+    assert _stream(source, 2) == [Skipped(sitemapx.SkipReason.OTHER_HOST, 1)]
+
+
+@override_settings(SITEMAPX_CHUNK_SIZE=2)
+def test_entries_come_in_chunks_then_the_skips() -> None:
+    source = sitemapx.ItemSource("s", items=lambda: ["/a/", "/b/", "relative", "/c/"])
+    page = source.page(1)
+    assert page is not None
+    chunks = list(page.entries(LocationBuilder(Origin("https", "example.com"))))
+    assert chunks == [
+        [Entry("https://example.com/a/"), Entry("https://example.com/b/")],
+        [Entry("https://example.com/c/")],
+        Skipped(sitemapx.SkipReason.NOT_ABSOLUTE, 1),
+    ]
+
+
+@pytest.mark.parametrize("cache_alias", ["default", None])
+def test_items_is_called_once_per_document_request(
+    client: Client, registry: SitemapRegistry, cache_alias: str | None
+) -> None:
+    # The page's ETag summary and its body come from one items() call (the old
+    # code called it once for the summary and again for the body).
+    calls = []
+
+    class Counted(sitemapx.ItemSource):
+        def items(self) -> list[str]:
+            calls.append(1)
+            return ["/a/", "/b/", "/c/"]
+
+    registry.register("counted", Counted, limit=2)
+    with override_settings(SITEMAPX_CACHE_ALIAS=cache_alias):
+        response = client.get("/sitemap-counted-2.xml")
+        assert response.status_code == 200 and response.has_header("ETag")
+        assert locs(validate_sitemap(content(response))) == ["http://example.com/c/"]
+        assert len(calls) == 1
+        calls.clear()
+        validate_sitemap(content(client.get("/sitemap.xml")))
+        assert len(calls) == 1
+        calls.clear()
+        assert client.get("/sitemap-counted-3.xml").status_code == 404
+        assert len(calls) == 1
 
 
 def test_item_source_pages_by_limit(client: Client, registry: SitemapRegistry) -> None:

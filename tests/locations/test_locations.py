@@ -1,10 +1,37 @@
-"""Absolute URIs: one host, percent-encoding, length and control characters."""
+"""Origins and absolute URIs: one host, percent-encoding, length and control characters."""
 
 import pytest
 
-from django_sitemapx.locations import LocationBuilder, Site, Skip
+from django_sitemapx.exceptions import Skip, SkipReason
+from django_sitemapx.locations import LocationBuilder, Origin, ascii_host
 
-builder = LocationBuilder(Site("https", "example.com"))
+builder = LocationBuilder(Origin("https", "example.com"))
+
+
+def test_origin_prefix() -> None:
+    assert Origin("https", "example.com").prefix == "https://example.com"
+    assert Origin("http", "localhost:8000").prefix == "http://localhost:8000"
+    assert Origin("https", "bücher.example").prefix == "https://xn--bcher-kva.example"
+
+
+@pytest.mark.parametrize(
+    ("host", "ascii"),
+    [
+        ("example.com", "example.com"),
+        ("Example.COM:8443", "Example.COM:8443"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("bücher.example:8443", "xn--bcher-kva.example:8443"),
+        ("日本.example", "xn--wgv71a.example"),
+        ("[::1]:8000", "[::1]:8000"),
+    ],
+)
+def test_ascii_host(host: str, ascii: str) -> None:
+    assert ascii_host(host) == ascii
+
+
+def test_ascii_host_that_idna_refuses_is_percent_encoded() -> None:
+    # An empty label: IDNA cannot encode it, so the host is kept, percent-encoded.
+    assert ascii_host("bücher..example") == "b%C3%BCcher..example"
 
 
 def test_path_becomes_absolute() -> None:
@@ -23,7 +50,7 @@ def test_same_host_absolute_url_is_kept_and_other_hosts_are_skipped() -> None:
     assert builder.absolute("http://EXAMPLE.com/x") == "http://EXAMPLE.com/x"
     with pytest.raises(Skip) as info:
         builder.absolute("https://other.example/x")
-    assert info.value.reason == "other_host"
+    assert info.value.reason == SkipReason.OTHER_HOST == "other_host"
 
 
 @pytest.mark.parametrize("location", ["relative/path", "//example.com/x", "ftp://example.com/x"])
@@ -49,7 +76,7 @@ def test_control_characters_are_skipped(char: str) -> None:
 
 
 def test_internationalised_domain_is_written_as_idna() -> None:
-    idn = LocationBuilder(Site("https", "bücher.example:8443"))
+    idn = LocationBuilder(Origin("https", "bücher.example:8443"))
     assert idn.prefix == "https://xn--bcher-kva.example:8443"
     assert idn.absolute("/a/") == "https://xn--bcher-kva.example:8443/a/"
     assert idn.absolute("https://bücher.example:8443/ü/") == (

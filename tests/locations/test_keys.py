@@ -2,7 +2,8 @@
 
 import pytest
 
-from django_sitemapx.normalise import InvalidLocation, location_key, uri_key
+from django_sitemapx.exceptions import InvalidLocation
+from django_sitemapx.locations.keys import location_key, uri_key
 
 
 @pytest.mark.parametrize(
