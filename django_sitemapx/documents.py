@@ -23,7 +23,6 @@ from .writer import (
     WriteStats,
     index_writer,
     sitemap_element,
-    url_elements,
     urlset_writer,
 )
 
@@ -106,13 +105,15 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     The first chunk is produced before returning, so an empty or fully skipped
     page is known before any response starts (an empty ``<urlset>`` is invalid).
     """
-    writer = urlset_writer(max_urls=source.get_limit(), max_bytes=PROTOCOL_MAX_BYTES)
+    writer = urlset_writer(
+        max_urls=source.get_limit(), max_bytes=PROTOCOL_MAX_BYTES, namespaces=source.namespaces
+    )
     section = source.section
     stream = page.entries(LocationBuilder(origin))
     chunks = apply_overrides(_counted(stream, writer.stats))
     try:
         for chunk in chunks:
-            first = writer.render(url_elements(chunk))
+            first = writer.render_entries(chunk)
             if first:
                 body = _rest(first, chunks, writer, section, page.summary.number, stream)
                 return DocumentStream(body, writer.stats)
@@ -143,7 +144,7 @@ def _rest(
     yield first
     try:
         for chunk in chunks:
-            data = writer.render(url_elements(chunk))
+            data = writer.render_entries(chunk)
             if data:
                 yield data
     except BaseException:  # an error, or the client went away (GeneratorExit)

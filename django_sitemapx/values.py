@@ -108,11 +108,11 @@ def latest_lastmod(values: Iterable[Any]) -> str | None:
             text = lastmod_text(value)
         except InvalidValue:
             continue
-        moment = None if text is None else parse_lastmod(text)
-        if text is not None and moment is not None:
-            if latest_moment is None or moment > latest_moment:
-                latest_moment = moment
-                latest = moment if "T" in text else datetime.date.fromisoformat(text)
+        if text is None or (moment := parse_lastmod(text)) is None:
+            continue
+        if latest_moment is None or moment > latest_moment:
+            latest_moment = moment
+            latest = moment if "T" in text else datetime.date.fromisoformat(text)
     return None if latest is None else lastmod_text(latest)
 
 

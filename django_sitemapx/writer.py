@@ -31,6 +31,10 @@ _ILLEGAL_ASCII = bytes([c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)])
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&apos;", '"': "&quot;"})
 
 
+_LINK = '<xhtml:link rel="alternate" hreflang="'
+_LINK_DECLARING = f'<xhtml:link xmlns:xhtml="{XHTML_NAMESPACE}" rel="alternate" hreflang="'
+
+
 def urlset_open(namespaces: Mapping[str, str] | None = None) -> str:
     """The XML declaration and ``<urlset>`` tag, declaring ``{prefix: uri}`` extensions."""
     declared = "".join(f' xmlns:{prefix}="{uri}"' for prefix, uri in (namespaces or {}).items())
@@ -64,8 +68,13 @@ class WriteStats:
         return sum(self.skipped.values())
 
 
-def url_elements(entries: Sequence[Entry]) -> list[str]:
-    """The ``<url>`` element of each entry."""
+def url_elements(entries: Sequence[Entry], *, xhtml_declared: bool = False) -> list[str]:
+    """The ``<url>`` element of each entry.
+
+    Alternates are ``<xhtml:link>`` elements: a document whose root declares the
+    ``xhtml`` prefix says so with ``xhtml_declared``; otherwise each link
+    declares it itself, so the document is valid either way.
+    """
     # The hot path of every sitemap: str.translate() costs microseconds per URI,
     # so it runs only on chunks holding something to escape; the common shape
     # (all three optional values present, no extension) is one f-string.
@@ -75,7 +84,7 @@ def url_elements(entries: Sequence[Entry]) -> list[str]:
         f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
         f"</changefreq><priority>{priority}</priority></url>\n"
         if lastmod is not None and changefreq is not None and priority is not None and not extras
-        else _url_element(loc, lastmod, changefreq, priority, extras)
+        else _url_element(loc, lastmod, changefreq, priority, extras, xhtml_declared)
         for loc, lastmod, changefreq, priority, extras in entries
     ]
 
@@ -90,6 +99,7 @@ def _url_element(
     changefreq: str | None,
     priority: str | None,
     extras: Extras | None,
+    xhtml_declared: bool,
 ) -> str:
     parts = ["<url><loc>", loc, "</loc>"]
     if lastmod is not None:
@@ -99,9 +109,10 @@ def _url_element(
     if priority is not None:
         parts += ["<priority>", priority, "</priority>"]
     if extras:
+        link = _LINK if xhtml_declared else _LINK_DECLARING
         for hreflang, href in extras.alternates:
             parts += [
-                '<xhtml:link rel="alternate" hreflang="',
+                link,
                 hreflang.translate(_ESCAPES),
                 '" href="',
                 href.translate(_ESCAPES),
@@ -121,20 +132,36 @@ def sitemap_element(loc: str, lastmod: str | None) -> str:
 class DocumentWriter:
     """Frames rendered elements as one document and keeps it within protocol limits.
 
+    ``namespaces`` are the extension prefixes its root declares (``{prefix: uri}``).
+
     ``render`` returns the bytes of a chunk of elements (the opening tag comes
     with the first non-empty chunk), ``close`` the closing tag. Elements past
     ``max_urls`` or that would take the document over ``max_bytes`` are
     counted in ``stats`` and left out.
     """
 
-    def __init__(self, opening: str, closing: str, *, max_urls: int, max_bytes: int) -> None:
+    def __init__(
+        self,
+        opening: str,
+        closing: str,
+        *,
+        max_urls: int,
+        max_bytes: int,
+        namespaces: Mapping[str, str] | None = None,
+    ) -> None:
         self._opening = opening
+        self.namespaces = dict(namespaces or {})
         self._closing = closing
         self._closing_size = len(closing.encode())
         self.max_urls = max_urls
         self.max_bytes = max_bytes
         self.stats = WriteStats()
         self.started = False
+
+    def render_entries(self, entries: Sequence[Entry]) -> bytes:
+        """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
+        xhtml = self.namespaces.get("xhtml") == XHTML_NAMESPACE
+        return self.render(url_elements(entries, xhtml_declared=xhtml))
 
     def render(self, elements: Iterable[str]) -> bytes:
         """Encode already-rendered elements, enforcing the count and size limits."""
@@ -197,7 +224,11 @@ def urlset_writer(
 ) -> DocumentWriter:
     """A writer for a ``<urlset>`` document declaring the extension ``namespaces``."""
     return DocumentWriter(
-        urlset_open(namespaces), URLSET_CLOSE, max_urls=max_urls, max_bytes=max_bytes
+        urlset_open(namespaces),
+        URLSET_CLOSE,
+        max_urls=max_urls,
+        max_bytes=max_bytes,
+        namespaces=namespaces,
     )
 
 

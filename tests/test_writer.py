@@ -208,7 +208,7 @@ def test_alternates_are_written_as_xhtml_links_and_validate() -> None:
 
 def test_hreflang_and_href_are_escaped() -> None:
     entry = Entry("https://e.com/a", extras=Extras((Alternate("""x"&<>'""", """h"&<>'"""),)))
-    element = _element(entry)
+    [element] = url_elements([entry], xhtml_declared=True)
     assert element == (
         "<url><loc>https://e.com/a</loc>"
         '<xhtml:link rel="alternate" hreflang="x&quot;&amp;&lt;&gt;&apos;" '
@@ -218,6 +218,17 @@ def test_hreflang_and_href_are_escaped() -> None:
     wrapped = f'<urlset xmlns:xhtml="{XHTML_NAMESPACE}">{element}</urlset>'
     [link] = etree.fromstring(wrapped.encode()).iter(f"{{{XHTML_NAMESPACE}}}link")
     assert (link.get("hreflang"), link.get("href")) == ("""x"&<>'""", """h"&<>'""")
+
+
+def test_links_declare_xhtml_themselves_when_the_root_does_not() -> None:
+    entry = Entry("https://e.com/a", extras=Extras((Alternate("en", "https://e.com/a"),)))
+    assert _element(entry) == (
+        "<url><loc>https://e.com/a</loc>"
+        f'<xhtml:link xmlns:xhtml="{XHTML_NAMESPACE}" rel="alternate" hreflang="en" '
+        'href="https://e.com/a"/></url>\n'
+    )
+    writer = urlset_writer(max_urls=10, max_bytes=10_000)
+    validate_sitemap(writer.render_entries([entry]) + writer.close())
 
 
 def test_empty_extras_write_no_extension_element() -> None:

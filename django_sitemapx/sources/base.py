@@ -9,7 +9,7 @@ index, a page's headers and its body always agree.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +65,9 @@ class Source:
 
     limit: int | None = None
     protocol: str | None = None
+    # Extension namespaces the entries use, declared on each page's root:
+    # {"xhtml": writer.XHTML_NAMESPACE} for alternates.
+    namespaces: Mapping[str, str] = {}
     changefreq: Any = None
     priority: Any = None
     lastmod: Any = None

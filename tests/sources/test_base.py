@@ -209,3 +209,39 @@ def test_with_setting_limit_zero_validate_still_passes() -> None:
     # SITEMAPX_LIMIT is the checks' business (E001), not the source's.
     with override_settings(SITEMAPX_LIMIT=0):
         sitemapx.Source("s").validate()
+
+
+class Multilingual(sitemapx.Source):
+    """One page of two URLs, each listing its language versions as alternates."""
+
+    def page_summaries(self) -> list[PageSummary]:
+        return [PageSummary(1, 2, None)]
+
+    def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
+        return Page(PageSummary(1, 2, None), self._entries) if number == 1 else None
+
+    def _entries(self, builder: LocationBuilder) -> EntryStream:
+        alternates = tuple(
+            sitemapx.Alternate(language, builder.absolute(f"/{language}/"))
+            for language in ("en", "fr")
+        )
+        extras = sitemapx.Extras(alternates)
+        yield [
+            Entry(builder.absolute(f"/{language}/"), extras=extras) for language in ("en", "fr")
+        ]
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_alternates_are_valid_whether_or_not_the_source_declares_xhtml(
+    registry: SitemapRegistry, client: Client, declared: bool
+) -> None:
+    from django_sitemapx.writer import XHTML_NAMESPACE
+
+    namespaces = {"xhtml": XHTML_NAMESPACE} if declared else {}
+    registry.register("languages", Multilingual, namespaces=namespaces)
+    data = content(client.get("/sitemap-languages-1.xml"))
+    root = validate_sitemap(data)
+    links = root.findall(".//{http://www.w3.org/1999/xhtml}link")
+    assert [link.get("hreflang") for link in links] == ["en", "fr", "en", "fr"]
+    # Declared once on the root when the source says so, else on each link.
+    assert data.count(XHTML_NAMESPACE.encode()) == (1 if declared else 4)
