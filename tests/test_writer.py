@@ -180,7 +180,7 @@ def test_alternates_are_written_as_xhtml_links_and_validate() -> None:
         Entry("https://example.com/b", extras=Extras((alternates[1],))),
     ]
     writer = urlset_writer(max_urls=10, max_bytes=10_000, namespaces=XHTML)
-    data = writer.render(url_elements(entries))
+    data = writer.render_entries(entries)
     data += writer.close()
     assert data.startswith(
         b'<?xml version="1.0" encoding="UTF-8"?>\n'
