@@ -9,7 +9,7 @@ Excluded entries are dropped; the other overridden values replace the source's.
 
 The index cannot look at every URL, so a forced lastmod reaches it through the
 section and page stored on the override when it was saved (see
-``locations.lookup.place``): a page's lastmod in the index is the later of its
+``admin.lookup.place``): a page's lastmod in the index is the later of its
 own and the forced lastmods of the overrides placed on it.
 """
 

@@ -7,8 +7,6 @@ import logging
 import pytest
 from django.core.cache import caches
 from django.test import override_settings
-
-from django_sitemapx import cache as cache_module
 from django_sitemapx.cache import (
     PART_BYTES,
     DocumentCache,
@@ -20,6 +18,8 @@ from django_sitemapx.cache import (
     token_time,
 )
 from django_sitemapx.local_copies import local_copies
+
+from django_sitemapx import cache as cache_module
 
 BROKEN = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
-
 from django_sitemapx.destinations import MANIFEST_NAME, FolderDestination, StorageDestination
+
 from django_sitemapx.exceptions import ExportError
 from django_sitemapx.export import export_sitemap
 from django_sitemapx.locations import Site

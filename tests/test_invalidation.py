@@ -6,8 +6,6 @@ from typing import Any
 
 import pytest
 from django.test import override_settings
-
-import django_sitemapx as sitemapx
 from django_sitemapx.cache import (
     DocumentCache,
     global_generation,
@@ -15,8 +13,10 @@ from django_sitemapx.cache import (
     page_generation,
     section_generation,
 )
-from django_sitemapx.exceptions import NotRegistered
 from django_sitemapx.invalidation import invalidate, related_models, row_pages
+
+import django_sitemapx as sitemapx
+from django_sitemapx.exceptions import NotRegistered
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.signals import sitemap_invalidated
 from example_project.articles.models import Article, Category

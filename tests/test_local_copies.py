@@ -6,9 +6,9 @@ import time
 
 import pytest
 from django.test import Client, override_settings
-
 from django_sitemapx.cache import DocumentCache, Stored
 from django_sitemapx.local_copies import LocalCopies, local_copies
+
 from tests.conftest import content
 from tests.factories import ArticleFactory
 

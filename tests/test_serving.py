@@ -17,10 +17,10 @@ from django.core.cache import caches
 from django.core.signals import request_finished
 from django.test import AsyncClient, Client, override_settings
 from django.utils.http import http_date
-
 from django_sitemapx.cache import DocumentCache
 from django_sitemapx.invalidation import invalidate as sitemapx_invalidate
 from django_sitemapx.local_copies import local_copies
+
 from django_sitemapx.locations import LocationBuilder
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ItemSource

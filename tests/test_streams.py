@@ -6,7 +6,6 @@ import gzip
 from collections.abc import Iterator
 
 from asgiref.sync import async_to_sync
-
 from django_sitemapx.streams import Filling, async_stream, encode
 
 CHUNKS = [b"<a>", b"hello", b"</a>"]

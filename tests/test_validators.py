@@ -6,8 +6,6 @@ import datetime
 
 import pytest
 from django.test import RequestFactory, override_settings
-
-from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.validators import (
     Validators,
     lastmod_timestamp,
@@ -15,6 +13,8 @@ from django_sitemapx.validators import (
     not_modified,
     page_summary,
 )
+
+from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.models import Article
 from tests.factories import ArticleFactory, DocumentFactory
 from tests.testapp.models import Document

@@ -21,12 +21,12 @@ from django.utils.translation import ngettext
 from ..exceptions import InvalidLocation
 from ..locations.hosts import origin_for_request
 from ..locations.keys import location_key
-from ..locations.lookup import place
 from ..models import CHANGEFREQ_CHOICES, Override
 from ..overrides import Place, send_overrides_changed
 from ..registry import default_registry
 from ..values import CHANGEFREQS
 from . import pages
+from .lookup import place
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[Override]

@@ -15,12 +15,12 @@ from django.utils.translation import gettext_lazy as _
 
 from ..documents import index_entries, index_path, page_path
 from ..exceptions import SkipReason
-from ..locations import lookup as locating
 from ..locations.hosts import origin_for_request
 from ..models import Override
 from ..overrides import fetch
 from ..registry import default_registry
 from ..values import parse_lastmod
+from . import lookup as locating
 
 if TYPE_CHECKING:
     from . import OverrideAdmin

@@ -1,6 +1,6 @@
 """Finding one URL in the sitemap: which section and page hold it, or why none does.
 
-Used by the admin's URL inspector, and when an override is saved, to place it
+Used by the admin: by its URL inspector, and when an override is saved, to place it
 on its section and page (see ``overrides.adjust_index``). A model section with
 ``url_name`` is searched with one query (the URL is resolved, its keyword
 arguments become a filter, the key gives the page); any other section is
@@ -20,10 +20,10 @@ from django.urls import Resolver404, resolve
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
 from ..entries import Entry, Skipped
 from ..exceptions import InvalidLocation
+from ..locations import LocationBuilder, Origin
+from ..locations.keys import location_key, uri_key
 from ..registry import SitemapRegistry
 from ..sources import ModelSource, PageSummary, Source
-from . import LocationBuilder, Origin
-from .keys import location_key, uri_key
 
 # Entries scanned per section that cannot be searched by query (in-memory items,
 # get_absolute_url() or a custom location()): bounds an inspector request.

@@ -3,14 +3,14 @@
 import pytest
 
 from django_sitemapx import ItemSource, ModelSource
-from django_sitemapx.locations import Origin
-from django_sitemapx.locations.lookup import (
+from django_sitemapx.admin.lookup import (
     FILTERED_OUT,
     NOT_REGISTERED,
     TOO_LONG,
     locate,
     place,
 )
+from django_sitemapx.locations import Origin
 from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article
 from tests.testapp.models import Document
