@@ -1,7 +1,7 @@
 """Receivers: overrides into ``overrides_changed``; changed rows into cache invalidation.
 
 Bulk changes of registered models send no signal: call ``invalidate()`` after
-them (see docs/caching.md).
+them (see docs/guide/caching.md).
 """
 
 from __future__ import annotations
