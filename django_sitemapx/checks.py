@@ -48,7 +48,7 @@ from django.core.files.storage import storages
 from django.db import models
 from django.urls import NoReverseMatch, reverse
 
-from .conf import PREFIX, PROTOCOL_MAX_URLS, SETTING_NAMES, app_settings
+from .conf import PREFIX, PROTOCOL_MAX_URLS, RENAMED_SETTINGS, SETTING_NAMES, app_settings
 from .exceptions import SourceConfigurationError
 from .registry import all_registries
 from .sources import ModelSource, Source, StaticSource
@@ -233,7 +233,9 @@ def _check_unknown() -> Messages:
     return [
         checks.Warning(
             f"{name} is not a setting of django-sitemapx, so it has no effect.",
-            hint=f"The settings are: {', '.join(sorted(SETTING_NAMES))}.",
+            hint=f"It was renamed {RENAMED_SETTINGS[name]}."
+            if name in RENAMED_SETTINGS
+            else f"The settings are: {', '.join(sorted(SETTING_NAMES))}.",
             id="django_sitemapx.W002",
         )
         for name in unknown

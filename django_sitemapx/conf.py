@@ -122,4 +122,10 @@ SETTING_NAMES = frozenset(
     PREFIX + name for name, value in vars(Settings).items() if isinstance(value, property)
 )
 
+# Settings renamed before the first release, for check W002's hint.
+RENAMED_SETTINGS = {
+    "SITEMAPX_GZIP": "SITEMAPX_INDEX_LINKS_GZIP",
+    "SITEMAPX_CACHE_CONTROL": "SITEMAPX_HTTP_CACHE_CONTROL",
+}
+
 app_settings = Settings()

@@ -226,6 +226,20 @@ def test_w002_names_an_unknown_setting(name: str) -> None:
     assert f"{name} is not a setting of django-sitemapx" in output
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("SITEMAPX_GZIP", "SITEMAPX_INDEX_LINKS_GZIP"),
+        ("SITEMAPX_CACHE_CONTROL", "SITEMAPX_HTTP_CACHE_CONTROL"),
+    ],
+)
+def test_w002_names_the_new_name_of_a_renamed_setting(old: str, new: str) -> None:
+    stderr = io.StringIO()
+    with override_settings(**{old: True}):
+        call_command("check", stdout=io.StringIO(), stderr=stderr)
+    assert f"It was renamed {new}." in stderr.getvalue()
+
+
 # -- sources -----------------------------------------------------------------------------
 
 
