@@ -140,8 +140,8 @@ def _rest(
     page: int,
     stream: EntryStream,
 ) -> Iterator[bytes]:
-    yield first
     try:
+        yield first
         for chunk in chunks:
             data = writer.render(url_elements(chunk))
             if data:
