@@ -5,9 +5,11 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator
 
+import pytest
 from asgiref.sync import async_to_sync
 
-from django_sitemapx.streams import Filling, async_stream, encode
+from django_sitemapx.compression import gzip_bytes
+from django_sitemapx.serving.streams import Filling, async_stream, encode
 
 CHUNKS = [b"<a>", b"hello", b"</a>"]
 
@@ -18,7 +20,8 @@ def test_plain_and_gzip_variants_and_the_kept_copy() -> None:
     assert plain == b"<a>hello</a>"
     assert kept[0][0] == plain and gzip.decompress(kept[0][1]) == plain
     packed = b"".join(encode(iter(CHUNKS), True, None))
-    assert packed == kept[0][1]  # the same bytes on every build
+    assert packed == kept[0][1]  # streamed or kept, the same bytes
+    assert packed == gzip_bytes(plain)  # and those of an exported .xml.gz
 
 
 def test_the_copy_is_kept_before_the_last_plain_chunk_is_sent() -> None:
@@ -43,6 +46,20 @@ def _source(log: list[str]) -> Iterator[bytes]:
         yield from CHUNKS
     finally:
         log.append("source closed")
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("keeps", [False, True])
+def test_closing_the_stream_early_closes_its_input_at_once(gz: bool, keeps: bool) -> None:
+    # The input is referenced here too, so only an explicit close() ends it now.
+    log: list[str] = []
+    source = _source(log)
+    kept: list[bytes] = []
+    stream = encode(source, gz, (lambda p, z: kept.append(p)) if keeps else None)
+    assert next(stream)
+    stream.close()
+    assert log == ["source closed"]
+    assert kept == []
 
 
 def test_filling_releases_once_on_close_or_exhaustion() -> None:
