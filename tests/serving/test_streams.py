@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 from collections.abc import Iterator
 
@@ -89,3 +90,26 @@ def test_async_stream_pulls_every_chunk_and_closes() -> None:
 
     assert async_to_sync(collect)() == CHUNKS
     assert "released" in log
+
+
+def test_async_stream_closes_the_source_when_the_client_leaves() -> None:
+    closed: list[bool] = []
+
+    def chunks() -> Iterator[bytes]:
+        try:
+            yield b"a"
+            yield b"b"
+        finally:
+            closed.append(True)
+
+    # Referenced here too, so only an explicit close() ends the source now.
+    source = chunks()
+
+    async def read_one() -> bytes:
+        stream = async_stream(source)
+        first = await stream.__anext__()
+        await stream.aclose()
+        return first
+
+    assert asyncio.run(read_one()) == b"a"
+    assert closed == [True]
