@@ -54,18 +54,20 @@ def page_path(section: str, page: int) -> str:
 class DocumentStream:
     """A document's bytes, chunk by chunk; ``stats`` counts what was written so far."""
 
-    def __init__(self, chunks: Iterator[bytes], stats: WriteStats) -> None:
+    def __init__(self, chunks: Iterator[bytes], stats: WriteStats, source: Any = None) -> None:
         self._chunks = chunks
         self.stats = stats
+        self._source = source
 
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
 
     def close(self) -> None:
         """Stop early (the client went away): release the source's cursor now."""
-        close = getattr(self._chunks, "close", None)
-        if close is not None:
-            close()
+        _close(self._chunks)
+        # The source was started for the first chunk: closing the chunks before
+        # one was read would not reach it.
+        _close(self._source)
 
 
 def index_entries(registry: SitemapRegistry) -> list[IndexEntry]:
@@ -115,7 +117,7 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
             first = writer.render(url_elements(chunk))
             if first:
                 body = _rest(first, chunks, writer, section, page.summary.number, stream)
-                return DocumentStream(body, writer.stats)
+                return DocumentStream(body, writer.stats, stream)
     except BaseException:
         _close(stream)
         raise
