@@ -171,7 +171,6 @@ def test_an_index_of_nothing_is_none() -> None:
     assert render_index([], ORIGIN, page_path) is None
 
 
-@override_settings(SITEMAPX_LIMIT=1)
 def test_an_index_over_the_protocol_limit_is_cut_and_logged(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
