@@ -53,18 +53,20 @@ def page_path(section: str, page: int) -> str:
 class DocumentStream:
     """A document's bytes, chunk by chunk; ``stats`` counts what was written so far."""
 
-    def __init__(self, chunks: Iterator[bytes], stats: WriteStats) -> None:
+    def __init__(self, chunks: Iterator[bytes], stats: WriteStats, source: Any = None) -> None:
         self._chunks = chunks
         self.stats = stats
+        self._source = source
 
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
 
     def close(self) -> None:
         """Stop early (the client went away): release the source's cursor now."""
-        close = getattr(self._chunks, "close", None)
-        if close is not None:
-            close()
+        _close(self._chunks)
+        # The source was started for the first chunk: closing the chunks before
+        # one was read would not reach it.
+        _close(self._source)
 
 
 def index_entries(registry: SitemapRegistry) -> list[IndexEntry]:
@@ -116,7 +118,7 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
             first = writer.render_entries(chunk)
             if first:
                 body = _rest(first, chunks, writer, section, page.summary.number, stream)
-                return DocumentStream(body, writer.stats)
+                return DocumentStream(body, writer.stats, stream)
     except BaseException:
         _close(stream)
         raise
@@ -141,8 +143,8 @@ def _rest(
     page: int,
     stream: EntryStream,
 ) -> Iterator[bytes]:
-    yield first
     try:
+        yield first
         for chunk in chunks:
             data = writer.render_entries(chunk)
             if data:

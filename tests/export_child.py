@@ -22,7 +22,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import override_settings
 
-    from django_sitemapx.registry import default_registry as site
+    from django_sitemapx.registry import default_registry
     from django_sitemapx.sources import ItemSource
 
     folder, marker, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
@@ -35,9 +35,9 @@ def main() -> None:
                 time.sleep(120)
             return str(item)
 
-    for section in site.sections:
-        site.unregister(section)
-    site.register(
+    for section in default_registry.sections:
+        default_registry.unregister(section)
+    default_registry.register(
         "news", News, items=lambda: [f"/news/{n}/" for n in range(1, count + 1)], limit=100
     )
     # This process's in-memory database has no tables: leave the overrides out.

@@ -10,17 +10,17 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from django_sitemapx import ItemSource, ModelSource, StaticSource
-from django_sitemapx.documents import index_entries, render_index, render_page
-from django_sitemapx.locations import Site
+from django_sitemapx.documents import index_entries, page_path, render_index, render_page
+from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
-from django_sitemapx.overrides import apply_to_chunk
-from django_sitemapx.views import page_path
+from django_sitemapx.overrides import AffectedDocuments, affected_documents, send_overrides_changed
+from django_sitemapx.signals import overrides_changed
 from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article
 from tests.conftest import NS, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
-SITE = Site("https", "example.com")
+ORIGIN = Origin("https", "example.com")
 
 
 def _urls(root):  # type: ignore[no-untyped-def]
@@ -33,7 +33,7 @@ def _urls(root):  # type: ignore[no-untyped-def]
 
 
 def _render(source, page=1):  # type: ignore[no-untyped-def]
-    stream = render_page(source, page, SITE)
+    stream = render_page(source, source.page(page), ORIGIN)
     return None if stream is None else validate_sitemap(b"".join(stream))
 
 
@@ -62,7 +62,7 @@ def test_overrides_replace_values_and_exclude_in_an_item_source(registry) -> Non
 def test_a_page_whose_urls_are_all_excluded_is_not_served(registry) -> None:  # type: ignore[no-untyped-def]
     source = registry.register("pages", ItemSource, items=lambda: ["/a/"])
     Override.objects.create(location="/a/", exclude=True)
-    assert render_page(source, 1, SITE) is None
+    assert render_page(source, source.page(1), ORIGIN) is None
 
 
 @pytest.mark.parametrize(("preload_limit", "queries"), [(5_000, 1), (1, 3)])
@@ -108,14 +108,6 @@ def test_overrides_can_be_switched_off(registry) -> None:  # type: ignore[no-unt
     assert locs(_render(source)) == ["https://example.com/a/"]
 
 
-def test_apply_to_chunk_keeps_unmatched_entries_untouched(django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
-    chunk = [("https://example.com/x/", "2024-01-01", None, "0.5")]
-    with django_assert_num_queries(1):
-        assert apply_to_chunk(chunk) is chunk
-    with django_assert_num_queries(0):
-        assert apply_to_chunk([]) == []
-
-
 def test_forced_lastmod_reaches_the_index(registry, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
     registry.register("pages", StaticSource, url_names=["home", "about"])
     Override.objects.create(
@@ -127,7 +119,7 @@ def test_forced_lastmod_reaches_the_index(registry, django_assert_num_queries) -
     with django_assert_num_queries(1):
         entries = index_entries(registry)
     assert entries[0].page.lastmod == "2024-06-01T00:00:00+00:00"
-    root = validate_sitemap(b"".join(render_index(entries, SITE, page_path)))
+    root = validate_sitemap(b"".join(render_index(entries, ORIGIN, page_path)))
     assert root.findtext("sm:sitemap/sm:lastmod", namespaces=NS) == "2024-06-01T00:00:00+00:00"
 
 
@@ -167,3 +159,41 @@ def test_the_export_writes_the_overridden_documents(registry, tmp_path) -> None:
     )
     urls = _urls(validate_sitemap((tmp_path / "sitemap-pages-1.xml").read_bytes()))
     assert urls == {"https://example.com/a/": {"priority": "0.1"}}
+
+
+# -- what a change of overrides affects ----------------------------------------
+
+
+def test_affected_documents() -> None:
+    affected = affected_documents([("/a", [("s", 1), None]), ("/b", [("s", 3), ("s", 1)])])
+    assert affected.pages == frozenset({("s", 1), ("s", 3)})
+    assert affected.locations == frozenset({"/a", "/b"})
+    assert not affected.everything
+    assert affected_documents([("/c", [("s", None)])]).everything
+    assert affected_documents([("/c", [("", 2)])]).everything
+
+
+def test_send_overrides_changed_sends_what_the_changes_affect() -> None:
+    received: list[dict[str, object]] = []
+
+    def receiver(sender: object, **kwargs: object) -> None:
+        received.append({"sender": sender, **kwargs})
+
+    overrides_changed.connect(receiver)
+    try:
+        affected = send_overrides_changed(Override, [("/a", [("s", 1)])])
+        nothing = send_overrides_changed(Override, [])
+    finally:
+        overrides_changed.disconnect(receiver)
+    assert affected == AffectedDocuments(frozenset({"/a"}), frozenset({("s", 1)}), False)
+    assert nothing == AffectedDocuments(frozenset(), frozenset(), False)
+    assert received == [
+        {
+            "sender": Override,
+            "signal": overrides_changed,
+            "locations": frozenset({"/a"}),
+            "pages": frozenset({("s", 1)}),
+            "everything": False,
+            "affected": affected,
+        }
+    ]  # and nothing for no change

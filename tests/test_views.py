@@ -320,25 +320,3 @@ def test_sites_framework_without_site_id_and_an_unknown_host_is_404(
     root = validate_sitemap(content(Client(HTTP_HOST="other.example").get("/sitemap.xml")))
     assert locs(root) == ["http://other.example/sitemap-pages-1.xml"]
     Site.objects.clear_cache()
-
-
-def test_async_stream_closes_the_source_when_the_client_leaves() -> None:
-    from django_sitemapx.streams import async_stream as _async_stream
-
-    closed: list[bool] = []
-
-    def chunks():  # type: ignore[no-untyped-def]
-        try:
-            yield b"a"
-            yield b"b"
-        finally:
-            closed.append(True)
-
-    async def read_one() -> bytes:
-        stream = _async_stream(chunks())
-        first = await stream.__anext__()
-        await stream.aclose()
-        return first
-
-    assert asyncio.run(read_one()) == b"a"
-    assert closed == [True]

@@ -213,6 +213,8 @@ class _Run:
             for urls in self._write(
                 self.page_name(entry), entry.section, entry.page.number, stream
             ):
+                if before + urls == done:
+                    continue  # a chunk with no URL (the closing tag): no progress
                 done = before + urls
                 if self.on_progress is not None:
                     self.on_progress(done, max(expected, done))

@@ -15,17 +15,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.db import connection
 
-from tests.conftest import locs, validate_sitemap
+from tests.conftest import ROOT, locs, validate_sitemap
 from tests.factories import ArticleFactory
 
-ROOT = Path(__file__).resolve().parent.parent
 STARTUP_SECONDS = 30
 
 

@@ -6,15 +6,15 @@ import time
 
 import pytest
 from django.test import Client, override_settings
-from django_sitemapx.cache import DocumentCache, Stored
-from django_sitemapx.local_copies import LocalCopies, local_copies
 
+from django_sitemapx.serving.cache import DocumentCache, Record, local_copies
+from django_sitemapx.serving.local import LocalCopies
 from tests.conftest import content
 from tests.factories import ArticleFactory
 
 
 def test_copies_are_bounded_in_bytes_least_recently_used_first() -> None:
-    copies = LocalCopies()
+    copies: LocalCopies[str] = LocalCopies()
     with override_settings(SITEMAPX_CACHE_LOCAL_BYTES=10):
         copies.put("a", "A", {"xml": b"1234"})
         copies.put("b", "B", {"xml": b"1234"})
@@ -29,7 +29,7 @@ def test_copies_are_bounded_in_bytes_least_recently_used_first() -> None:
 
 
 def test_variants_add_up_and_a_new_record_replaces_them() -> None:
-    copies = LocalCopies()
+    copies: LocalCopies[str] = LocalCopies()
     copies.put("k", "R1", {"xml": b"plain"})
     copies.put("k", "R1", {"gz": b"packed"})
     assert copies.get("k") == ("R1", {"xml": b"plain", "gz": b"packed"})
@@ -40,14 +40,14 @@ def test_variants_add_up_and_a_new_record_replaces_them() -> None:
 
 @override_settings(SITEMAPX_CACHE_LOCAL_BYTES=0)
 def test_zero_keeps_nothing() -> None:
-    copies = LocalCopies()
+    copies: LocalCopies[str] = LocalCopies()
     copies.put("k", "R", {"xml": b"x"})
     assert copies.get("k") is None
 
 
 @override_settings(SITEMAPX_CACHE_TIMEOUT=0.01)
 def test_copies_expire_with_the_cache_timeout() -> None:
-    copies = LocalCopies()
+    copies: LocalCopies[str] = LocalCopies()
     copies.put("k", "R", {"xml": b"x"})
     time.sleep(0.02)
     assert copies.get("k") is None
@@ -56,7 +56,7 @@ def test_copies_expire_with_the_cache_timeout() -> None:
 
 def test_a_stored_document_is_kept_locally() -> None:
     store = DocumentCache()
-    store.store("django_sitemapx:doc:local", Stored("t", None, {}), {"xml": b"<x/>"})
+    store.store("django_sitemapx:doc:local", Record("t", None, {}), {"xml": b"<x/>"})
     assert local_copies.get("default|django_sitemapx:doc:local") is not None
 
 

@@ -7,7 +7,6 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
@@ -17,18 +16,17 @@ from django.core.cache import caches
 from django.core.signals import request_finished
 from django.test import AsyncClient, Client, override_settings
 from django.utils.http import http_date
-from django_sitemapx.cache import DocumentCache
-from django_sitemapx.invalidation import invalidate as sitemapx_invalidate
-from django_sitemapx.local_copies import local_copies
 
+from django_sitemapx.entries import EntryStream
 from django_sitemapx.locations import LocationBuilder
 from django_sitemapx.registry import SitemapRegistry
-from django_sitemapx.sources import ItemSource
-from django_sitemapx.writer import Entry, WriteStats
+from django_sitemapx.serving.cache import DocumentCache, local_copies
+from django_sitemapx.serving.cache import invalidate as sitemapx_invalidate
+from django_sitemapx.sources import ItemSource, Page, PageSummary
 from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article
-
-from .conftest import close_thread_connections, content, locs, validate_sitemap
+from tests.conftest import close_thread_connections, content, locs, validate_sitemap
+from tests.support.collector import garbage_collector_off
 
 pytestmark = pytest.mark.django_db
 
@@ -170,13 +168,20 @@ def test_a_gzip_miss_is_streamed_and_stored_for_both_variants(
         assert client.get("/sitemap-article-1.xml.gz").content == packed_bytes
 
 
-def test_gzip_bytes_are_the_same_on_every_build(client: Client, articles: list[Article]) -> None:
+def test_gzip_bytes_hold_no_time_or_name_and_are_the_same_on_every_build(
+    client: Client, articles: list[Article]
+) -> None:
     first = content(client.get("/sitemap-article-1.xml.gz"))
+    # The gzip header (RFC 1952, 2.3): deflate, no flag (so no file name or comment)
+    # and MTIME zero, so a rebuild at any later time gives the same bytes.
+    assert first[:4] == b"\x1f\x8b\x08\x00"
+    assert first[4:8] == b"\x00\x00\x00\x00"
     caches["default"].clear()
+    local_copies.clear()
     assert content(client.get("/sitemap-article-1.xml.gz")) == first
 
 
-@override_settings(SITEMAPX_GZIP=True)
+@override_settings(SITEMAPX_INDEX_LINKS_GZIP=True)
 def test_the_index_lists_gzip_pages_when_the_site_chooses_gzip(
     client: Client, articles: list[Article]
 ) -> None:
@@ -313,10 +318,10 @@ def test_without_a_cache_documents_stream_with_validators_but_no_304(
     assert again["ETag"] == first["ETag"]
 
 
-@override_settings(SITEMAPX_CACHE_CONTROL="private, no-cache")
+@override_settings(SITEMAPX_HTTP_CACHE_CONTROL="private, no-cache")
 def test_cache_control_is_configurable(client: Client, articles: list[Article]) -> None:
     assert client.get("/sitemap.xml")["Cache-Control"] == "private, no-cache"
-    with override_settings(SITEMAPX_CACHE_CONTROL=None):
+    with override_settings(SITEMAPX_HTTP_CACHE_CONTROL=None):
         assert "Cache-Control" not in client.get("/sitemap-article-1.xml")
 
 
@@ -344,13 +349,19 @@ class SlowCountingSource(ItemSource):
     def items(self) -> list[str]:
         return [f"/slow/{n}/" for n in range(200)]
 
-    def iter_entries(
-        self, page: int, builder: LocationBuilder, stats: WriteStats
-    ) -> Iterator[list[Entry]]:
-        with SlowCountingSource.lock:
-            SlowCountingSource.builds += 1
-        time.sleep(0.3)
-        yield from super().iter_entries(page, builder, stats)
+    def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
+        page = super().page(number, summary)
+        if page is None:
+            return None
+        entries = page.entries
+
+        def slow_entries(builder: LocationBuilder) -> EntryStream:
+            with SlowCountingSource.lock:
+                SlowCountingSource.builds += 1
+            time.sleep(0.3)
+            yield from entries(builder)
+
+        return Page(page.summary, slow_entries)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -468,3 +479,64 @@ def test_every_builtin_backend_caches_and_invalidates(
     article.slug = "edited"
     article.save()
     assert b"/edited/" in content(client.get("/sitemap-article-1.xml"))
+
+
+class ClosingWatchedSource(ItemSource):
+    """Its pages' entries come from a generator that logs being closed.
+
+    The generator is kept in a reference cycle, as a cursor or a traceback can
+    keep a real source's: only an explicit ``close()`` ends it at once.
+    """
+
+    log: list[str] = []
+
+    def items(self) -> list[str]:
+        return [f"/watched/{n}/" for n in range(200)]
+
+    def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
+        page = super().page(number, summary)
+        if page is None:
+            return None
+        entries = page.entries
+
+        def watched(builder: LocationBuilder, cycle: list[Any]) -> EntryStream:
+            try:
+                yield from entries(builder)
+            finally:
+                ClosingWatchedSource.log.append("closed")
+
+        def cyclic(builder: LocationBuilder) -> EntryStream:
+            cycle: list[Any] = []
+            stream = watched(builder, cycle)
+            cycle.append(stream)  # the generator's frame holds the list that holds it
+            return stream
+
+        return Page(page.summary, cyclic)
+
+
+@pytest.mark.parametrize("cache_alias", ["default", None])
+@pytest.mark.parametrize("path", ["/sitemap-watched-1.xml", "/sitemap-watched-1.xml.gz"])
+def test_a_client_gone_after_the_first_chunk_closes_the_source_at_once(
+    client: Client,
+    registry: SitemapRegistry,
+    settings: Any,
+    path: str,
+    cache_alias: str | None,
+) -> None:
+    # A suspended source may hold a server-side cursor: it must be closed when the
+    # response is, not whenever the garbage collector gets to it.
+    settings.SITEMAPX_CACHE_ALIAS = cache_alias
+    settings.SITEMAPX_CHUNK_SIZE = 10
+    registry.register("watched", ClosingWatchedSource)
+    ClosingWatchedSource.log = []
+    with garbage_collector_off():
+        response = client.get(path)
+        assert response.streaming
+        stream = iter(response.streaming_content)
+        assert next(stream)
+        assert ClosingWatchedSource.log == []
+        # What the WSGI server does when the client goes away (request_finished would
+        # close the test's database connection, which is not what this is about).
+        with mock.patch.object(request_finished, "send"):
+            response.close()
+        assert ClosingWatchedSource.log == ["closed"]

@@ -1,25 +1,38 @@
-"""Keys, generations, parts and locks of ``cache.py``, on the configured cache."""
+"""Keys, generations, parts and locks of ``serving/cache.py``, and ``invalidate()``."""
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.core.cache import caches
-from django.test import override_settings
-from django_sitemapx.cache import (
+from django.test import Client, override_settings
+
+import django_sitemapx as sitemapx
+from django_sitemapx.exceptions import NotRegistered
+from django_sitemapx.serving import cache as cache_module
+from django_sitemapx.serving.cache import (
     PART_BYTES,
     DocumentCache,
-    Stored,
+    Lock,
+    Record,
     document_key,
+    global_generation,
     host_part,
+    index_generation,
+    invalidate,
+    local_copies,
     new_token,
     page_generation,
+    section_generation,
     token_time,
 )
-from django_sitemapx.local_copies import local_copies
-
-from django_sitemapx import cache as cache_module
+from django_sitemapx.signals import sitemap_invalidated
+from tests.conftest import content
+from tests.factories import ArticleFactory
 
 BROKEN = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -49,8 +62,11 @@ def test_replace_gives_new_tokens_only_to_the_names_given() -> None:
 
 
 def test_token_time_is_when_it_was_made() -> None:
+    before = time.time()
     token = new_token()
-    assert abs(token_time(token) - float(token.split("-")[0])) < 1e-6
+    # The token holds its time to the microsecond, rounded.
+    assert before - 1e-6 <= token_time(token) <= time.time() + 1e-6
+    assert new_token() != token
     assert token_time("garbage") == 0.0
 
 
@@ -73,9 +89,9 @@ def test_document_keys_differ_by_identity_and_tokens() -> None:
 def test_store_splits_large_documents_into_parts() -> None:
     store = DocumentCache()
     data = bytes(range(256)) * (PART_BYTES * 3 // 256 + 7)
-    store.store("django_sitemapx:doc:test", Stored("tag", 12.0, {}), {"xml": data, "gz": b"z"})
+    store.store("django_sitemapx:doc:test", Record("tag", 12.0, {}), {"xml": data, "gz": b"z"})
     stored = store.record("django_sitemapx:doc:test")
-    assert stored == Stored("tag", 12.0, {"xml": 4, "gz": 1})
+    assert stored == Record("tag", 12.0, {"xml": 4, "gz": 1})
     assert store.body("django_sitemapx:doc:test", stored, "xml") == data
     assert store.body("django_sitemapx:doc:test", stored, "gz") == b"z"
     assert store.body("django_sitemapx:doc:test", stored, "br") is None
@@ -84,7 +100,7 @@ def test_store_splits_large_documents_into_parts() -> None:
 def test_a_lost_part_is_a_miss_not_a_truncated_document() -> None:
     store = DocumentCache()
     data = b"x" * (PART_BYTES + 10)
-    store.store("django_sitemapx:doc:lost", Stored("tag", None, {}), {"xml": data})
+    store.store("django_sitemapx:doc:lost", Record("tag", None, {}), {"xml": data})
     caches["default"].delete("django_sitemapx:doc:lost:xml:1")
     local_copies.clear()  # as in another process
     stored = store.record("django_sitemapx:doc:lost")
@@ -96,7 +112,7 @@ def test_a_lost_part_is_a_miss_not_a_truncated_document() -> None:
 def test_parts_fit_a_backend_with_a_one_megabyte_cap() -> None:
     store = DocumentCache()
     data = b"<url/>" * 1_000_000  # 6 MB
-    store.store("django_sitemapx:doc:big", Stored("tag", None, {}), {"xml": data})
+    store.store("django_sitemapx:doc:big", Record("tag", None, {}), {"xml": data})
     assert store.available
     stored = store.record("django_sitemapx:doc:big")
     assert stored is not None
@@ -105,12 +121,12 @@ def test_parts_fit_a_backend_with_a_one_megabyte_cap() -> None:
 
 def test_lock_is_exclusive_until_unlocked() -> None:
     store = DocumentCache()
-    token = store.lock("django_sitemapx:doc:l")
-    assert token is not None
+    lock = store.lock("django_sitemapx:doc:l")
+    assert lock is not None and lock.key == "django_sitemapx:doc:l"
     assert DocumentCache().lock("django_sitemapx:doc:l") is None
-    store.unlock("django_sitemapx:doc:l", "someone-else")
+    store.unlock(Lock("django_sitemapx:doc:l", "someone-else"))
     assert DocumentCache().lock("django_sitemapx:doc:l") is None
-    store.unlock("django_sitemapx:doc:l", token)
+    store.unlock(lock)
     assert DocumentCache().lock("django_sitemapx:doc:l") is not None
 
 
@@ -118,14 +134,14 @@ def test_lock_is_exclusive_until_unlocked() -> None:
 def test_wait_gives_up_after_the_configured_time() -> None:
     holder = DocumentCache()
     assert holder.lock("django_sitemapx:doc:w") is not None
-    assert DocumentCache().wait("django_sitemapx:doc:w", 0.05) == (None, None)
+    assert DocumentCache().wait("django_sitemapx:doc:w", 0.05) is None
 
 
 def test_wait_returns_the_stored_record() -> None:
     store = DocumentCache()
-    store.store("django_sitemapx:doc:r", Stored("tag", None, {}), {"xml": b"<x/>"})
-    stored, token = DocumentCache().wait("django_sitemapx:doc:r", 1)
-    assert token is None and stored is not None and stored.etag == "tag"
+    store.store("django_sitemapx:doc:r", Record("tag", None, {}), {"xml": b"<x/>"})
+    held = DocumentCache().wait("django_sitemapx:doc:r", 1)
+    assert isinstance(held, Record) and held.etag == "tag"
 
 
 @override_settings(CACHES=BROKEN, SITEMAPX_CACHE_ALIAS="broken")
@@ -165,8 +181,18 @@ def test_an_unknown_alias_is_logged_not_raised(caplog: pytest.LogCaptureFixture)
     assert caplog.records
 
 
-def test_layout_version_is_in_every_key() -> None:
-    assert f":{cache_module.LAYOUT}:" in document_key(("a",), ["t"])
+@pytest.mark.django_db
+def test_documents_stored_under_another_layout_are_not_read(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ArticleFactory()
+    body = content(client.get("/sitemap-article-1.xml"))
+    assert not client.get("/sitemap-article-1.xml").streaming  # stored: a hit
+    monkeypatch.setattr(cache_module, "LAYOUT", "v-next")
+    rebuilt = client.get("/sitemap-article-1.xml")
+    assert rebuilt.streaming  # what the old layout stored is never read back
+    assert content(rebuilt) == body
+    assert not client.get("/sitemap-article-1.xml").streaming  # stored again, new layout
 
 
 def test_claim_returns_a_document_stored_just_before_the_lock() -> None:
@@ -174,9 +200,94 @@ def test_claim_returns_a_document_stored_just_before_the_lock() -> None:
     # the request must take the stored copy, not build the document again.
     store = DocumentCache()
     key = "django_sitemapx:test:claim"
-    store.store(key, Stored('"etag"', None, {}), {"xml": b"<x/>", "gz": b"gz"})
-    stored, token = store.claim(key)
-    assert stored is not None and token is None
+    store.store(key, Record('"etag"', None, {}), {"xml": b"<x/>", "gz": b"gz"})
+    held = store.claim(key)
+    assert isinstance(held, Record) and held.etag == '"etag"'
     assert store.lock(key) is not None  # claim() released the lock it took
-    empty, token = store.claim("django_sitemapx:test:unbuilt")
-    assert empty is None and token is not None
+    unbuilt = store.claim("django_sitemapx:test:unbuilt")
+    assert isinstance(unbuilt, Lock) and unbuilt.key == "django_sitemapx:test:unbuilt"
+    assert store.claim("django_sitemapx:test:unbuilt") is None  # another builder holds it
+
+
+# -- invalidate() ---------------------------------------------------------------------
+
+NAMES = [
+    global_generation(),
+    index_generation(),
+    section_generation("article"),
+    page_generation("article", 1),
+    page_generation("article", 2),
+]
+
+
+def _changed(action: Callable[[], Any]) -> list[str]:
+    store = DocumentCache()
+    before = store.tokens(NAMES)
+    action()
+    after = store.tokens(NAMES)
+    assert before is not None and after is not None
+    return [name for name, old, new in zip(NAMES, before, after, strict=True) if old != new]
+
+
+def test_invalidate_everything() -> None:
+    assert _changed(lambda: invalidate()) == [global_generation()]
+
+
+def test_invalidate_a_section() -> None:
+    assert _changed(lambda: invalidate("article")) == [
+        index_generation(),
+        section_generation("article"),
+    ]
+
+
+def test_invalidate_a_page() -> None:
+    assert _changed(lambda: invalidate("article", 2)) == [
+        index_generation(),
+        page_generation("article", 2),
+    ]
+
+
+def test_invalidate_is_exported_and_checks_its_arguments() -> None:
+    assert sitemapx.invalidate is invalidate
+    with pytest.raises(NotRegistered):
+        invalidate("nope")
+    with pytest.raises(TypeError):
+        invalidate(page=3)
+
+
+def test_invalidate_a_section_of_another_registry() -> None:
+    custom = sitemapx.SitemapRegistry()
+    custom.register("extra", sitemapx.StaticSource, url_names=["about"])
+    with pytest.raises(NotRegistered):
+        invalidate("extra")
+    assert _changed(lambda: invalidate("extra", registry=custom)) == [index_generation()]
+
+
+def test_invalidate_sends_a_signal() -> None:
+    received: list[dict[str, Any]] = []
+
+    def receiver(**kwargs: Any) -> None:
+        received.append({"section": kwargs["section"], "page": kwargs["page"]})
+
+    sitemap_invalidated.connect(receiver)
+    try:
+        invalidate("article", 1)
+        invalidate()
+    finally:
+        sitemap_invalidated.disconnect(receiver)
+    assert received == [{"section": "article", "page": 1}, {"section": None, "page": None}]
+
+
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_invalidate_reports_an_unreachable_cache() -> None:
+    received: list[object] = []
+
+    def receiver(**kwargs: Any) -> None:
+        received.append(kwargs)
+
+    sitemap_invalidated.connect(receiver)
+    try:
+        assert invalidate() is False
+    finally:
+        sitemap_invalidated.disconnect(receiver)
+    assert received == []  # nothing was invalidated, so nothing is announced

@@ -7,8 +7,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
-from django_sitemapx.cache import DocumentCache, global_generation, page_generation
 
+from django_sitemapx.serving.cache import DocumentCache, global_generation, page_generation
 from example_project.articles.models import Article
 from tests.conftest import content, locs, validate_sitemap
 from tests.factories import ArticleFactory

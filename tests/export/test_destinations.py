@@ -1,0 +1,98 @@
+"""Export destinations: a folder or any Django storage, each file put in place in one step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.files.storage import InMemoryStorage, storages
+from django.test import override_settings
+
+from django_sitemapx.exceptions import ExportError
+from django_sitemapx.export.destinations import (
+    LOCK_NAME,
+    MANIFEST_NAME,
+    FolderDestination,
+    StorageDestination,
+    storage_destination,
+)
+from django_sitemapx.registry import SitemapRegistry
+from tests.support.exports import BASE, register_items, run
+
+# Rendering a document reads the editors' overrides from the database.
+pytestmark = pytest.mark.django_db
+
+MEMORY_STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "plain_memory": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
+}
+
+
+@pytest.fixture
+def items(registry: SitemapRegistry) -> SitemapRegistry:
+    """Two in-memory sections: ``news`` (7 URLs, 3 pages of 3) and ``docs`` (2 URLs)."""
+    return register_items(registry)
+
+
+@override_settings(STORAGES=MEMORY_STORAGES)
+def test_storage_that_renames_instead_of_replacing_still_gets_the_same_names(
+    items: SitemapRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    run("--storage", "plain_memory", "--base-url", BASE)
+    run("--storage", "plain_memory", "--base-url", BASE)
+    assert "does not overwrite files: sitemap.xml is missing while" in caplog.text
+    _, names = storages["plain_memory"].listdir("")
+    assert len(names) == 6 and not any("_" in name for name in names)
+
+
+def test_storage_destination_needs_lock_for_staging(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="outside lock"):
+        StorageDestination(InMemoryStorage()).stage("sitemap.xml")
+
+
+def test_a_folder_stages_next_to_the_target_and_commits_in_one_step(tmp_path: Path) -> None:
+    destination = FolderDestination(tmp_path / "out", permissions=0o640)
+    destination.validate(dry_run=False)
+    with destination.lock():
+        staged = destination.stage("maps/sitemap.xml")
+        assert staged.path.parent == tmp_path / "out" / "maps"
+        assert staged.path.name.startswith(".sitemap.xml.")
+        staged.path.write_bytes(b"<new/>")
+        assert not destination.exists("maps/sitemap.xml")
+        destination.commit(staged)
+    assert destination.read_bytes("maps/sitemap.xml") == b"<new/>"
+    assert (tmp_path / "out" / "maps" / "sitemap.xml").stat().st_mode & 0o777 == 0o640
+    assert not staged.path.exists()
+    assert (tmp_path / "out" / LOCK_NAME).exists()
+
+
+def test_leftover_staging_files_are_cleaned_next_to_the_documents(tmp_path: Path) -> None:
+    destination = FolderDestination(tmp_path)
+    with destination.lock():
+        left = destination.stage("maps/sitemap.xml")
+        kept = tmp_path / "maps" / ".keep-me"
+        kept.write_text("not ours")
+        destination.clean_leftovers(["maps/sitemap.xml"])
+    assert not left.path.exists()
+    assert kept.exists()
+
+
+def test_a_damaged_manifest_reads_as_no_previous_export(tmp_path: Path) -> None:
+    destination = FolderDestination(tmp_path)
+    assert destination.read_manifest() == {}
+    for damaged in (b"not json", b'{"files": ["a"]}', b"[]"):
+        (tmp_path / MANIFEST_NAME).write_bytes(damaged)
+        assert destination.read_manifest() == {}
+    with destination.lock():
+        destination.write_manifest({"sitemap.xml": "", "sitemap-news-1.xml": "news"})
+    assert destination.read_manifest() == {"sitemap.xml": "", "sitemap-news-1.xml": "news"}
+
+
+@override_settings(STORAGES=MEMORY_STORAGES)
+def test_a_storage_alias_becomes_a_folder_or_a_storage_destination() -> None:
+    with pytest.raises(ExportError, match="No storage 'nope' in STORAGES"):
+        storage_destination("nope")
+    folder = storage_destination("default")  # a FileSystemStorage: os.replace in its folder
+    assert isinstance(folder, FolderDestination)
+    assert folder.root == Path(storages["default"].path(""))
+    assert isinstance(storage_destination("plain_memory"), StorageDestination)

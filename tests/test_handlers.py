@@ -1,0 +1,192 @@
+"""Receivers: override changes into ``overrides_changed``; rows and overrides into invalidation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from django_sitemapx.handlers import _pages_touched_by
+from django_sitemapx.models import Override
+from django_sitemapx.overrides import send_overrides_changed
+from django_sitemapx.registry import SitemapRegistry, default_registry
+from django_sitemapx.serving.cache import (
+    DocumentCache,
+    global_generation,
+    index_generation,
+    page_generation,
+    section_generation,
+)
+from django_sitemapx.signals import overrides_changed
+from django_sitemapx.sources import ModelSource
+from example_project.articles.models import Article, Category
+from tests.conftest import content, locs, validate_sitemap
+from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory
+from tests.testapp.models import Document
+
+pytestmark = pytest.mark.django_db
+
+NAMES = [
+    global_generation(),
+    index_generation(),
+    section_generation("article"),
+    page_generation("article", 1),
+    page_generation("article", 2),
+]
+
+
+def _changed(action: Callable[[], Any]) -> list[str]:
+    store = DocumentCache()
+    before = store.tokens(NAMES)
+    action()
+    after = store.tokens(NAMES)
+    assert before is not None and after is not None
+    return [name for name, old, new in zip(NAMES, before, after, strict=True) if old != new]
+
+
+# -- overrides: overrides_changed after commit -----------------------------------------
+
+
+@pytest.fixture
+def received() -> Iterator[list[dict[str, object]]]:
+    calls: list[dict[str, object]] = []
+
+    def receiver(sender: object, **kwargs: object) -> None:
+        calls.append({"sender": sender, **kwargs})
+
+    overrides_changed.connect(receiver)
+    yield calls
+    overrides_changed.disconnect(receiver)
+
+
+def test_create_change_and_delete_notify_after_commit(
+    received: list[dict[str, object]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        override = Override.objects.create(location="/a/", exclude=True, section="s", page=2)
+        assert received == []  # nothing before the commit
+    assert received[-1]["sender"] is Override
+    assert received[-1]["pages"] == frozenset({("s", 2)})
+    assert received[-1]["locations"] == frozenset({"/a"})
+    assert received[-1]["everything"] is False
+
+    override = Override.objects.get(pk=override.pk)
+    override.location, override.section, override.page = "/b", "t", 1
+    with django_capture_on_commit_callbacks(execute=True):
+        override.save()
+    # The old page and location are affected as well as the new ones.
+    assert received[-1]["pages"] == frozenset({("s", 2), ("t", 1)})
+    assert received[-1]["locations"] == frozenset({"/a", "/b"})
+
+    with django_capture_on_commit_callbacks(execute=True):
+        override.delete()
+    assert received[-1]["pages"] == frozenset({("t", 1)})
+
+
+def test_an_unplaced_override_affects_everything(
+    received: list[dict[str, object]], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        Override.objects.create(location="/nowhere", exclude=True)
+    assert received[-1]["everything"] is True
+
+
+# -- overrides: the cached documents they affect ----------------------------------------
+
+
+def test_an_override_change_invalidates_the_cached_documents(
+    client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    article, _ = ArticleFactory.create_batch(2)
+    listed = locs(validate_sitemap(content(client.get("/sitemap-article-1.xml"))))
+    path = article.get_absolute_url()
+    assert any(loc.endswith(path) for loc in listed)
+    with django_capture_on_commit_callbacks(execute=True):
+        Override.objects.create(location=path, exclude=True)
+    listed = locs(validate_sitemap(content(client.get("/sitemap-article-1.xml"))))
+    assert len(listed) == 1
+    assert not any(loc.endswith(path) for loc in listed)
+
+
+def test_an_override_placed_on_a_page_invalidates_that_page_only() -> None:
+    changed = _changed(
+        lambda: send_overrides_changed(Article, [("/a", [("article", 2), ("gone", 1)])])
+    )
+    assert changed == [index_generation(), page_generation("article", 2)]
+
+
+def test_an_unplaced_override_invalidates_everything() -> None:
+    changed = _changed(lambda: send_overrides_changed(Article, [("/a", [("article", None)])]))
+    assert changed == [global_generation()]
+
+
+# -- rows: the pages a saved or deleted row touches --------------------------------------
+
+
+def test_a_row_is_on_the_page_of_its_key(registry: SitemapRegistry) -> None:
+    registry.register(Document, limit=10)
+    assert _pages_touched_by(Document(id=1)) == [("document", 1)]
+    assert _pages_touched_by(Document(id=10)) == [("document", 1)]
+    assert _pages_touched_by(Document(id=11)) == [("document", 2)]
+    assert _pages_touched_by(Document(id=0)) == []  # never listed
+    assert _pages_touched_by(Category(id=3)) == []  # not registered
+
+
+def test_a_model_read_through_a_relation_names_the_whole_section() -> None:
+    source = default_registry.get("article")
+    assert isinstance(source, ModelSource)
+    assert source.related_models() == {Category}
+    pages = _pages_touched_by(Category(id=1, slug="c"))
+    assert ("article", None) in pages
+    assert ("category", 1) in pages
+
+
+def test_saving_a_row_invalidates_its_page_and_the_index_only(
+    registry: SitemapRegistry,
+) -> None:
+    registry.register(Article, section="article", limit=2)
+    ArticleFactory.create_batch(3)  # ids continue from other tests: find the page
+    article = Article.objects.order_by("-id").first()
+    assert article is not None
+    page = (article.id - 1) // 2 + 1
+    other = page_generation("article", page + 1)
+    store = DocumentCache()
+    names = [index_generation(), page_generation("article", page), other]
+    before = store.tokens(names)
+    article.title = "changed"
+    article.save()
+    after = store.tokens(names)
+    assert before is not None and after is not None
+    assert [old != new for old, new in zip(before, after, strict=True)] == [True, True, False]
+
+
+def test_deleting_a_row_invalidates_its_page(registry: SitemapRegistry) -> None:
+    registry.register(Document)
+    document = DocumentFactory()
+    name = page_generation("document", 1)
+    store = DocumentCache()
+    before = store.tokens([name])
+    document.delete()
+    assert store.tokens([name]) != before
+
+
+def test_a_change_is_invalidated_again_after_commit(
+    registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
+) -> None:
+    registry.register(Document)
+    name = page_generation("document", 1)
+    store = DocumentCache()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        document = DocumentFactory.build(id=1)
+        document.save()
+        during = store.tokens([name])
+    assert len(callbacks) == 1
+    callbacks[0]()
+    assert store.tokens([name]) != during
+
+
+def test_saving_an_unregistered_model_touches_nothing(registry: SitemapRegistry) -> None:
+    registry.register(Document)
+    assert _changed(lambda: CategoryFactory(slug="free")) == []
