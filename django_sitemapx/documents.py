@@ -53,7 +53,9 @@ def page_path(section: str, page: int) -> str:
 class DocumentStream:
     """A document's bytes, chunk by chunk; ``stats`` counts what was written so far."""
 
-    def __init__(self, chunks: Iterator[bytes], stats: WriteStats, source: Any = None) -> None:
+    def __init__(
+        self, chunks: Iterator[bytes], stats: WriteStats, source: EntryStream | None = None
+    ) -> None:
         self._chunks = chunks
         self.stats = stats
         self._source = source

@@ -46,7 +46,7 @@ from .cache import (
     token_time,
 )
 from .conditional import Validators, make_validators, not_modified, set_headers
-from .streams import Filling, async_stream, encode
+from .streams import AsyncBody, ClosingBody, encode
 
 XML_CONTENT_TYPE = "application/xml; charset=utf-8"
 # A .xml.gz file, not an encoded transfer: no Content-Encoding (crawlers have
@@ -203,14 +203,18 @@ def _filling(
     stream: DocumentStream,
     validators: Validators,
     gz: bool,
-) -> Filling:
+) -> ClosingBody:
     """The streamed miss: both variants stored once complete, the lock released however it ends."""
 
     def keep(plain: bytes, packed: bytes) -> None:
         record = Record(validators.etag, validators.last_modified, {})
         store.store(key, record, {XML: plain, GZ: packed})
 
-    return Filling(encode(stream, gz, keep), lambda: store.unlock(lock))
+    def release() -> None:
+        stream.close()  # the source's cursor first, then the lock
+        store.unlock(lock)
+
+    return ClosingBody(encode(stream, gz, keep), release)
 
 
 def _uncached(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBase:
@@ -220,7 +224,8 @@ def _uncached(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpRespons
     validators = make_validators(
         ":".join(("uncached", *spec.identity)), prepared.summary, prepared.lastmods, ()
     )
-    return _streaming(request, encode(_render(prepared), gz, None), validators, gz)
+    stream = _render(prepared)
+    return _streaming(request, ClosingBody(encode(stream, gz, None), stream.close), validators, gz)
 
 
 def _render(prepared: Prepared) -> DocumentStream:
@@ -235,7 +240,7 @@ def _streaming(
 ) -> HttpResponseBase:
     if isinstance(request, ASGIRequest):
         # A sync iterator would be consumed whole before the first byte under ASGI.
-        response = StreamingHttpResponse(async_stream(stream), content_type=content_type(gz))
+        response = StreamingHttpResponse(AsyncBody(stream), content_type=content_type(gz))
     else:
         response = StreamingHttpResponse(stream, content_type=content_type(gz))
     set_headers(response, validators, gz)

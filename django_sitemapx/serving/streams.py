@@ -1,13 +1,14 @@
-"""Byte streams of served documents: gzip, copies kept for the cache, lock release, ASGI.
+"""Byte streams of served documents: gzip, copies kept for the cache, closing, ASGI.
 
 ``encode`` yields the plain or gzip variant while keeping both for the cache,
-``Filling`` releases a build lock however the response ends, and
-``async_stream`` lets ASGI pull a sync stream without buffering it whole.
+``ClosingBody`` closes the document (and releases a build lock) however the
+response ends, and ``AsyncBody`` lets ASGI pull a sync stream without
+buffering it whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from asgiref.sync import sync_to_async
 
@@ -60,14 +61,19 @@ def _encode(
     yield tail if gz else held
 
 
-class Filling:
-    """A streamed miss that releases its build lock however the response ends."""
+class ClosingBody:
+    """A response body that closes its document, then runs ``on_close``, however it ends.
 
-    def __init__(self, stream: Iterator[bytes], release: Callable[[], None]) -> None:
+    Django closes a response even when its client left before the first chunk,
+    when a generator body would never have started and so never run its cleanup:
+    the source's cursor and a build lock must not wait for the garbage collector.
+    """
+
+    def __init__(self, stream: Iterator[bytes], on_close: Callable[[], None]) -> None:
         self._stream = stream
-        self._release: Callable[[], None] | None = release
+        self._on_close: Callable[[], None] | None = on_close
 
-    def __iter__(self) -> Filling:
+    def __iter__(self) -> ClosingBody:
         return self
 
     def __next__(self) -> bytes:
@@ -78,28 +84,42 @@ class Filling:
             raise
 
     def close(self) -> None:
-        """Stop streaming (client gone or response closed) and release the lock."""
+        """Stop streaming (client gone or response closed); run ``on_close`` once."""
         close = getattr(self._stream, "close", None)
         if close is not None:
             close()
-        if self._release is not None:
-            release, self._release = self._release, None
-            release()
+        if self._on_close is not None:
+            on_close, self._on_close = self._on_close, None
+            on_close()
 
 
-async def async_stream(stream: Iterator[bytes]) -> AsyncIterator[bytes]:
-    """``stream`` pulled from a thread, so ASGI sends each chunk as it comes."""
-    pull = sync_to_async(_next_or_none, thread_sensitive=True)
-    try:
-        while True:
-            chunk = await pull(stream)
-            if chunk is None:
-                return
-            yield chunk
-    finally:
-        close = getattr(stream, "close", None)
+class AsyncBody:
+    """A sync body pulled from a thread, so ASGI sends each chunk as it comes.
+
+    Its ``close()`` is sync, so Django's ASGI handler, which closes the response
+    after sending it or after the client left, closes the body even if no chunk
+    was ever pulled (an async generator's cleanup would not run then).
+    """
+
+    def __init__(self, stream: Iterator[bytes]) -> None:
+        self._stream = stream
+        self._pull = sync_to_async(_next_or_none, thread_sensitive=True)
+
+    def __aiter__(self) -> AsyncBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await self._pull(self._stream)
+        if chunk is None:
+            await sync_to_async(self.close, thread_sensitive=True)()
+            raise StopAsyncIteration
+        return chunk
+
+    def close(self) -> None:
+        """Close the sync body (idempotent)."""
+        close = getattr(self._stream, "close", None)
         if close is not None:
-            await sync_to_async(close, thread_sensitive=True)()
+            close()
 
 
 def _next_or_none(stream: Iterator[bytes]) -> bytes | None:

@@ -540,3 +540,32 @@ def test_a_client_gone_after_the_first_chunk_closes_the_source_at_once(
         with mock.patch.object(request_finished, "send"):
             response.close()
         assert ClosingWatchedSource.log == ["closed"]
+
+
+@pytest.mark.parametrize("cache_alias", ["default", None])
+@pytest.mark.parametrize("path", ["/sitemap-watched-1.xml", "/sitemap-watched-1.xml.gz"])
+def test_a_client_gone_before_the_first_chunk_closes_the_source_and_frees_the_lock(
+    client: Client,
+    registry: SitemapRegistry,
+    settings: Any,
+    path: str,
+    cache_alias: str | None,
+) -> None:
+    # The first chunk is rendered before the response starts: a body that never
+    # got pulled must still close the source, and release the build lock at once.
+    settings.SITEMAPX_CACHE_ALIAS = cache_alias
+    settings.SITEMAPX_CHUNK_SIZE = 10
+    registry.register("watched", ClosingWatchedSource)
+    ClosingWatchedSource.log = []
+    unlock = DocumentCache.unlock
+    with (
+        garbage_collector_off(),
+        mock.patch.object(DocumentCache, "unlock", autospec=True, side_effect=unlock) as unlocked,
+    ):
+        response = client.get(path)
+        assert response.streaming
+        assert unlocked.call_count == 0
+        with mock.patch.object(request_finished, "send"):
+            response.close()
+        assert ClosingWatchedSource.log == ["closed"]
+        assert unlocked.call_count == (1 if cache_alias else 0)

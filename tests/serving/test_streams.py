@@ -1,4 +1,4 @@
-"""Byte streams: variants, the kept copy, and lock release."""
+"""Byte streams: variants, the kept copy, closing and lock release, ASGI."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import gzip
 from collections.abc import Iterator
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 
 from django_sitemapx.compression import gzip_bytes
-from django_sitemapx.serving.streams import Filling, async_stream, encode
+from django_sitemapx.serving.streams import AsyncBody, ClosingBody, encode
 
 CHUNKS = [b"<a>", b"hello", b"</a>"]
 
@@ -63,36 +63,43 @@ def test_closing_the_stream_early_closes_its_input_at_once(gz: bool, keeps: bool
     assert kept == []
 
 
-def test_filling_releases_once_on_close_or_exhaustion() -> None:
+def test_closing_body_runs_on_close_once_on_close_or_exhaustion() -> None:
     log: list[str] = []
-    filling = Filling(_source(log), lambda: log.append("released"))
-    assert next(filling) == b"<a>"
-    filling.close()
-    filling.close()
+    body = ClosingBody(_source(log), lambda: log.append("released"))
+    assert next(body) == b"<a>"
+    body.close()
+    body.close()
     assert log == ["source closed", "released"]
     log.clear()
-    assert b"".join(Filling(_source(log), lambda: log.append("released"))) == b"<a>hello</a>"
+    assert b"".join(ClosingBody(_source(log), lambda: log.append("released"))) == b"<a>hello</a>"
     assert log == ["source closed", "released"]
 
 
-def test_filling_releases_when_never_started() -> None:
+def test_closing_body_closes_when_never_pulled() -> None:
+    # A body whose document was started (its first chunk rendered) but never pulled:
+    # a generator body would never run its cleanup.
     log: list[str] = []
-    Filling(_source(log), lambda: log.append("released")).close()
-    assert log == ["released"]
+    document = _source(log)
+    assert next(document) == b"<a>"
+    body = ClosingBody(
+        encode(document, False, None), lambda: (document.close(), log.append("released"))
+    )
+    body.close()
+    assert log == ["source closed", "released"]
 
 
-def test_async_stream_pulls_every_chunk_and_closes() -> None:
+def test_async_body_pulls_every_chunk_and_closes() -> None:
     log: list[str] = []
-    filling = Filling(_source(log), lambda: log.append("released"))
+    body = ClosingBody(_source(log), lambda: log.append("released"))
 
     async def collect() -> list[bytes]:
-        return [chunk async for chunk in async_stream(filling)]
+        return [chunk async for chunk in AsyncBody(body)]
 
     assert async_to_sync(collect)() == CHUNKS
-    assert "released" in log
+    assert log == ["source closed", "released"]
 
 
-def test_async_stream_closes_the_source_when_the_client_leaves() -> None:
+def test_async_body_closes_the_source_when_the_client_leaves() -> None:
     closed: list[bool] = []
 
     def chunks() -> Iterator[bytes]:
@@ -106,10 +113,20 @@ def test_async_stream_closes_the_source_when_the_client_leaves() -> None:
     source = chunks()
 
     async def read_one() -> bytes:
-        stream = async_stream(source)
-        first = await stream.__anext__()
-        await stream.aclose()
+        body = AsyncBody(source)
+        first = await body.__anext__()
+        # What Django's ASGI handler does once the client left: close the response.
+        await sync_to_async(body.close)()
         return first
 
     assert asyncio.run(read_one()) == b"a"
     assert closed == [True]
+
+
+def test_async_body_closed_before_any_pull_closes_its_source() -> None:
+    log: list[str] = []
+    source = _source(log)
+    next(source)  # started, as a document is once its first chunk is rendered
+    body = AsyncBody(source)
+    asyncio.run(sync_to_async(body.close)())
+    assert log == ["source closed"]
