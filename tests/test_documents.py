@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import pytest
 from django.test import override_settings
@@ -16,12 +15,12 @@ from django_sitemapx.documents import (
     render_index,
     render_page,
 )
-from django_sitemapx.entries import EntryStream
-from django_sitemapx.locations import LocationBuilder, Origin
+from django_sitemapx.locations import Origin
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import IndexEntry, ItemSource, Page, PageSummary
 from tests.conftest import locs, validate_sitemap
 from tests.support.collector import garbage_collector_off
+from tests.support.sources import ClosingWatchedSource
 
 # Rendering a document reads the editors' overrides from the database.
 pytestmark = pytest.mark.django_db
@@ -99,48 +98,24 @@ def test_a_page_with_no_url_left_is_none(
     assert "2 entries left out" in caplog.text
 
 
-class _Closing(ItemSource):
-    """Its entries come from a generator in a reference cycle that logs being closed."""
-
-    log: list[str] = []
-
-    def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
-        page = super().page(number, summary)
-        if page is None:
-            return None
-        entries = page.entries
-
-        def watched(builder: LocationBuilder, cycle: list[Any]) -> EntryStream:
-            try:
-                yield from entries(builder)
-            finally:
-                _Closing.log.append("closed")
-
-        def cyclic(builder: LocationBuilder) -> EntryStream:
-            cycle: list[Any] = []
-            stream = watched(builder, cycle)
-            cycle.append(stream)  # the generator's frame holds the list that holds it
-            return stream
-
-        return Page(page.summary, cyclic)
-
-
 @override_settings(SITEMAPX_CHUNK_SIZE=2)
 @pytest.mark.parametrize("read", [0, 1, 2])
 def test_closing_a_page_stream_closes_its_source_at_once(
     registry: SitemapRegistry, read: int
 ) -> None:
-    source = registry.register("news", _Closing, items=lambda: [f"/n/{n}/" for n in range(9)])
-    _Closing.log = []
+    source = registry.register(
+        "news", ClosingWatchedSource, items=lambda: [f"/n/{n}/" for n in range(9)]
+    )
+    ClosingWatchedSource.log = []
     with garbage_collector_off():
         stream = render_page(source, _page(source), ORIGIN)
         assert stream is not None
         chunks = iter(stream)
         for _ in range(read):
             next(chunks)
-        assert _Closing.log == []
+        assert ClosingWatchedSource.log == []
         stream.close()
-        assert _Closing.log == ["closed"]
+        assert ClosingWatchedSource.log == ["closed"]
 
 
 # -- the index -------------------------------------------------------------------------

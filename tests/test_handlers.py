@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,33 +17,16 @@ from django_sitemapx.serving.cache import (
     global_generation,
     index_generation,
     page_generation,
-    section_generation,
 )
 from django_sitemapx.signals import overrides_changed
 from django_sitemapx.sources import ModelSource
 from example_project.articles.models import Article, Category
 from tests.conftest import content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory
+from tests.support.generations import changed_generations
 from tests.testapp.models import Document
 
 pytestmark = pytest.mark.django_db
-
-NAMES = [
-    global_generation(),
-    index_generation(),
-    section_generation("article"),
-    page_generation("article", 1),
-    page_generation("article", 2),
-]
-
-
-def _changed(action: Callable[[], Any]) -> list[str]:
-    store = DocumentCache()
-    before = store.tokens(NAMES)
-    action()
-    after = store.tokens(NAMES)
-    assert before is not None and after is not None
-    return [name for name, old, new in zip(NAMES, before, after, strict=True) if old != new]
 
 
 # -- overrides: overrides_changed after commit -----------------------------------------
@@ -111,14 +94,16 @@ def test_an_override_change_invalidates_the_cached_documents(
 
 
 def test_an_override_placed_on_a_page_invalidates_that_page_only() -> None:
-    changed = _changed(
+    changed = changed_generations(
         lambda: send_overrides_changed(Article, [("/a", [("article", 2), ("gone", 1)])])
     )
     assert changed == [index_generation(), page_generation("article", 2)]
 
 
 def test_an_unplaced_override_invalidates_everything() -> None:
-    changed = _changed(lambda: send_overrides_changed(Article, [("/a", [("article", None)])]))
+    changed = changed_generations(
+        lambda: send_overrides_changed(Article, [("/a", [("article", None)])])
+    )
     assert changed == [global_generation()]
 
 
@@ -189,4 +174,4 @@ def test_a_change_is_invalidated_again_after_commit(
 
 def test_saving_an_unregistered_model_touches_nothing(registry: SitemapRegistry) -> None:
     registry.register(Document)
-    assert _changed(lambda: CategoryFactory(slug="free")) == []
+    assert changed_generations(lambda: CategoryFactory(slug="free")) == []

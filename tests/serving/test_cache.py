@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -33,6 +32,7 @@ from django_sitemapx.serving.cache import (
 from django_sitemapx.signals import sitemap_invalidated
 from tests.conftest import content
 from tests.factories import ArticleFactory
+from tests.support.generations import changed_generations
 
 BROKEN = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -211,37 +211,20 @@ def test_claim_returns_a_document_stored_just_before_the_lock() -> None:
 
 # -- invalidate() ---------------------------------------------------------------------
 
-NAMES = [
-    global_generation(),
-    index_generation(),
-    section_generation("article"),
-    page_generation("article", 1),
-    page_generation("article", 2),
-]
-
-
-def _changed(action: Callable[[], Any]) -> list[str]:
-    store = DocumentCache()
-    before = store.tokens(NAMES)
-    action()
-    after = store.tokens(NAMES)
-    assert before is not None and after is not None
-    return [name for name, old, new in zip(NAMES, before, after, strict=True) if old != new]
-
 
 def test_invalidate_everything() -> None:
-    assert _changed(lambda: invalidate()) == [global_generation()]
+    assert changed_generations(lambda: invalidate()) == [global_generation()]
 
 
 def test_invalidate_a_section() -> None:
-    assert _changed(lambda: invalidate("article")) == [
+    assert changed_generations(lambda: invalidate("article")) == [
         index_generation(),
         section_generation("article"),
     ]
 
 
 def test_invalidate_a_page() -> None:
-    assert _changed(lambda: invalidate("article", 2)) == [
+    assert changed_generations(lambda: invalidate("article", 2)) == [
         index_generation(),
         page_generation("article", 2),
     ]
@@ -260,7 +243,9 @@ def test_invalidate_a_section_of_another_registry() -> None:
     custom.register("extra", sitemapx.StaticSource, url_names=["about"])
     with pytest.raises(NotRegistered):
         invalidate("extra")
-    assert _changed(lambda: invalidate("extra", registry=custom)) == [index_generation()]
+    assert changed_generations(lambda: invalidate("extra", registry=custom)) == [
+        index_generation()
+    ]
 
 
 def test_invalidate_sends_a_signal() -> None:

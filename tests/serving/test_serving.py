@@ -27,6 +27,7 @@ from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article
 from tests.conftest import close_thread_connections, content, locs, validate_sitemap
 from tests.support.collector import garbage_collector_off
+from tests.support.sources import ClosingWatchedSource
 
 pytestmark = pytest.mark.django_db
 
@@ -481,78 +482,20 @@ def test_every_builtin_backend_caches_and_invalidates(
     assert b"/edited/" in content(client.get("/sitemap-article-1.xml"))
 
 
-class ClosingWatchedSource(ItemSource):
-    """Its pages' entries come from a generator that logs being closed.
-
-    The generator is kept in a reference cycle, as a cursor or a traceback can
-    keep a real source's: only an explicit ``close()`` ends it at once.
-    """
-
-    log: list[str] = []
-
-    def items(self) -> list[str]:
-        return [f"/watched/{n}/" for n in range(200)]
-
-    def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
-        page = super().page(number, summary)
-        if page is None:
-            return None
-        entries = page.entries
-
-        def watched(builder: LocationBuilder, cycle: list[Any]) -> EntryStream:
-            try:
-                yield from entries(builder)
-            finally:
-                ClosingWatchedSource.log.append("closed")
-
-        def cyclic(builder: LocationBuilder) -> EntryStream:
-            cycle: list[Any] = []
-            stream = watched(builder, cycle)
-            cycle.append(stream)  # the generator's frame holds the list that holds it
-            return stream
-
-        return Page(page.summary, cyclic)
-
-
 @pytest.mark.parametrize("cache_alias", ["default", None])
 @pytest.mark.parametrize("path", ["/sitemap-watched-1.xml", "/sitemap-watched-1.xml.gz"])
-def test_a_client_gone_after_the_first_chunk_closes_the_source_at_once(
+@pytest.mark.parametrize("chunks_read", [0, 1])
+def test_a_client_gone_early_closes_the_source_and_frees_the_lock_at_once(
     client: Client,
     registry: SitemapRegistry,
     settings: Any,
     path: str,
     cache_alias: str | None,
+    chunks_read: int,
 ) -> None:
     # A suspended source may hold a server-side cursor: it must be closed when the
-    # response is, not whenever the garbage collector gets to it.
-    settings.SITEMAPX_CACHE_ALIAS = cache_alias
-    settings.SITEMAPX_CHUNK_SIZE = 10
-    registry.register("watched", ClosingWatchedSource)
-    ClosingWatchedSource.log = []
-    with garbage_collector_off():
-        response = client.get(path)
-        assert response.streaming
-        stream = iter(response.streaming_content)
-        assert next(stream)
-        assert ClosingWatchedSource.log == []
-        # What the WSGI server does when the client goes away (request_finished would
-        # close the test's database connection, which is not what this is about).
-        with mock.patch.object(request_finished, "send"):
-            response.close()
-        assert ClosingWatchedSource.log == ["closed"]
-
-
-@pytest.mark.parametrize("cache_alias", ["default", None])
-@pytest.mark.parametrize("path", ["/sitemap-watched-1.xml", "/sitemap-watched-1.xml.gz"])
-def test_a_client_gone_before_the_first_chunk_closes_the_source_and_frees_the_lock(
-    client: Client,
-    registry: SitemapRegistry,
-    settings: Any,
-    path: str,
-    cache_alias: str | None,
-) -> None:
-    # The first chunk is rendered before the response starts: a body that never
-    # got pulled must still close the source, and release the build lock at once.
+    # response is, not whenever the garbage collector gets to it. The first chunk is
+    # rendered before the response starts, so this holds even if none was read.
     settings.SITEMAPX_CACHE_ALIAS = cache_alias
     settings.SITEMAPX_CHUNK_SIZE = 10
     registry.register("watched", ClosingWatchedSource)
@@ -564,7 +507,13 @@ def test_a_client_gone_before_the_first_chunk_closes_the_source_and_frees_the_lo
     ):
         response = client.get(path)
         assert response.streaming
+        stream = iter(response.streaming_content)
+        for _ in range(chunks_read):
+            assert next(stream)
+        assert ClosingWatchedSource.log == []
         assert unlocked.call_count == 0
+        # What the WSGI server does when the client goes away (request_finished would
+        # close the test's database connection, which is not what this is about).
         with mock.patch.object(request_finished, "send"):
             response.close()
         assert ClosingWatchedSource.log == ["closed"]

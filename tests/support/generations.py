@@ -1,0 +1,32 @@
+"""Which cache generations an action replaces."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django_sitemapx.serving.cache import (
+    DocumentCache,
+    global_generation,
+    index_generation,
+    page_generation,
+    section_generation,
+)
+
+NAMES = [
+    global_generation(),
+    index_generation(),
+    section_generation("article"),
+    page_generation("article", 1),
+    page_generation("article", 2),
+]
+
+
+def changed_generations(action: Callable[[], Any]) -> list[str]:
+    """The names among ``NAMES`` whose token ``action`` replaced."""
+    store = DocumentCache()
+    before = store.tokens(NAMES)
+    action()
+    after = store.tokens(NAMES)
+    assert before is not None and after is not None
+    return [name for name, old, new in zip(NAMES, before, after, strict=True) if old != new]
