@@ -2,8 +2,10 @@
 
 The public API is importable from here: the registry, the sources, and what a
 custom source needs (``Entry``, ``Skipped``, ``Skip``, ``LocationBuilder``,
-``Page``, ``PageSummary``). Nothing here imports models, so this module is
-safe to import from settings and ``AppConfig`` modules.
+``Page``, ``PageSummary``, ``XHTML_NAMESPACE``); ``django_sitemapx.values``
+formats lastmod, changefreq and priority as protocol text. Nothing here
+imports models, so this module is safe to import from settings and
+``AppConfig`` modules.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from .sources import (
     Source,
     StaticSource,
 )
+from .writer import XHTML_NAMESPACE
 
 __all__ = [
+    "XHTML_NAMESPACE",
     "AlreadyRegistered",
     "Alternate",
     "ContribSitemapSource",

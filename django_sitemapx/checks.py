@@ -50,7 +50,7 @@ from django.urls import NoReverseMatch, reverse
 
 from .conf import PREFIX, PROTOCOL_MAX_URLS, RENAMED_SETTINGS, SETTING_NAMES, app_settings
 from .exceptions import SourceConfigurationError
-from .registry import all_registries
+from .registry import all_registries, is_module_name
 from .sources import ModelSource, Source, StaticSource
 
 Messages = list[checks.CheckMessage]
@@ -129,7 +129,7 @@ def _check_hosts() -> Messages:
 def _check_app() -> Messages:
     errors: Messages = []
     module = app_settings.AUTODISCOVER_MODULE
-    if not isinstance(module, str) or not module.replace(".", "_").isidentifier():
+    if not is_module_name(module):
         errors.append(
             _error(f"SITEMAPX_AUTODISCOVER_MODULE must be a module name, not {module!r}.", "E005")
         )

@@ -117,7 +117,7 @@ class Settings:
         return value
 
 
-# The setting names this app reads; check W001 reports any other SITEMAPX_* name.
+# The setting names this app reads; check W002 reports any other SITEMAPX_* name.
 SETTING_NAMES = frozenset(
     PREFIX + name for name, value in vars(Settings).items() if isinstance(value, property)
 )

@@ -17,7 +17,7 @@ from .entries import Entry, EntryStream, Skipped
 from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
 from .registry import SitemapRegistry
-from .sources import IndexEntry, Page, Source
+from .sources import ListedPage, Page, Source
 from .writer import (
     DocumentWriter,
     WriteStats,
@@ -71,26 +71,29 @@ class DocumentStream:
         _close(self._source)
 
 
-def index_entries(registry: SitemapRegistry) -> list[IndexEntry]:
+def listed_pages(registry: SitemapRegistry) -> list[ListedPage]:
     """Every non-empty page of every section, in registration order."""
-    entries = [
-        IndexEntry(source.section, page) for source in registry for page in source.page_summaries()
+    listed = [
+        ListedPage(source.section, summary)
+        for source in registry
+        for summary in source.page_summaries()
     ]
-    return adjust_index(entries)
+    return adjust_index(listed)
 
 
 def render_index(
-    entries: list[IndexEntry], origin: Origin, page_path: PagePath
+    listed: list[ListedPage], origin: Origin, page_path: PagePath
 ) -> DocumentStream | None:
-    """The ``<sitemapindex>`` listing ``entries`` at ``page_path``; None if there is none."""
-    if not entries:
+    """The ``<sitemapindex>`` listing ``listed`` at ``page_path``; None if there is none."""
+    if not listed:
         return None
     writer = index_writer(max_urls=PROTOCOL_MAX_URLS, max_bytes=PROTOCOL_MAX_BYTES)
     elements = [
         sitemap_element(
-            origin.prefix + page_path(entry.section, entry.page.number), entry.page.lastmod
+            origin.prefix + page_path(listed_page.section, listed_page.summary.number),
+            listed_page.summary.lastmod,
         )
-        for entry in entries
+        for listed_page in listed
     ]
     body = writer.render(elements)
     if writer.stats.skipped_total:
@@ -98,7 +101,7 @@ def render_index(
             "The sitemap index was cut at %s of %s pages (protocol limits); raise the "
             "sections' limit or split the site.",
             writer.stats.urls,
-            len(entries),
+            len(listed),
         )
     return DocumentStream(iter([body, writer.close()]), writer.stats)
 

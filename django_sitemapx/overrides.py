@@ -30,7 +30,7 @@ from .conf import app_settings
 from .entries import Entry
 from .locations.keys import uri_key
 from .signals import overrides_changed
-from .sources import IndexEntry
+from .sources import ListedPage
 from .values import format_priority, is_later, lastmod_text
 
 # One override as the hot path reads it: (exclude, lastmod, changefreq, priority).
@@ -150,20 +150,20 @@ def _format(row: list[Any]) -> OverrideValues:
     )
 
 
-def adjust_index(entries: list[IndexEntry]) -> list[IndexEntry]:
+def adjust_index(listed: list[ListedPage]) -> list[ListedPage]:
     """Raise each page's lastmod to the latest forced lastmod placed on it (one query)."""
-    if not entries or not app_settings.OVERRIDES:
-        return entries
+    if not listed or not app_settings.OVERRIDES:
+        return listed
     forced = forced_page_lastmods()
     if not forced:
-        return entries
+        return listed
     adjusted = []
-    for entry in entries:
-        latest = forced.get((entry.section, entry.page.number))
-        if latest is not None and is_later(latest, entry.page.lastmod):
-            page = dataclasses.replace(entry.page, lastmod=lastmod_text(latest))
-            entry = dataclasses.replace(entry, page=page)
-        adjusted.append(entry)
+    for listed_page in listed:
+        latest = forced.get((listed_page.section, listed_page.summary.number))
+        if latest is not None and is_later(latest, listed_page.summary.lastmod):
+            summary = dataclasses.replace(listed_page.summary, lastmod=lastmod_text(latest))
+            listed_page = dataclasses.replace(listed_page, summary=summary)
+        adjusted.append(listed_page)
     return adjusted
 
 

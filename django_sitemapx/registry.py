@@ -34,7 +34,8 @@ class SitemapRegistry:
         # Keep this attribute name: autodiscover_modules() restores it if an
         # app's module fails to import.
         self._registry: dict[str, Source] = {}
-        self._origins: dict[str, str] = {}
+        # Where each section was registered (file:line), for AlreadyRegistered.
+        self._registered_at: dict[str, str] = {}
         all_registries.add(self)
 
     def register(
@@ -60,19 +61,19 @@ class SitemapRegistry:
         if name in self._registry:
             raise AlreadyRegistered(
                 f"The sitemap section {name!r} is already registered "
-                f"(first registered at {self._origins[name]})."
+                f"(first registered at {self._registered_at[name]})."
             )
         source = self._build(name, model, source_class, options)
         source.validate()
         self._registry[name] = source
-        self._origins[name] = _caller()
+        self._registered_at[name] = _caller()
         return source
 
     def unregister(self, target: Target) -> None:
         """Remove the section of this name, or every section of this model."""
         for name in self._lookup(target):
             del self._registry[name]
-            del self._origins[name]
+            del self._registered_at[name]
 
     def is_registered(self, target: Target) -> bool:
         """Whether a section exists for this model or name."""
@@ -93,28 +94,38 @@ class SitemapRegistry:
         """The sources, in registration order (the order of the index)."""
         return iter(list(self._registry.values()))
 
+    def __contains__(self, target: object) -> bool:
+        """``"article" in registry`` or ``Article in registry``: as :meth:`is_registered`."""
+        return isinstance(target, str | type) and self.is_registered(target)
+
     @property
     def sections(self) -> list[str]:
         """Section names in registration order (the order of the index)."""
         return list(self._registry)
 
     def autodiscover(self) -> None:
-        """Import every installed app's sitemap module (``sitemapx.py`` by default)."""
-        autodiscover_modules(app_settings.AUTODISCOVER_MODULE, register_to=self)
+        """Import every installed app's sitemap module (``sitemapx.py`` by default).
+
+        A setting that is no module name imports nothing: check E005 reports it,
+        where a traceback from ``AppConfig.ready()`` would stop ``manage.py check``.
+        """
+        module = app_settings.AUTODISCOVER_MODULE
+        if is_module_name(module):
+            autodiscover_modules(module, register_to=self)
 
     @contextlib.contextmanager
     def temporarily_empty(self) -> Iterator[SitemapRegistry]:
         """Empty the registry inside a ``with`` block and restore it afterwards (for tests)."""
-        saved = dict(self._registry), dict(self._origins)
+        saved = dict(self._registry), dict(self._registered_at)
         self._registry.clear()
-        self._origins.clear()
+        self._registered_at.clear()
         try:
             yield self
         finally:
             self._registry.clear()
-            self._origins.clear()
+            self._registered_at.clear()
             self._registry.update(saved[0])
-            self._origins.update(saved[1])
+            self._registered_at.update(saved[1])
 
     def _lookup(self, target: Target) -> list[str]:
         if isinstance(target, str):
@@ -168,6 +179,11 @@ class SitemapRegistry:
         raise TypeError(f"{source_class!r} is not a sitemap source")
 
 
+def is_module_name(value: object) -> bool:
+    """Whether ``value`` can name a module of an app (``sitemapx``, ``seo.sitemaps``)."""
+    return isinstance(value, str) and all(part.isidentifier() for part in value.split("."))
+
+
 def _is_contrib_sitemap(candidate: Any) -> bool:
     from django.contrib.sitemaps import Sitemap
 
@@ -188,22 +204,19 @@ default_registry = SitemapRegistry()
 
 
 def register(
-    target: Target,
-    *,
-    section: str | None = None,
-    registry: SitemapRegistry | None = None,
-    **options: Any,
+    target: Target, *, section: str | None = None, registry: SitemapRegistry | None = None
 ) -> Callable[[SourceT], SourceT]:
     """Register the decorated source class for ``target`` and return the class unchanged.
 
     ``@register(Article)`` above a ``Source`` subclass (or a
     ``django.contrib.sitemaps.Sitemap`` subclass) registers it in the default
-    registry, or in ``registry``. ``section`` and ``options`` are those of
-    :meth:`SitemapRegistry.register`, which is the imperative form.
+    registry, or in ``registry``; ``section`` names the section. The class's
+    attributes are its options. :meth:`SitemapRegistry.register` is the
+    imperative form, which also takes options.
     """
 
     def decorator(source_class: SourceT) -> SourceT:
-        (registry or default_registry).register(target, source_class, section=section, **options)
+        (registry or default_registry).register(target, source_class, section=section)
         return source_class
 
     return decorator

@@ -9,7 +9,6 @@ in SQL and so send no ``post_save``). Keyword arguments:
   before and after the change;
 - ``everything``: True when some override is not placed on a page (its URL was
   not found when it was saved), so no page can be ruled out: drop every page.
-
 - ``affected``: the same three as one ``overrides.AffectedDocuments``.
 
 The index is affected by any change (a forced lastmod, an excluded URL), so a

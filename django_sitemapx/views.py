@@ -16,9 +16,9 @@ from .registry import SitemapRegistry, default_registry
 from .serving import content_type, index_document, page_document, serve
 from .serving.storage import exported_file_response
 
-# A longer page number is refused before it reaches a source (a key range that
-# far out holds no row anyway).
-_MAX_PAGE_DIGITS = 15
+# Page numbers of a 64-bit key (up to 9,223,372,036,854,775,807 with a limit of 1)
+# have at most 19 digits; a longer one is refused before it reaches a source.
+_MAX_PAGE_DIGITS = 19
 
 
 def index(

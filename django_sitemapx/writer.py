@@ -79,7 +79,7 @@ def url_elements(entries: Sequence[Entry], *, xhtml_declared: bool = False) -> l
     # so it runs only on chunks holding something to escape; the common shape
     # (all three optional values present, no extension) is one f-string.
     if _needs_escape("".join([entry[0] for entry in entries])):
-        entries = [Entry(entry[0].translate(_ESCAPES), *entry[1:]) for entry in entries]
+        entries = [(entry[0].translate(_ESCAPES), *entry[1:]) for entry in entries]  # type: ignore[misc]
     return [
         f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
         f"</changefreq><priority>{priority}</priority></url>\n"

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import gc
 import io
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.core import checks
@@ -21,6 +25,7 @@ from django.test import modify_settings, override_settings
 import django_sitemapx as sitemapx
 from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.models import Article
+from tests.conftest import ROOT
 from tests.testapp.models import Document, UUIDThing
 
 _ID = re.compile(r"\(django_sitemapx\.([EW]\d{3})\)")
@@ -313,3 +318,31 @@ def test_a_custom_sources_own_check_is_reported(registry: SitemapRegistry) -> No
 
     registry.register("pages", Audited, url_names=["home"])
     assert "(myapp.E001) audit failed" in _output_of_failing_check()
+
+
+# -- at start-up --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "number"),
+    [("SITEMAPX_LIMIT = 0", "E001"), ("SITEMAPX_AUTODISCOVER_MODULE = 42", "E005")],
+)
+def test_a_bad_setting_is_reported_by_manage_py_check_not_a_traceback(
+    tmp_path: Path, setting: str, number: str
+) -> None:
+    # Start-up runs autodiscovery, and registration, before any check: neither may
+    # read a setting in a way that fails there.
+    (tmp_path / "bad_settings.py").write_text(f"from tests.settings import *\n{setting}\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "django", "check", "--settings", "bad_settings"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"django_sitemapx.{number}" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -7,7 +7,8 @@ import zlib
 
 import pytest
 
-from django_sitemapx.compression import GZIP_LEVEL, gzip_bytes, gzip_compressor
+from django_sitemapx.compression import GZIP_LEVEL, gzip_compressor
+from tests.support.gzip import gzip_bytes
 
 DOCUMENT = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n'

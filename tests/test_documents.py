@@ -9,15 +9,15 @@ from django.test import override_settings
 
 from django_sitemapx.documents import (
     DocumentStream,
-    index_entries,
     index_path,
+    listed_pages,
     page_path,
     render_index,
     render_page,
 )
 from django_sitemapx.locations import Origin
 from django_sitemapx.registry import SitemapRegistry
-from django_sitemapx.sources import IndexEntry, ItemSource, Page, PageSummary
+from django_sitemapx.sources import ItemSource, ListedPage, Page, PageSummary
 from tests.conftest import locs, validate_sitemap
 from tests.support.collector import garbage_collector_off
 from tests.support.sources import ClosingWatchedSource
@@ -124,8 +124,8 @@ def test_closing_a_page_stream_closes_its_source_at_once(
 def test_the_index_lists_every_page_at_its_path(registry: SitemapRegistry) -> None:
     registry.register("news", items=lambda: [f"/news/{n}/" for n in range(5)], limit=2)
     registry.register("empty", items=list)
-    entries = index_entries(registry)
-    assert [(e.section, e.page.number, e.page.rows) for e in entries] == [
+    entries = listed_pages(registry)
+    assert [(e.section, e.summary.number, e.summary.rows) for e in entries] == [
         ("news", 1, 2),
         ("news", 2, 2),
         ("news", 3, 1),
@@ -150,7 +150,7 @@ def test_an_index_over_the_protocol_limit_is_cut_and_logged(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("django_sitemapx.documents.PROTOCOL_MAX_URLS", 2)
-    entries = [IndexEntry("news", PageSummary(n, 1, None)) for n in range(1, 4)]
+    entries = [ListedPage("news", PageSummary(n, 1, None)) for n in range(1, 4)]
     with caplog.at_level(logging.ERROR, logger="django_sitemapx"):
         stream = render_index(entries, ORIGIN, page_path)
         assert stream is not None

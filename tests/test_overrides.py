@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from django_sitemapx import ItemSource, ModelSource, StaticSource
-from django_sitemapx.documents import index_entries, page_path, render_index, render_page
+from django_sitemapx.documents import listed_pages, page_path, render_index, render_page
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
 from django_sitemapx.overrides import AffectedDocuments, affected_documents, send_overrides_changed
@@ -117,8 +117,8 @@ def test_forced_lastmod_reaches_the_index(registry, django_assert_num_queries) -
         page=1,
     )
     with django_assert_num_queries(1):
-        entries = index_entries(registry)
-    assert entries[0].page.lastmod == "2024-06-01T00:00:00+00:00"
+        entries = listed_pages(registry)
+    assert entries[0].summary.lastmod == "2024-06-01T00:00:00+00:00"
     root = validate_sitemap(b"".join(render_index(entries, ORIGIN, page_path)))
     assert root.findtext("sm:sitemap/sm:lastmod", namespaces=NS) == "2024-06-01T00:00:00+00:00"
 
@@ -135,7 +135,7 @@ def test_an_earlier_forced_lastmod_does_not_lower_the_index(registry) -> None:  
         section="pages",
         page=1,
     )
-    assert index_entries(registry)[0].page.lastmod == "2025-01-01"
+    assert listed_pages(registry)[0].summary.lastmod == "2025-01-01"
 
 
 def test_forced_lastmod_of_an_excluded_or_unplaced_override_is_ignored(registry) -> None:  # type: ignore[no-untyped-def]
@@ -145,7 +145,7 @@ def test_forced_lastmod_of_an_excluded_or_unplaced_override_is_ignored(registry)
         location="/about/", lastmod=when, section="pages", page=1, exclude=True
     )
     Override.objects.create(location="/", lastmod=when)
-    assert index_entries(registry)[0].page.lastmod is None
+    assert listed_pages(registry)[0].summary.lastmod is None
 
 
 def test_the_export_writes_the_overridden_documents(registry, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -44,12 +44,29 @@ def test_register_as_decorator_returns_the_class_unchanged(registry: SitemapRegi
         url_name = "article-detail"
         url_kwargs = {"category": "category__slug", "slug": "slug"}
 
+        priority = 0.3
+
     attributes = dict(vars(NewsSitemap))
-    assert sitemapx.register(Article, section="news", priority=0.3)(NewsSitemap) is NewsSitemap
+    assert sitemapx.register(Article, section="news")(NewsSitemap) is NewsSitemap
     assert dict(vars(NewsSitemap)) == attributes
     source = registry.get("news")
     assert type(source) is NewsSitemap
     assert (source.model, source.priority) == (Article, 0.3)
+
+
+def test_the_decorator_takes_no_options(registry: SitemapRegistry) -> None:
+    # The old options form, register(Model, url_name=...), would return an unused
+    # decorator and register nothing: it fails loudly instead.
+    with pytest.raises(TypeError):
+        sitemapx.register(Article, url_name="article-detail")  # type: ignore[call-arg]
+    assert registry.sections == []
+
+
+def test_in_asks_for_a_section_name_or_a_model(registry: SitemapRegistry) -> None:
+    registry.register(Category, url_name="category-detail", url_kwargs={"category": "slug"})
+    assert "category" in registry and Category in registry
+    assert "article" not in registry and Article not in registry
+    assert registry.get("category") not in registry  # a source is not a section name
 
 
 def test_register_decorator_into_another_registry(registry: SitemapRegistry) -> None:

@@ -104,6 +104,8 @@ def test_static_pages(client: Client) -> None:
         "/sitemap-article--1.xml",
         "/sitemap-article-%EF%BC%91.xml",  # a full-width digit one
         "/sitemap-article-99999999999999999999999.xml",
+        "/sitemap-article-9999999999999999999.xml",  # 19 digits: past any 64-bit key
+        "/sitemap-article-184467440737095517.xml",
         "/sitemap-article-2.xml",
         "/sitemap-nosuchsection-1.xml",
         "/sitemap-article-.xml",
@@ -112,6 +114,20 @@ def test_static_pages(client: Client) -> None:
 def test_bad_pages_are_404(client: Client, path: str) -> None:
     ArticleFactory()
     assert client.get(path).status_code == 404
+
+
+def test_a_page_of_a_large_key_with_a_small_limit_is_served(
+    client: Client, registry: SitemapRegistry
+) -> None:
+    # Snowflake-style keys with limit=1: page numbers of 16 to 19 digits.
+    registry.register(Document, url_name="home", limit=1)
+    key = 7_000_000_000_000_000_001
+    DocumentFactory(id=key)
+    index = validate_sitemap(content(client.get("/sitemap.xml")))
+    assert locs(index) == [f"http://example.com/sitemap-document-{key}.xml"]
+    assert locs(validate_sitemap(content(client.get(f"/sitemap-document-{key}.xml")))) == [
+        "http://example.com/"
+    ]
 
 
 def test_empty_section_is_left_out_of_the_index_and_its_page_is_404(

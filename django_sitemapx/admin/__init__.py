@@ -25,7 +25,7 @@ from ..models import CHANGEFREQ_CHOICES, Override
 from ..overrides import Place, send_overrides_changed
 from ..registry import default_registry
 from ..values import CHANGEFREQS
-from . import pages
+from . import views
 from .lookup import place
 
 if TYPE_CHECKING:
@@ -280,10 +280,10 @@ class OverrideAdmin(_ModelAdmin):
         ]
 
     def inspect_view(self, request: HttpRequest) -> Any:
-        return pages.inspect(self, request)
+        return views.inspect(self, request)
 
     def overview_view(self, request: HttpRequest) -> Any:
-        return pages.overview(self, request)
+        return views.overview(self, request)
 
 
 def _send(rows: list[Override]) -> None:

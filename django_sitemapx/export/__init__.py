@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from ..compression import GZIP_SUFFIX
 from ..documents import (
     DocumentStream,
-    index_entries,
     index_path,
+    listed_pages,
     page_path,
     render_index,
     render_page,
@@ -41,7 +41,7 @@ from ..locations.hosts import (
     scheme_for,
 )
 from ..registry import SitemapRegistry, default_registry
-from ..sources import IndexEntry
+from ..sources import ListedPage
 from .destinations import (
     Destination,
     FolderDestination,
@@ -132,8 +132,8 @@ def export_sitemap(
         files_origin, files_prefix = Origin(scheme_for(None, origin.scheme), origin.host), ""
     else:
         files_origin, files_prefix = files_root_from_url(files_base_url)
-    entries = index_entries(registry)
-    if not entries:
+    listed = listed_pages(registry)
+    if not listed:
         raise ExportError("The sitemap has no URL yet: nothing to export.")
     destination.validate(dry_run=dry_run)
     result = ExportResult(destination.description, dry_run)
@@ -141,14 +141,20 @@ def export_sitemap(
     run.on_file, run.on_progress = on_file, on_progress
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
-            destination.clean_leftovers(run.names_of(entries))
+            destination.clean_leftovers(run.names_of(listed))
         previous = destination.read_manifest()
         try:
-            exported = [e for e in entries if e.section in selected]
+            exported = [listed_page for listed_page in listed if listed_page.section in selected]
             written = run.stage_pages(registry, exported, origin)
-            listed = [e for e in entries if e.section not in selected or e in written]
-            run.stage_index(listed, files_origin, files_prefix)
-            result.missing = run.missing([e for e in listed if e.section not in selected])
+            in_index = [
+                listed_page
+                for listed_page in listed
+                if listed_page.section not in selected or listed_page in written
+            ]
+            run.stage_index(in_index, files_origin, files_prefix)
+            result.missing = run.missing(
+                [listed_page for listed_page in in_index if listed_page.section not in selected]
+            )
             # A section that left the registry is stale too; another section's files are not.
             scope = selected | {""} | (set(previous.values()) - set(registry.sections))
             stale = sorted(
@@ -182,22 +188,22 @@ class _Run:
         # Every file name of this export, with its section ("" for the index).
         self.names: dict[str, str] = {}
 
-    def page_name(self, entry: IndexEntry) -> str:
-        return _file_name(page_path(entry.section, entry.page.number))
+    def page_name(self, listed_page: ListedPage) -> str:
+        return _file_name(page_path(listed_page.section, listed_page.summary.number))
 
-    def names_of(self, entries: Iterable[IndexEntry]) -> list[str]:
-        return [_file_name(index_path()), *map(self.page_name, entries)]
+    def names_of(self, listed: Iterable[ListedPage]) -> list[str]:
+        return [_file_name(index_path()), *map(self.page_name, listed)]
 
     def stage_pages(
-        self, registry: SitemapRegistry, entries: list[IndexEntry], origin: Origin
-    ) -> list[IndexEntry]:
-        """Write the pages of ``entries``; return those that had a URL."""
-        expected = sum(entry.page.rows for entry in entries)
+        self, registry: SitemapRegistry, listed: list[ListedPage], origin: Origin
+    ) -> list[ListedPage]:
+        """Write the pages of ``listed``; return those that had a URL."""
+        expected = sum(listed_page.summary.rows for listed_page in listed)
         done = 0
         written = []
-        for entry in entries:
-            source = registry.get(entry.section)
-            page = source.page(entry.page.number, entry.page)
+        for listed_page in listed:
+            source = registry.get(listed_page.section)
+            page = source.page(listed_page.summary.number, listed_page.summary)
             page_origin = Origin(scheme_for(source.protocol, origin.scheme), origin.host)
             stream = None if page is None else render_page(source, page, page_origin)
             if stream is None:
@@ -205,40 +211,43 @@ class _Run:
                 # out of the index rather than list a page that is not there.
                 logger.warning(
                     "Sitemap section %r page %s has no URL; not exported.",
-                    entry.section,
-                    entry.page.number,
+                    listed_page.section,
+                    listed_page.summary.number,
                 )
                 continue
             before = done
             for urls in self._write(
-                self.page_name(entry), entry.section, entry.page.number, stream
+                self.page_name(listed_page),
+                listed_page.section,
+                listed_page.summary.number,
+                stream,
             ):
                 if before + urls == done:
                     continue  # a chunk with no URL (the closing tag): no progress
                 done = before + urls
                 if self.on_progress is not None:
                     self.on_progress(done, max(expected, done))
-            written.append(entry)
+            written.append(listed_page)
         return written
 
     def stage_index(
-        self, entries: list[IndexEntry], files_origin: Origin, files_prefix: str
+        self, listed: list[ListedPage], files_origin: Origin, files_prefix: str
     ) -> None:
         suffix = GZIP_SUFFIX if self.gzip else ""
 
         def file_path(section: str, page: int) -> str:
             return files_prefix + page_path(section, page) + suffix
 
-        stream = render_index(entries, files_origin, file_path)
+        stream = render_index(listed, files_origin, file_path)
         if stream is None:
             raise ExportError("No page of the sitemap has a URL: nothing to export.")
         for _urls in self._write(_file_name(index_path()), "", None, stream):
             pass
 
-    def missing(self, entries: list[IndexEntry]) -> list[str]:
+    def missing(self, listed: list[ListedPage]) -> list[str]:
         """Listed pages of sections not exported this time that the destination lacks."""
         suffix = GZIP_SUFFIX if self.gzip else ""
-        names = [self.page_name(entry) + suffix for entry in entries]
+        names = [self.page_name(listed_page) + suffix for listed_page in listed]
         return [name for name in names if not self.destination.exists(name)]
 
     def _write(

@@ -2,8 +2,9 @@
 
 The sub-modules each answer one question: ``hosts`` which origin a request or
 an export writes for, ``reverse`` how a URL name becomes a path per row,
-``rows`` the URIs of a whole chunk of model rows, ``keys`` the normalised form
-overrides are stored under, and ``lookup`` which section and page hold a URL.
+``rows`` the URIs of a whole chunk of model rows, and ``keys`` the normalised
+form of a location that overrides are stored and matched under. Nothing here
+knows of sources or the registry.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from django.http import (
 from django.utils import translation
 
 from ..conf import app_settings
-from ..documents import DocumentStream, PagePath, index_entries, render_index, render_page
+from ..documents import DocumentStream, PagePath, listed_pages, render_index, render_page
 from ..locations import Origin
 from ..registry import SitemapRegistry
 from ..sources import Source
@@ -62,9 +62,12 @@ def content_type(gz: bool) -> str:
 
 @dataclass(frozen=True)
 class Prepared:
-    """What is known of a document before its body: enough for its validators."""
+    """What is known of a document before its body: enough for its validators.
 
-    summary: str
+    ``etag_basis`` is the text the ETag digests besides the key: row counts and lastmods.
+    """
+
+    etag_basis: str
     lastmods: tuple[str | None, ...]
     render: Callable[[], DocumentStream | None]
 
@@ -87,19 +90,19 @@ def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePat
     """The index of ``registry`` for ``origin``, listing pages at ``page_path``."""
 
     def prepare() -> Prepared:
-        entries = index_entries(registry)
-        if not entries:
+        listed = listed_pages(registry)
+        if not listed:
             raise Http404("The sitemap has no URL.")
-        summary = ";".join(
-            f"{entry.section}:{entry.page.number}:{entry.page.rows}:{entry.page.lastmod}"
-            for entry in entries
+        basis = ";".join(
+            f"{listed_page.section}:{listed_page.summary.number}:{listed_page.summary.rows}:{listed_page.summary.lastmod}"
+            for listed_page in listed
         )
-        lastmods = tuple(entry.page.lastmod for entry in entries)
-        return Prepared(summary, lastmods, lambda: render_index(entries, origin, page_path))
+        lastmods = tuple(listed_page.summary.lastmod for listed_page in listed)
+        return Prepared(basis, lastmods, lambda: render_index(listed, origin, page_path))
 
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
-        (host_part(origin.scheme, origin.host), "index", _language(), listed),
+        (host_part(origin), "index", _language(), listed),
         (global_generation(), index_generation()),
         prepare,
     )
@@ -121,7 +124,7 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
 
     return DocumentSpec(
         (
-            host_part(origin.scheme, origin.host),
+            host_part(origin),
             source.section,
             str(number),
             _language(),
@@ -161,7 +164,7 @@ def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBas
     try:
         prepared = spec.prepare()
         validators = make_validators(
-            key, prepared.summary, prepared.lastmods, [token_time(token) for token in tokens]
+            key, prepared.etag_basis, prepared.lastmods, [token_time(token) for token in tokens]
         )
         response = not_modified(request, validators, gz)
         if response is not None:
@@ -169,8 +172,9 @@ def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBas
                 store.unlock(lock)
             return response
         stream = _render(prepared)
-        if lock is None:
-            return _streaming(request, encode(stream, gz, None), validators, gz)
+        if lock is None:  # another request builds it, or the cache could not lock
+            body = ClosingBody(encode(stream, gz, None), stream.close)
+            return _streaming(request, body, validators, gz)
         return _streaming(
             request, _filling(store, key, lock, stream, validators, gz), validators, gz
         )
@@ -181,13 +185,13 @@ def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBas
 
 
 def _from_cache(
-    request: HttpRequest, store: DocumentCache, key: str, stored: Record, gz: bool
+    request: HttpRequest, store: DocumentCache, key: str, record: Record, gz: bool
 ) -> HttpResponseBase | None:
-    validators = Validators(stored.etag, stored.last_modified)
+    validators = Validators(record.etag, record.last_modified)
     response = not_modified(request, validators, gz)
     if response is not None:
         return response
-    body = store.body(key, stored, GZ if gz else XML)
+    body = store.body(key, record, GZ if gz else XML)
     if body is None:
         return None
     response = HttpResponse(body, content_type=content_type(gz))
@@ -222,7 +226,7 @@ def _uncached(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpRespons
     # and lastmod alone, so conditional requests get the full document.
     prepared = spec.prepare()
     validators = make_validators(
-        ":".join(("uncached", *spec.identity)), prepared.summary, prepared.lastmods, ()
+        ":".join(("uncached", *spec.identity)), prepared.etag_basis, prepared.lastmods, ()
     )
     stream = _render(prepared)
     return _streaming(request, ClosingBody(encode(stream, gz, None), stream.close), validators, gz)

@@ -25,6 +25,7 @@ from typing import Any
 from django.core.cache import BaseCache, caches
 
 from ..conf import app_settings
+from ..locations import Origin
 from ..registry import SitemapRegistry, default_registry
 from ..signals import sitemap_invalidated
 from .local import LocalCopies
@@ -74,11 +75,11 @@ def token_time(token: str) -> float:
         return 0.0
 
 
-def host_part(protocol: str, domain: str) -> str:
-    """The site in a key: readable when short and safe, else a digest."""
-    if _SAFE_HOST.fullmatch(domain):
-        return f"{protocol}:{domain}"
-    return f"{protocol}:{hashlib.sha256(domain.encode()).hexdigest()[:32]}"
+def host_part(origin: Origin) -> str:
+    """The origin in a key: readable when short and safe, else a digest of the host."""
+    if _SAFE_HOST.fullmatch(origin.host):
+        return f"{origin.scheme}:{origin.host}"
+    return f"{origin.scheme}:{hashlib.sha256(origin.host.encode()).hexdigest()[:32]}"
 
 
 def path_part(path: str) -> str:
@@ -195,12 +196,12 @@ class DocumentCache:
             return local[0]
         return Record.from_record(self._call(lambda: self.backend.get(key), None))
 
-    def body(self, key: str, stored: Record, variant: str) -> bytes | None:
+    def body(self, key: str, record: Record, variant: str) -> bytes | None:
         """The bytes of one variant of a stored document, or None if a part is gone."""
         local = local_copies.get(self._local_key(key))
         if local is not None and variant in local[1]:
             return local[1][variant]
-        count = stored.parts.get(variant)
+        count = record.parts.get(variant)
         if count is None:
             return None
         names = [f"{key}:{variant}:{number}" for number in range(count)]
@@ -208,13 +209,13 @@ class DocumentCache:
         if parts is None or len(parts) != count:
             return None
         data = b"".join(parts[name] for name in names)
-        local_copies.put(self._local_key(key), stored, {variant: data})
+        local_copies.put(self._local_key(key), record, {variant: data})
         return data
 
     def _local_key(self, key: str) -> str:
         return f"{self.alias}|{key}"
 
-    def store(self, key: str, stored: Record, bodies: dict[str, bytes]) -> None:
+    def store(self, key: str, record: Record, bodies: dict[str, bytes]) -> None:
         """Store every variant in parts, then the record that makes them visible."""
         timeout = app_settings.CACHE_TIMEOUT
         values: dict[str, bytes] = {}
@@ -228,7 +229,7 @@ class DocumentCache:
         failed = self._call(lambda: self.backend.set_many(values, timeout), None)
         if failed is None or failed:
             return
-        complete = Record(stored.etag, stored.last_modified, parts)
+        complete = Record(record.etag, record.last_modified, parts)
         self._call(lambda: self.backend.set(key, complete.as_record(), timeout), None)
         if self.available:
             local_copies.put(self._local_key(key), complete, bodies)
@@ -252,10 +253,10 @@ class DocumentCache:
         lock = self.lock(key)
         if lock is None:
             return None
-        stored = self.record(key)
-        if stored is not None:
+        record = self.record(key)
+        if record is not None:
             self.unlock(lock)
-            return stored
+            return record
         return lock
 
     def unlock(self, lock: Lock) -> None:

@@ -21,7 +21,7 @@ R = TypeVar("R")
 
 @dataclass
 class _Copy(Generic[R]):
-    stored: R
+    record: R
     expires: float | None
     bodies: dict[str, bytes] = field(default_factory=dict)
 
@@ -48,19 +48,19 @@ class LocalCopies(Generic[R]):
                 self._drop(key)
                 return None
             self._copies.move_to_end(key)
-            return copy.stored, dict(copy.bodies)
+            return copy.record, dict(copy.bodies)
 
-    def put(self, key: str, stored: R, bodies: dict[str, bytes]) -> None:
+    def put(self, key: str, record: R, bodies: dict[str, bytes]) -> None:
         """Keep ``bodies`` (added to what is kept for ``key``) within the byte budget."""
         budget = app_settings.CACHE_LOCAL_BYTES
         timeout = app_settings.CACHE_TIMEOUT
         with self._lock:
             copy = self._copies.get(key)
-            if copy is None or copy.stored != stored:
+            if copy is None or copy.record != record:
                 if copy is not None:
                     self._drop(key)
                 expires = time.monotonic() + timeout if timeout is not None else None
-                copy = self._copies[key] = _Copy(stored, expires)
+                copy = self._copies[key] = _Copy(record, expires)
             self._size -= copy.size
             copy.bodies.update(bodies)
             self._size += copy.size

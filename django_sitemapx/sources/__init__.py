@@ -9,14 +9,14 @@
   ``django.contrib.sitemaps``.
 """
 
-from .base import IndexEntry, Page, PageSummary, Source
+from .base import ListedPage, Page, PageSummary, Source
 from .items import ContribSitemapSource, ItemSource, StaticSource
 from .querysets import ModelSource
 
 __all__ = [
     "ContribSitemapSource",
-    "IndexEntry",
     "ItemSource",
+    "ListedPage",
     "ModelSource",
     "Page",
     "PageSummary",

@@ -34,11 +34,11 @@ class PageSummary:
 
 
 @dataclass(frozen=True)
-class IndexEntry:
+class ListedPage:
     """One page of one section, as the index lists it."""
 
     section: str
-    page: PageSummary
+    summary: PageSummary
 
 
 @dataclass(frozen=True)

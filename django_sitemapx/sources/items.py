@@ -53,7 +53,8 @@ class ItemSource(Source):
         if not 1 <= number <= len(pages):
             return None
         items = pages[number - 1]
-        return Page(self._summary(number, items), functools.partial(self._entries, items))
+        summary = summary or self._summary(number, items)
+        return Page(summary, functools.partial(self._entries, items))
 
     def _pages(self) -> list[list[Any]]:
         items = list(self.items())
@@ -86,7 +87,7 @@ class ItemSource(Source):
             lastmod, changefreq, priority = (
                 formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
             )
-            chunk.append(Entry(loc, lastmod, changefreq, priority))
+            chunk.append((loc, lastmod, changefreq, priority, None))  # type: ignore[arg-type]
             if len(chunk) >= app_settings.CHUNK_SIZE:
                 yield chunk
                 chunk = []
@@ -117,7 +118,7 @@ class StaticSource(ItemSource):
 class ContribSitemapSource(ItemSource):
     """Serves an existing ``django.contrib.sitemaps.Sitemap`` through this app.
 
-    ``register("blog", BlogSitemap)`` wraps it automatically, so a site can move
+    ``default_registry.register("blog", BlogSitemap)`` wraps it automatically, so a site can move
     section by section. Pages follow the contrib sitemap's own ``items()`` order.
     """
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
-from django.db.models import F, Max
+from django.db.models import Count, F, Max
 
 from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
@@ -131,34 +131,45 @@ class ModelSource(Source):
         return page_for_key(key, self.get_limit()) if isinstance(key, int) else None
 
     def page_summaries(self) -> list[PageSummary]:
-        return self._summaries(self._listable())
+        latest = self._latest(self._listable().db)
+        buckets = bucket_summaries(self._listable(), self.key_name, self.get_limit(), latest)
+        return [self._summary(number, rows, value, latest) for number, rows, value in buckets]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         low, high = page_range(number, self.get_limit())
         # The lower bound comes with _listable(low).
         rows = self._listable(low).filter(**{f"{self.key_name}__lte": high})
         if summary is None:
-            summaries = self._summaries(rows)
-            if not summaries:
+            # The index's summary, read for one key range: a plain aggregate, as a
+            # GROUP BY over one range only costs SQLite a sort.
+            latest = self._latest(rows.db)
+            aggregates: dict[str, Any] = {"rows": Count("pk")}
+            if latest is not None:
+                aggregates["latest"] = latest
+            found = rows.order_by().aggregate(**aggregates)
+            if not found["rows"]:
                 return None
-            summary = summaries[0]
+            summary = self._summary(number, found["rows"], found.get("latest"), latest)
         return Page(summary, functools.partial(self._entries, rows))
 
-    def _summaries(self, queryset: models.QuerySet[Any]) -> list[PageSummary]:
-        """Row count and greatest lastmod of each non-empty page of ``queryset``, in one query."""
+    def _latest(self, using: str) -> Max | W3CDatetime | None:
+        """The aggregate of a page's greatest lastmod, or None when it is not a column."""
         column = self.lastmod_column
-        latest: Max | W3CDatetime | None = None
-        if column is not None:
-            latest = Max(column)
-            if self._lastmod_in_sql(queryset.db):
-                # The same text the pages carry, not a re-formatting of it.
-                latest = W3CDatetime(latest)
-        summaries = bucket_summaries(queryset, self.key_name, self.get_limit(), latest)
-        constant = None if callable(self.lastmod) else lastmod_text(self.lastmod)
-        return [
-            PageSummary(number, rows, lastmod_text(value) if latest is not None else constant)
-            for number, rows, value in summaries
-        ]
+        if column is None:
+            return None
+        if self._lastmod_in_sql(using):
+            # The same text the pages carry, not a re-formatting of it.
+            return W3CDatetime(Max(column))
+        return Max(column)
+
+    def _summary(
+        self, number: int, rows: int, latest_value: Any, latest: Max | W3CDatetime | None
+    ) -> PageSummary:
+        if latest is None:  # no lastmod column: the source's constant, if any
+            text = None if callable(self.lastmod) else lastmod_text(self.lastmod)
+        else:
+            text = lastmod_text(latest_value)
+        return PageSummary(number, rows, text)
 
     def _lastmod_in_sql(self, using: str) -> bool:
         column = self.lastmod_column

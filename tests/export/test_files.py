@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from django_sitemapx.compression import gzip_bytes
 from django_sitemapx.export.files import DocumentFile
+from tests.support.gzip import gzip_bytes
 
 CHUNKS = [b'<?xml version="1.0" encoding="UTF-8"?>\n', b"<urlset>", b"</urlset>\n"]
 DATA = b"".join(CHUNKS)

@@ -12,6 +12,7 @@ from django.test import Client, override_settings
 
 import django_sitemapx as sitemapx
 from django_sitemapx.exceptions import NotRegistered
+from django_sitemapx.locations import Origin
 from django_sitemapx.serving import cache as cache_module
 from django_sitemapx.serving.cache import (
     PART_BYTES,
@@ -71,11 +72,11 @@ def test_token_time_is_when_it_was_made() -> None:
 
 
 def test_host_part_keeps_short_hosts_readable_and_hashes_others() -> None:
-    assert host_part("https", "example.com") == "https:example.com"
-    assert host_part("http", "example.com") != host_part("https", "example.com")
-    odd = host_part("https", "exa mple.com")
+    assert host_part(Origin("https", "example.com")) == "https:example.com"
+    assert host_part(Origin("http", "example.com")) != host_part(Origin("https", "example.com"))
+    odd = host_part(Origin("https", "exa mple.com"))
     assert " " not in odd and odd.startswith("https:")
-    assert len(host_part("https", "a" * 300)) < 80
+    assert len(host_part(Origin("https", "a" * 300))) < 80
 
 
 def test_document_keys_differ_by_identity_and_tokens() -> None:

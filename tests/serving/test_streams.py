@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
-from django_sitemapx.compression import gzip_bytes
 from django_sitemapx.serving.streams import AsyncBody, ClosingBody, encode
+from tests.support.gzip import gzip_bytes
 
 CHUNKS = [b"<a>", b"hello", b"</a>"]
 

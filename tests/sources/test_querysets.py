@@ -16,7 +16,7 @@ from django.urls.resolvers import URLResolver
 
 import django_sitemapx as sitemapx
 from django_sitemapx.checks import check_source
-from django_sitemapx.documents import index_entries, render_page
+from django_sitemapx.documents import listed_pages, render_page
 from django_sitemapx.locations import LocationBuilder, Origin
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources.querysets import _nullable
@@ -351,8 +351,8 @@ def test_a_page_summary_counts_only_rows_its_body_can_list(
 
     page = source.page(1)
     assert page is not None
-    [index_entry] = index_entries(registry)
-    assert page.summary == index_entry.page == source.page_summaries()[0]
+    [listed] = listed_pages(registry)
+    assert page.summary == listed.summary == source.page_summaries()[0]
     assert page.summary.rows == 2
 
 

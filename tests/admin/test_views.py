@@ -1,4 +1,4 @@
-"""The URL inspector and the sitemap overview (admin/pages.py), with their permissions."""
+"""The URL inspector and the sitemap overview (admin/views.py), with their permissions."""
 
 from decimal import Decimal
 
@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from django_sitemapx.admin.pages import SKIP_REASONS
+from django_sitemapx.admin.views import SKIP_REASONS
 from django_sitemapx.exceptions import SkipReason
 from django_sitemapx.models import Override
 from example_project.articles.factories import ArticleFactory

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -13,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from ..documents import index_entries, index_path, page_path
+from ..documents import index_path, listed_pages, page_path
 from ..exceptions import SkipReason
 from ..locations.hosts import origin_for_request
 from ..models import Override
@@ -161,11 +162,11 @@ class SectionRow:
 def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     """Per section: URLs, pages, the latest lastmod and a link to every document."""
     _require_view(model_admin, request)
-    entries = index_entries(default_registry)
+    listed = listed_pages(default_registry)
     excluded = _excluded_counts()
     rows = []
     for section in default_registry.sections:
-        pages = [entry.page for entry in entries if entry.section == section]
+        pages = [listed_page.summary for listed_page in listed if listed_page.section == section]
         lastmods = [page.lastmod for page in pages if page.lastmod]
         rows.append(
             SectionRow(
@@ -201,5 +202,8 @@ def _excluded_counts() -> dict[str, int]:
     return dict(rows)
 
 
-def _moment(text: str) -> Any:
-    return parse_lastmod(text)
+def _moment(text: str) -> datetime.datetime:
+    # Lastmods here are the index's own W3C texts, so they parse.
+    moment = parse_lastmod(text)
+    assert moment is not None
+    return moment
