@@ -42,12 +42,13 @@ def index_path() -> str:
         return "/sitemap.xml"
 
 
-def page_path(section: str, page: int) -> str:
+def page_path(section: str, number: int) -> str:
     """The path of a page, e.g. ``/sitemap-article-2.xml``: from the URLconf, else at the top."""
+    kwargs = {"section": section, "page": str(number)}
     try:
-        return reverse(f"{URL_NAMESPACE}:section", kwargs={"section": section, "page": str(page)})
+        return reverse(f"{URL_NAMESPACE}:section", kwargs=kwargs)
     except NoReverseMatch:
-        return f"/sitemap-{section}-{page}.xml"
+        return f"/sitemap-{section}-{number}.xml"
 
 
 class DocumentStream:
@@ -145,7 +146,7 @@ def _rest(
     chunks: Iterator[list[Entry]],
     writer: DocumentWriter,
     section: str,
-    page: int,
+    number: int,
     stream: EntryStream,
 ) -> Iterator[bytes]:
     try:
@@ -158,7 +159,7 @@ def _rest(
         _close(stream)
         raise
     yield writer.close()
-    _log_skips(section, page, writer.stats)
+    _log_skips(section, number, writer.stats)
 
 
 def _close(stream: Any) -> None:
@@ -171,13 +172,13 @@ def _close(stream: Any) -> None:
         close()
 
 
-def _log_skips(section: str, page: int, stats: WriteStats) -> None:
+def _log_skips(section: str, number: int, stats: WriteStats) -> None:
     if stats.skipped:
         logger.warning(
             "Sitemap section %r page %s: %s entries left out or trimmed %s",
             section,
-            page,
+            number,
             stats.skipped_total,
             dict(sorted(stats.skipped.items())),
-            extra={"section": section, "page": page, "skipped": dict(stats.skipped)},
+            extra={"section": section, "page": number, "skipped": dict(stats.skipped)},
         )
