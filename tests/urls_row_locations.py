@@ -28,3 +28,10 @@ urlpatterns = [
     path("lower/<lower:word>/", view, name="custom"),
     *default_urlpatterns,
 ]
+
+# URLs whose paths only reverse() itself writes right, so no plain template may apply.
+NO_PLAIN_TEMPLATE = [
+    ("path-first", {"rest": "rest"}),  # "/" + a value starting with "/" needs reverse()'s fix
+    ("regex", {"slug": "slug"}),  # re_path: converters unknown
+    ("custom", {"word": "word"}),  # a converter of the project's own
+]

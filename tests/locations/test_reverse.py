@@ -6,6 +6,7 @@ from django.urls import NoReverseMatch, reverse
 
 from django_sitemapx.exceptions import Skip
 from django_sitemapx.locations.reverse import compile_url
+from tests.urls_row_locations import NO_PLAIN_TEMPLATE
 
 
 def fill_or_skip(url_name: str, kwargs: dict[str, str], values: list[object]) -> str:
@@ -84,14 +85,7 @@ def test_plain_template_of_every_built_in_converter() -> None:
 
 
 @override_settings(ROOT_URLCONF="tests.urls_row_locations")
-@pytest.mark.parametrize(
-    ("url_name", "kwargs"),
-    [
-        ("path-first", {"rest": "rest"}),  # "/" + a value starting with "/" needs reverse()'s fix
-        ("regex", {"slug": "slug"}),  # re_path: converters unknown
-        ("custom", {"word": "word"}),  # a converter of the project's own
-    ],
-)
+@pytest.mark.parametrize(("url_name", "kwargs"), NO_PLAIN_TEMPLATE)
 def test_no_plain_template_where_it_could_differ(url_name: str, kwargs: dict[str, str]) -> None:
     assert compile_url(url_name, kwargs).plain is None
 

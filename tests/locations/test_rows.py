@@ -15,6 +15,7 @@ from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.models import Article
 from tests.conftest import locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory
+from tests.urls_row_locations import NO_PLAIN_TEMPLATE
 
 FIELDS = ["id", "category__slug", "slug"]
 PREFIX = "https://example.com"
@@ -81,14 +82,7 @@ def test_every_built_in_converter_matches_the_row_by_row_path() -> None:
 
 
 @override_settings(ROOT_URLCONF="tests.urls_row_locations")
-@pytest.mark.parametrize(
-    ("url_name", "kwargs"),
-    [
-        ("path-first", {"rest": "rest"}),  # "/" + a value starting with "/" needs reverse()'s fix
-        ("regex", {"slug": "slug"}),  # re_path: converters unknown
-        ("custom", {"word": "word"}),  # a converter of the project's own
-    ],
-)
+@pytest.mark.parametrize(("url_name", "kwargs"), NO_PLAIN_TEMPLATE)
 def test_no_bulk_path_where_it_could_differ(url_name: str, kwargs: dict[str, str]) -> None:
     row_locations = locations(url_name, kwargs, list(kwargs.values()))
     assert row_locations.many([("abc",)]) is None
