@@ -25,9 +25,7 @@ def encode(
     try:
         yield from _encode(stream, gz, keep)
     finally:
-        close = getattr(stream, "close", None)
-        if close is not None:
-            close()
+        _close(stream)
 
 
 def _encode(
@@ -85,9 +83,7 @@ class ClosingBody:
 
     def close(self) -> None:
         """Stop streaming (client gone or response closed); run ``on_close`` once."""
-        close = getattr(self._stream, "close", None)
-        if close is not None:
-            close()
+        _close(self._stream)
         if self._on_close is not None:
             on_close, self._on_close = self._on_close, None
             on_close()
@@ -117,9 +113,13 @@ class AsyncBody:
 
     def close(self) -> None:
         """Close the sync body (idempotent)."""
-        close = getattr(self._stream, "close", None)
-        if close is not None:
-            close()
+        _close(self._stream)
+
+
+def _close(stream: Iterable[bytes]) -> None:
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
 
 
 def _next_or_none(stream: Iterator[bytes]) -> bytes | None:

@@ -131,8 +131,9 @@ class ModelSource(Source):
         return page_for_key(key, self.get_limit()) if isinstance(key, int) else None
 
     def page_summaries(self) -> list[PageSummary]:
-        latest = self._latest(self._listable().db)
-        buckets = bucket_summaries(self._listable(), self.key_name, self.get_limit(), latest)
+        rows = self._listable()
+        latest = self._latest(rows.db)
+        buckets = bucket_summaries(rows, self.key_name, self.get_limit(), latest)
         return [self._summary(number, rows, value, latest) for number, rows, value in buckets]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
