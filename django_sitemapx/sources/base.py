@@ -86,6 +86,15 @@ class Source:
         """The most URLs a page holds: the source's ``limit``, else ``SITEMAPX_LIMIT``."""
         return self.limit if self.limit is not None else app_settings.LIMIT
 
+    def rows_per_page(self) -> int:
+        """How many items (rows) one page holds: what the source pages by.
+
+        Today one item is one URL, so this is :meth:`get_limit`; a source whose
+        items give several URLs, or URLs too large for ``limit`` of them to fit
+        the protocol's byte limit, holds fewer.
+        """
+        return self.get_limit()
+
     def validate(self) -> None:
         """Raise ``SourceConfigurationError`` for a value of this source the protocol refuses.
 

@@ -58,7 +58,7 @@ class ItemSource(Source):
 
     def _pages(self) -> list[list[Any]]:
         items = list(self.items())
-        limit = self.get_limit()
+        limit = self.rows_per_page()
         return [items[start : start + limit] for start in range(0, len(items), limit)]
 
     def _summary(self, number: int, items: list[Any]) -> PageSummary:

@@ -128,16 +128,16 @@ class ModelSource(Source):
 
     def page_for_key(self, key: Any) -> int | None:
         """The page that lists the row keyed ``key``; None if no page can."""
-        return page_for_key(key, self.get_limit()) if isinstance(key, int) else None
+        return page_for_key(key, self.rows_per_page()) if isinstance(key, int) else None
 
     def page_summaries(self) -> list[PageSummary]:
         rows = self._listable()
         latest = self._latest(rows.db)
-        buckets = bucket_summaries(rows, self.key_name, self.get_limit(), latest)
+        buckets = bucket_summaries(rows, self.key_name, self.rows_per_page(), latest)
         return [self._summary(number, rows, value, latest) for number, rows, value in buckets]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
-        low, high = page_range(number, self.get_limit())
+        low, high = page_range(number, self.rows_per_page())
         # The lower bound comes with _listable(low).
         rows = self._listable(low).filter(**{f"{self.key_name}__lte": high})
         if summary is None:
