@@ -116,6 +116,42 @@ def latest_lastmod(values: Iterable[Any]) -> str | None:
     return None if latest is None else lastmod_text(latest)
 
 
+# -- hreflang ---------------------------------------------------------------------
+
+
+_HREFLANG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
+
+
+def format_hreflang(language_code: str) -> str:
+    """A Django language code as an ``hreflang`` value (BCP 47 letter case).
+
+    Django writes codes in lower case (``en-us``, ``zh-hans``); BCP 47 (RFC 5646
+    section 2.1.1) writes the language in lower case, a four-letter script in
+    title case and a region in upper case: ``en-US``, ``zh-Hans``, ``sr-Latn-RS``.
+    Case carries no meaning, but this is the form search engines document.
+    ``x-default`` is kept as it is. Raises ``ValueError`` for a code that is not
+    a language tag.
+    """
+    if language_code == "x-default":
+        return language_code
+    if not _HREFLANG.fullmatch(language_code):
+        raise ValueError(f"{language_code!r} is not a language tag")
+    language, *subtags = language_code.split("-")
+    parts = [language.lower()]
+    for position, subtag in enumerate(subtags):
+        if len(subtag) == 1:
+            # A singleton (x-, u-) starts an extension or private use: lower case after it.
+            parts += [later.lower() for later in subtags[position:]]
+            break
+        if len(subtag) == 4 and subtag.isalpha():
+            parts.append(subtag.title())
+        elif (len(subtag) == 2 and subtag.isalpha()) or (len(subtag) == 3 and subtag.isdigit()):
+            parts.append(subtag.upper())
+        else:
+            parts.append(subtag.lower())
+    return "-".join(parts)
+
+
 # -- changefreq and priority ------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.test import override_settings
 
+from django_sitemapx import values
 from django_sitemapx.exceptions import InvalidValue
 from django_sitemapx.values import (
     CHANGEFREQS,
@@ -194,3 +195,26 @@ def test_changefreq_values() -> None:
         validate_changefreq("sometimes")
     with pytest.raises(InvalidValue):
         validate_changefreq("Daily")
+
+
+@pytest.mark.parametrize(
+    ("code", "hreflang"),
+    [
+        ("en", "en"),
+        ("en-us", "en-US"),
+        ("EN-GB", "en-GB"),
+        ("zh-hans", "zh-Hans"),
+        ("sr-latn-rs", "sr-Latn-RS"),
+        ("es-419", "es-419"),
+        ("de-ch-x-phonebk", "de-CH-x-phonebk"),
+        ("x-default", "x-default"),
+    ],
+)
+def test_format_hreflang_writes_bcp47_letter_case(code: str, hreflang: str) -> None:
+    assert values.format_hreflang(code) == hreflang
+
+
+@pytest.mark.parametrize("code", ["", "en_US", "e", "en--us", "en us", "é"])
+def test_format_hreflang_refuses_what_is_not_a_language_tag(code: str) -> None:
+    with pytest.raises(ValueError, match="not a language tag"):
+        values.format_hreflang(code)
