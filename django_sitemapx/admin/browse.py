@@ -54,7 +54,7 @@ class SiteChoice:
     @property
     def query(self) -> str:
         """``host=...`` for links that keep the choice; empty for the admin's own host."""
-        return urlencode({"host": self.origin.host}) if len(self.choices) > 1 else ""
+        return "" if self.own else urlencode({"host": self.origin.host})
 
 
 def site_choice(request: HttpRequest, registry: SitemapRegistry | None = None) -> SiteChoice:

@@ -15,6 +15,7 @@ from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.http import Http404, HttpRequest
+from django.http.request import split_domain_port
 
 from ..conf import app_settings
 from ..exceptions import ExportError
@@ -198,11 +199,11 @@ def _valid_host(value: str) -> str:
     if "/" in value or "@" in value or not value.strip():
         raise ValueError(f"holds {value!r}: give a host name (example.com), not a URL")
     host = canonical_host(value)
-    try:
-        origin = origin_from_url(f"https://{host}")
-    except ExportError:
-        raise ValueError(f"holds {value!r}, which is not a valid host name") from None
-    return origin.host
+    # Django's own rule for a Host header: single-label names (intranet hosts) too.
+    domain, _port = split_domain_port(host)
+    if not domain:
+        raise ValueError(f"holds {value!r}, which is not a valid host name")
+    return host
 
 
 def site_domains(site_ids: frozenset[int]) -> list[str]:
