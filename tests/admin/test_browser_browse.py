@@ -26,7 +26,7 @@ __all__ = ["browser_page", "shots"]  # fixtures, used by name
 WHEN = datetime.datetime(2024, 3, 1, 9, 30, tzinfo=datetime.UTC)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, reset_sequences=True)  # pages cut on keys 1-120
 def test_editor_browses_and_searches_the_urls_of_a_page(
     live_server: Any, browser_page: Any, shots: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
