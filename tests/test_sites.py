@@ -291,3 +291,34 @@ def test_saving_a_site_invalidates_every_document(registry: SitemapRegistry) -> 
     assert _get("example.com", "/sitemap-home-1.xml").status_code == 404
     with override_settings(ALLOWED_HOSTS=["*"]):
         assert _page("moved.example", "/sitemap-home-1.xml") == ["http://moved.example/"]
+
+
+def test_every_site_into_a_remote_storage_is_served_per_host(two_hosts: SitemapRegistry) -> None:
+    Site.objects.filter(pk=1).update(domain="example.com")
+    storages = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "sitemaps": {"BACKEND": "tests.storages.OverwritingMemoryStorage"},
+    }
+    with override_settings(STORAGES=storages):
+        call_command("sitemap_export", storage="sitemaps", all_sites=True, verbosity=0)
+        from django.core.files.storage import storages as configured
+
+        stored = configured["sitemaps"]
+        assert sorted(stored.listdir("other.example")[1]) == [
+            ".sitemapx-manifest.json",
+            "sitemap-about-1.xml",
+            "sitemap-article-1.xml",
+            "sitemap.xml",
+        ]
+        with override_settings(SITEMAPX_SERVE_FROM_STORAGE="sitemaps"):
+            two_hosts.unregister("about")  # only the files answer now
+            assert _index("other.example") == [
+                "https://other.example/sitemap-article-1.xml",
+                "https://other.example/sitemap-about-1.xml",
+            ]
+            assert _page("other.example", "/sitemap-about-1.xml") == [
+                "https://other.example/about/"
+            ]
+            assert _get("example.com", "/sitemap-about-1.xml").status_code == 404
+            with override_settings(ALLOWED_HOSTS=["*"]):
+                assert _get("third.example", "/sitemap.xml").status_code == 404

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from ..exceptions import ExportError, NothingToExport
 from ..locations import Origin
 from ..locations.hosts import (
     files_root_from_url,
+    host_folder,
     known_origins,
     origin_from_sites_framework,
     origin_from_url,
@@ -228,12 +228,6 @@ def export_every_site(
             result = None
         exports.append(SiteExport(origin, folder, result))
     return exports
-
-
-def host_folder(host: str) -> str:
-    """The folder a host's files are exported to: the host, any other character than a
-    letter, digit, ``.`` or ``-`` (a port's ``:``) as ``_``."""
-    return re.sub(r"[^A-Za-z0-9.\-]", "_", host)
 
 
 class _Run:

@@ -7,6 +7,7 @@ way the scheme follows one rule, :func:`scheme_for`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -43,6 +44,12 @@ def host_name(host: str) -> str:
     if host.startswith("["):
         return host.partition("]")[0] + "]"
     return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def host_folder(host: str) -> str:
+    """The folder a host's exported files go to: the canonical host, with any character
+    other than a letter, digit, ``.`` or ``-`` (a port's ``:``) as ``_``."""
+    return re.sub(r"[^A-Za-z0-9.\-]", "_", canonical_host(host))
 
 
 def scheme_for(protocol: str | None, default: str) -> str:
