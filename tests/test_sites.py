@@ -322,3 +322,12 @@ def test_every_site_into_a_remote_storage_is_served_per_host(two_hosts: SitemapR
             assert _get("example.com", "/sitemap-about-1.xml").status_code == 404
             with override_settings(ALLOWED_HOSTS=["*"]):
                 assert _get("third.example", "/sitemap.xml").status_code == 404
+
+
+def test_every_site_refuses_a_site_whose_domain_is_no_host(
+    two_hosts: SitemapRegistry, tmp_path: Path
+) -> None:
+    Site.objects.filter(pk=1).update(domain="example.com/shop")
+    with pytest.raises(CommandError, match=r"'example\.com/shop' of django\.contrib\.sites"):
+        call_command("sitemap_export", output_dir=tmp_path, all_sites=True, verbosity=0)
+    assert not list(tmp_path.iterdir())

@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..documents import page_entries, page_path
 from ..entries import Entry
-from ..exceptions import NotRegistered
+from ..exceptions import ExportError, NotRegistered
 from ..locations import Origin
 from ..locations.hosts import canonical_host, known_origins, origin_for_request, scheme_for
 from ..models import Override
@@ -62,7 +62,11 @@ def site_choice(request: HttpRequest, registry: SitemapRegistry | None = None) -
     registry = registry if registry is not None else default_registry
     own = origin_for_request(request)
     choices = {own.host: own}
-    for origin in known_origins(registry.site_hosts(), request.scheme or "https"):
+    try:
+        known = known_origins(registry.site_hosts(), request.scheme or "https")
+    except ExportError:  # a Site whose domain is no host: it cannot be served either
+        known = []
+    for origin in known:
         choices.setdefault(origin.host, origin)
     asked = request.GET.get("host")
     if asked is None:

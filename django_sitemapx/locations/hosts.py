@@ -116,9 +116,17 @@ def origin_from_sites_framework(site_id: int | None = None) -> Origin:
     return site_origin(site.domain, site.pk)
 
 
-def site_origin(domain: str, site_id: int | None = None) -> Origin:
-    """The origin of a Sites framework domain (scheme by :func:`scheme_for`, default https)."""
-    origin = origin_from_url(f"{scheme_for(None, 'https')}://{domain}")
+def site_origin(domain: str, site_id: int | None = None, default_scheme: str = "https") -> Origin:
+    """The origin of a Sites framework domain (scheme by :func:`scheme_for`).
+
+    Raises ``ExportError`` for a domain that is no host (``example.com/shop``).
+    """
+    try:
+        origin = origin_from_url(f"{scheme_for(None, default_scheme)}://{domain}")
+    except ExportError:
+        raise ExportError(
+            f"The domain {domain!r} of django.contrib.sites site {site_id} is not a host name."
+        ) from None
     return Origin(origin.scheme, origin.host, site_id)
 
 
@@ -227,7 +235,8 @@ def known_origins(hosts: Iterable[str] = (), default_scheme: str = "https") -> l
     """Every site the project knows of: the Sites framework's sites, then ``hosts``.
 
     Used to export every site and to choose a site in the admin. A host that is
-    also a site's domain is listed once, as the site.
+    also a site's domain is listed once, as the site. Raises ``ExportError`` for a
+    site whose domain is no host name.
     """
     scheme = scheme_for(None, default_scheme)
     origins: dict[str, Origin] = {}
@@ -235,8 +244,8 @@ def known_origins(hosts: Iterable[str] = (), default_scheme: str = "https") -> l
         from django.contrib.sites.models import Site
 
         for site_id, domain in Site.objects.order_by("pk").values_list("pk", "domain"):
-            host = canonical_host(domain)
-            origins.setdefault(host, Origin(scheme, host, site_id))
+            origin = site_origin(domain, site_id, default_scheme)
+            origins.setdefault(origin.host, origin)
     for host in hosts:
         origins.setdefault(canonical_host(host), Origin(scheme, canonical_host(host)))
     return list(origins.values())
