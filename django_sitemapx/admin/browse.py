@@ -141,7 +141,8 @@ def page_urls(
     require_view(model_admin, request)
     site = site_choice(request)
     source, origin = _served_source(section, site)
-    page = source.page(number) if number >= 1 else None
+    # The views' bound: a page number of a 64-bit key has at most 19 digits.
+    page = source.page(number) if 1 <= number < 10**19 else None
     if page is None:
         raise Http404("This sitemap page has no URL.")
     skipped: Counter[str] = Counter()

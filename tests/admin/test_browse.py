@@ -122,7 +122,9 @@ def test_search_filters_the_urls_and_keeps_the_query_in_links(viewer: Client) ->
     assert "No URL of this page matches." in viewer.get(_page(), {"q": "zzz"}).content.decode()
 
 
-@pytest.mark.parametrize(("section", "number"), [("nope", 1), ("article", 2), ("article", 0)])
+@pytest.mark.parametrize(
+    ("section", "number"), [("nope", 1), ("article", 2), ("article", 0), ("article", 10**30)]
+)
 def test_unknown_section_or_empty_page_is_404(viewer: Client, section: str, number: int) -> None:
     ArticleFactory()
     assert viewer.get(_page(section, number)).status_code == 404
