@@ -10,6 +10,7 @@ index, a page's headers and its body always agree.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
     from django.core.checks import CheckMessage
 
     from ..locations import LocationBuilder, Origin
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_sites(sites: tuple[object, ...]) -> SiteSelection:
+    return parse_sites(sites)
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,16 @@ class Source:
 
     def site_selection(self) -> SiteSelection | None:
         """``sites`` parsed; None when the section is served on every host."""
-        return None if self.sites is None else parse_sites(self.sites)
+        sites = self.sites
+        if sites is None:
+            return None
+        if isinstance(sites, list | tuple | set | frozenset):
+            try:
+                # Asked on every request: parse each distinct value once.
+                return _parsed_sites(tuple(sites))
+            except TypeError:  # an unhashable item: parse_sites() says what is wrong
+                pass
+        return parse_sites(sites)
 
     def serves(self, origin: Origin) -> bool:
         """Whether this section is served on ``origin``'s host (its ``sites``)."""
