@@ -58,7 +58,7 @@ def section(
     except NotRegistered:
         raise Http404(f"No sitemap section {section!r}.") from None
     number = parse_page(page)
-    origin = origin_for_request(request, source.protocol)
+    origin = origin_for_request(request, source.scheme(request.scheme or "https"))
     return serve(request, page_document(source, number, origin), gz)
 
 

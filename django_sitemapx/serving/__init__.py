@@ -28,7 +28,14 @@ from django.http import (
 from django.utils import translation
 
 from ..conf import app_settings
-from ..documents import DocumentStream, PagePath, listed_pages, render_index, render_page
+from ..documents import (
+    DocumentStream,
+    PagePath,
+    listed_pages,
+    render_index,
+    render_page,
+    section_schemes,
+)
 from ..locations import Origin
 from ..registry import SitemapRegistry
 from ..sources import Source
@@ -98,7 +105,8 @@ def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePat
             for listed_page in listed
         )
         lastmods = tuple(listed_page.summary.lastmod for listed_page in listed)
-        return Prepared(basis, lastmods, lambda: render_index(listed, origin, page_path))
+        schemes = section_schemes(registry, origin.scheme)
+        return Prepared(basis, lastmods, lambda: render_index(listed, origin, page_path, schemes))
 
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
@@ -112,7 +120,7 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
     """Page ``number`` of ``source`` for ``origin``."""
 
     def prepare() -> Prepared:
-        page = source.page(number)
+        page = source.page_at(number, origin)
         if page is None:
             raise Http404("This sitemap page has no URL.")
         summary = page.summary
