@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.paginator import InvalidPage
 
 from ..conf import PROTOCOL_MAX_URLS, app_settings
@@ -73,6 +74,12 @@ class ContribSitemapSource(Source):
         super().__init__(section, **options)
         self._options = {name: options[name] for name in SITEMAP_OPTIONS if name in options}
         self._instance: ContribSitemap[Any] | None = None
+        # The sitemap's static values, readable on the source as on any other (the
+        # admin shows them); the wrapped sitemap stays what serves them.
+        for name in SITEMAP_OPTIONS:
+            value = getattr(self.sitemap, name, None)
+            if name not in options and value is not None and not callable(value):
+                setattr(self, name, value)
 
     # -- the wrapped sitemap ----------------------------------------------------------
 
@@ -135,7 +142,10 @@ class ContribSitemapSource(Source):
                     found.append(str(error))
         if getattr(sitemap, "i18n", False):
             try:
-                codes = list(sitemap._languages())
+                languages = sitemap.languages
+                if languages is None:
+                    languages = [code for code, _ in settings.LANGUAGES]
+                codes = list(languages)
                 for code in codes:
                     format_hreflang(code)
             except (TypeError, ValueError) as error:
@@ -241,7 +251,7 @@ class ContribSitemapSource(Source):
         self, sitemap: ContribSitemap[Any], number: int, origin: Origin | None
     ) -> list[dict[str, Any]]:
         # Without an origin (the export's summary pass) only the lastmods are read.
-        site = OriginSite(origin.host if origin is not None else "example.invalid")
+        site: Any = OriginSite(origin.host if origin is not None else "example.invalid")
         protocol = origin.scheme if origin is not None else "https"
         try:
             return list(sitemap.get_urls(page=number, site=site, protocol=protocol))

@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
-from ..exceptions import Skip, SkipReason
-from ..values import VALUE_NAMES, formatted, latest_lastmod
+from ..exceptions import InvalidValue, Skip, SkipReason
+from ..values import VALUE_NAMES, formatted, lastmod_text, latest_lastmod
 from .base import Page, PageSummary, Source
 
 if TYPE_CHECKING:
@@ -63,8 +63,9 @@ class ItemSource(Source):
         return [items[start : start + limit] for start in range(0, len(items), limit)]
 
     def _summary(self, number: int, items: list[Any]) -> PageSummary:
-        latest = latest_lastmod(self._raw_value(item, "lastmod") for item in items)
-        return PageSummary(number, len(items), latest)
+        raw = [self._raw_value(item, "lastmod") for item in items]
+        undated = sum(1 for value in raw if _lastmod_or_none(value) is None)
+        return PageSummary(number, len(items), latest_lastmod(raw), undated)
 
     def _raw_value(self, item: Any, name: str) -> Any:
         if isinstance(item, Mapping) and name in item:
@@ -96,6 +97,13 @@ class ItemSource(Source):
             yield chunk
         for reason, number in skipped.items():
             yield Skipped(reason, number)
+
+
+def _lastmod_or_none(value: Any) -> str | None:
+    try:
+        return lastmod_text(value)
+    except InvalidValue:
+        return None
 
 
 class StaticSource(ItemSource):
