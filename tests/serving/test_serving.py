@@ -102,10 +102,15 @@ def test_if_modified_since_gets_a_304_without_queries(
     content(first)
     last_modified = first["Last-Modified"]
     with django_assert_num_queries(0):
-        response = client.get("/sitemap-article-1.xml", headers={"if-modified-since": last_modified})
+        response = client.get(
+            "/sitemap-article-1.xml", headers={"if-modified-since": last_modified}
+        )
     assert response.status_code == 304
     older = http_date(time.time() - 86_400 * 400)
-    assert client.get("/sitemap-article-1.xml", headers={"if-modified-since": older}).status_code == 200
+    assert (
+        client.get("/sitemap-article-1.xml", headers={"if-modified-since": older}).status_code
+        == 200
+    )
 
 
 @override_settings(CACHES=LOCMEM)
