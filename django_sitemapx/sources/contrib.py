@@ -214,11 +214,12 @@ class ContribSitemapSource(Source):
         if paginator.count == 0:
             return []
         latest = _lastmod_or_none(sitemap.get_latest_lastmod())
-        summaries = []
-        for number in paginator.page_range:
-            rows = len(paginator.page(number).object_list)
-            summaries.append(PageSummary(number, rows, latest))
-        return summaries
+        # Row counts by arithmetic: paginator.page(n) would query a queryset once per page.
+        per_page, count = paginator.per_page, paginator.count
+        return [
+            PageSummary(number, min(per_page, count - (number - 1) * per_page), latest)
+            for number in paginator.page_range
+        ]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         """Page ``number``; its URLs are made again for the origin its entries are written for."""
