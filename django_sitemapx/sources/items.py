@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
+from django.utils import translation
 
 from ..conf import PROTOCOL_MAX_URLS, app_settings
 from ..entries import Entry, EntryStream, Skipped
 from ..exceptions import Skip, SkipReason, SourceConfigurationError
+from ..locations import iri_to_uri
 from ..values import VALUE_NAMES, formatted, latest_lastmod
-from .base import Page, PageSummary, Source
+from .base import (
+    MAX_ESCAPED_LOCATION_BYTES,
+    MAX_ORIGIN_LENGTH,
+    Page,
+    PageSummary,
+    Source,
+    escaped_length,
+)
+from .languages import LanguageVersions
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap as ContribSitemap
@@ -72,6 +84,9 @@ class ItemSource(Source):
         return attribute(item) if callable(attribute) else attribute
 
     def _entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
+        if self.i18n:
+            yield from self._language_entries(items, builder)
+            return
         chunk: list[Entry] = []
         skipped: Counter[SkipReason] = Counter()
 
@@ -96,6 +111,57 @@ class ItemSource(Source):
         for reason, number in skipped.items():
             yield Skipped(reason, number)
 
+    def _language_entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
+        """One entry per (item, language), each item located once per language.
+
+        Items go by chunk, and each language is activated once per chunk
+        (``translation.override``), so ``i18n_patterns`` prefixes and
+        translated patterns come out as ``reverse()`` gives them.
+        """
+        skipped: Counter[SkipReason] = Counter()
+
+        def count(reason: SkipReason) -> None:
+            skipped[reason] += 1
+
+        versions = LanguageVersions(self)
+        per_item = self.has_languages_per_item
+        chunk_size = max(1, app_settings.CHUNK_SIZE // len(versions.codes))
+        rows = iter(items)
+        while batch := list(islice(rows, chunk_size)):
+            located: dict[str, list[str | Skip]] = {}
+            for code in versions.codes:
+                with translation.override(code):
+                    located[code] = [self._located(item, builder) for item in batch]
+            chunk: list[Entry] = []
+            for index, item in enumerate(batch):
+                codes = (
+                    versions.for_item(self.get_languages_for_item(item), count)
+                    if per_item
+                    else versions.codes
+                )
+                found = []
+                for code in codes:
+                    uri = located[code][index]
+                    if isinstance(uri, Skip):
+                        count(uri.reason)
+                    else:
+                        found.append((code, uri))
+                if found:
+                    values = [
+                        formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
+                    ]
+                    chunk += versions.entries(found, *values)
+            if chunk:
+                yield chunk
+            yield from (Skipped(reason, number) for reason, number in skipped.items())
+            skipped.clear()
+
+    def _located(self, item: Any, builder: LocationBuilder) -> str | Skip:
+        try:
+            return builder.absolute(self.location(item))
+        except Skip as skip:
+            return skip
+
 
 class StaticSource(ItemSource):
     """Named URL patterns (home, about, ...): ``url_names=["home", "about"]``.
@@ -113,6 +179,25 @@ class StaticSource(ItemSource):
             name, kwargs = item
             return reverse(name, kwargs=dict(kwargs))
         return reverse(item)
+
+    def max_location_bytes(self) -> int:
+        """The longest of its URL names reversed, in every language: the paths are known."""
+        if type(self).items is not StaticSource.items or "items" in vars(self):
+            return super().max_location_bytes()
+        if type(self).location is not StaticSource.location or "location" in vars(self):
+            return super().max_location_bytes()
+        longest = 0
+        codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
+        for code in codes:
+            active = translation.override(code) if code else contextlib.nullcontext()
+            with active:
+                for item in self.items():
+                    try:
+                        path = iri_to_uri(self.location(item))
+                    except NoReverseMatch:  # reported by the checks; skipped when served
+                        continue
+                    longest = max(longest, escaped_length(path))
+        return min(MAX_ORIGIN_LENGTH + longest, MAX_ESCAPED_LOCATION_BYTES)
 
 
 class ContribSitemapSource(ItemSource):
