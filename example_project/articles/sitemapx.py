@@ -16,14 +16,25 @@ class ArticleSitemap(sitemapx.ModelSource):
     priority = 0.6
 
 
+# Category listings and the static pages exist in every language of LANGUAGES: one
+# <url> per language, each listing all of them (and x-default, the English page).
 sitemapx.default_registry.register(
     Category,
     url_name="category-detail",
     url_kwargs={"category": "slug"},
     changefreq="daily",
     priority=0.5,
+    i18n=True,
+    alternates=True,
+    x_default=True,
 )
 
 sitemapx.default_registry.register(
-    "pages", sitemapx.StaticSource, url_names=["home", "about"], priority=0.8
+    "pages",
+    sitemapx.StaticSource,
+    url_names=["home", "about"],
+    priority=0.8,
+    i18n=True,
+    alternates=True,
+    x_default=True,
 )
