@@ -1,14 +1,25 @@
 """The example project: seeding is idempotent and its sitemap validates end to end."""
 
+from collections.abc import Iterator
+
 import pytest
 from django.core.management import call_command
 from django.test import Client, override_settings
+from django.utils import translation
 
 from example_project import settings as example_settings
 from example_project.articles.models import Article
 from tests.conftest import NS, content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    # LocaleMiddleware activates each request's language in this thread and
+    # leaves it active: later tests must reverse in the default language.
+    yield
+    translation.deactivate()
 
 
 def test_seed_demo_is_idempotent_and_every_tenth_is_unpublished() -> None:

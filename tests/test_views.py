@@ -90,8 +90,16 @@ def test_locations_match_get_absolute_url(client: Client) -> None:
 
 
 def test_static_pages(client: Client) -> None:
+    # The example's pages are in three languages, English unprefixed.
     root = validate_sitemap(content(client.get("/sitemap-pages-1.xml")))
-    assert locs(root) == ["http://example.com/", "http://example.com/about/"]
+    assert locs(root) == [
+        "http://example.com/",
+        "http://example.com/de/",
+        "http://example.com/fr/",
+        "http://example.com/about/",
+        "http://example.com/de/about/",
+        "http://example.com/fr/about/",
+    ]
 
 
 @pytest.mark.parametrize(
