@@ -317,7 +317,7 @@ def test_an_entry_over_the_sources_bound_is_left_out_and_counted(
 
 def test_page_sizes_follow_the_bound_of_the_url_pattern(registry: SitemapRegistry) -> None:
     # <slug:category> (50) and <str:slug> (255 characters, each up to 12 once
-    # percent-encoded): about 3.4 kB per <url>, so about 15,000 per page.
+    # percent-encoded): about 3.6 kB per <url>, so about 14,700 per page.
     source = registry.register(
         Article,
         url_name="article-detail",
