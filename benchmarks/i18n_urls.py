@@ -73,8 +73,6 @@ urlpatterns = [
     ),
     *example_urlpatterns,
     *i18n_patterns(
-        path(
-            "a/<slug:category>/<str:slug>/", views.article_detail, name="i18n-article-detail"
-        ),
+        path("a/<slug:category>/<str:slug>/", views.article_detail, name="i18n-article-detail"),
     ),
 ]
