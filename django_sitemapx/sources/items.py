@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf, reverse
 from django.utils import translation
 
 from ..conf import PROTOCOL_MAX_URLS, app_settings
@@ -186,8 +186,22 @@ class StaticSource(ItemSource):
             return super().max_location_bytes()
         if type(self).location is not StaticSource.location or "location" in vars(self):
             return super().max_location_bytes()
-        longest = 0
         codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
+        key = (
+            get_resolver(get_urlconf()),
+            get_script_prefix(),
+            tuple(codes),
+            repr(self.url_names),
+        )
+        memo = self.__dict__.get("_location_bound")
+        if memo is not None and memo[0] == key:
+            return int(memo[1])
+        bound = self._reversed_bound(codes)
+        self.__dict__["_location_bound"] = (key, bound)
+        return bound
+
+    def _reversed_bound(self, codes: list[str | None]) -> int:
+        longest = 0
         for code in codes:
             active = translation.override(code) if code else contextlib.nullcontext()
             with active:
