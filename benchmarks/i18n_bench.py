@@ -144,6 +144,8 @@ def main(argv: list[str]) -> int:
         run_worker(["prepare", str(_published_to_total(rows))], database_url, options.timeout)
         [result] = run_worker([variant, str(pages)], database_url, options.timeout)
         result["rows"] = rows
+        # Printed at once: a slow contrib pass cut short leaves the other figures.
+        print(json.dumps(result), flush=True)
         return result
 
     results = [measure(options.rows, "sitemapx", 0)]
