@@ -138,3 +138,14 @@ RENAMED_SETTINGS = {
 }
 
 app_settings = Settings()
+
+
+def language_codes() -> list[str]:
+    """The codes of Django's ``LANGUAGES``: a multilingual source's default languages."""
+    return [code for code, _name in settings.LANGUAGES]
+
+
+def default_language() -> str:
+    """Django's ``LANGUAGE_CODE``: what ``x_default = True`` points to."""
+    code: str = settings.LANGUAGE_CODE
+    return code

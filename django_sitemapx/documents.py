@@ -160,7 +160,10 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     page is known before any response starts (an empty ``<urlset>`` is invalid).
     """
     writer = urlset_writer(
-        max_urls=source.get_limit(), max_bytes=PROTOCOL_MAX_BYTES, namespaces=source.namespaces
+        max_urls=source.get_limit(),
+        max_bytes=PROTOCOL_MAX_BYTES,
+        namespaces=source.get_namespaces(),
+        max_element_bytes=source.max_url_bytes(),
     )
     section = source.section
     stream = page.entries(LocationBuilder(origin))

@@ -1,15 +1,24 @@
-"""URLs of the example site; the sitemap is served at the root."""
+"""URLs of the example site; the sitemap is served at the root.
 
+Home, about and the category listings exist in every language of ``LANGUAGES``
+(``/about/``, ``/de/about/``, ``/fr/about/``): their sitemap sections list each
+language version with ``hreflang`` alternates. Articles have one URL each.
+"""
+
+from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 
 from example_project.articles import views
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("about/", views.about, name="about"),
-    path("articles/<slug:category>/", views.category_detail, name="category-detail"),
     path("articles/<slug:category>/<str:slug>/", views.article_detail, name="article-detail"),
     path("admin/", admin.site.urls),
     path("", include("django_sitemapx.urls")),
+    *i18n_patterns(
+        path("", views.home, name="home"),
+        path("about/", views.about, name="about"),
+        path("articles/<slug:category>/", views.category_detail, name="category-detail"),
+        prefix_default_language=False,
+    ),
 ]

@@ -66,4 +66,7 @@ SITEMAPX_USE_SITES = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 TIME_ZONE = "Europe/Paris"
+# The example project's languages: its pages and category sections list all three.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
 STATIC_URL = "static/"

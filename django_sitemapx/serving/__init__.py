@@ -140,7 +140,9 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
             source.section,
             str(number),
             _language(),
-            f"limit{source.get_limit()}",
+            # The page's capacity: a change of limit, languages or URL pattern
+            # renumbers the pages.
+            f"limit{source.get_limit()}:rows{source.rows_per_page()}",
         ),
         (
             global_generation(),

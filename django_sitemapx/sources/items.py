@@ -5,18 +5,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from django.urls import reverse
+from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf, reverse
+from django.utils import translation
 
 from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
 from ..exceptions import InvalidValue, Skip, SkipReason
+from ..locations import iri_to_uri
 from ..values import VALUE_NAMES, formatted, lastmod_text, latest_lastmod
-from .base import Page, PageSummary, Source
+from .base import (
+    MAX_ESCAPED_LOCATION_BYTES,
+    MAX_ORIGIN_LENGTH,
+    Page,
+    PageSummary,
+    Source,
+    escaped_length,
+)
+from .languages import LanguageVersions
 
 if TYPE_CHECKING:
     from ..locations import LocationBuilder
@@ -74,6 +86,9 @@ class ItemSource(Source):
         return attribute(item) if callable(attribute) else attribute
 
     def _entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
+        if self.i18n:
+            yield from self._language_entries(items, builder)
+            return
         chunk: list[Entry] = []
         skipped: Counter[SkipReason] = Counter()
 
@@ -97,6 +112,57 @@ class ItemSource(Source):
             yield chunk
         for reason, number in skipped.items():
             yield Skipped(reason, number)
+
+    def _language_entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
+        """One entry per (item, language), each item located once per language.
+
+        Items go by chunk, and each language is activated once per chunk
+        (``translation.override``), so ``i18n_patterns`` prefixes and
+        translated patterns come out as ``reverse()`` gives them.
+        """
+        skipped: Counter[SkipReason] = Counter()
+
+        def count(reason: SkipReason) -> None:
+            skipped[reason] += 1
+
+        versions = LanguageVersions(self)
+        per_item = self.has_languages_per_item
+        chunk_size = max(1, app_settings.CHUNK_SIZE // len(versions.codes))
+        rows = iter(items)
+        while batch := list(islice(rows, chunk_size)):
+            located: dict[str, list[str | Skip]] = {}
+            for code in versions.codes:
+                with translation.override(code):
+                    located[code] = [self._located(item, builder) for item in batch]
+            chunk: list[Entry] = []
+            for index, item in enumerate(batch):
+                codes = (
+                    versions.for_item(self.get_languages_for_item(item), count)
+                    if per_item
+                    else versions.codes
+                )
+                found = []
+                for code in codes:
+                    uri = located[code][index]
+                    if isinstance(uri, Skip):
+                        count(uri.reason)
+                    else:
+                        found.append((code, uri))
+                if found:
+                    values = [
+                        formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
+                    ]
+                    chunk += versions.entries(found, *values)
+            if chunk:
+                yield chunk
+            yield from (Skipped(reason, number) for reason, number in skipped.items())
+            skipped.clear()
+
+    def _located(self, item: Any, builder: LocationBuilder) -> str | Skip:
+        try:
+            return builder.absolute(self.location(item))
+        except Skip as skip:
+            return skip
 
 
 def _lastmod_or_none(value: Any) -> str | None:
@@ -122,3 +188,36 @@ class StaticSource(ItemSource):
             name, kwargs = item
             return reverse(name, kwargs=dict(kwargs))
         return reverse(item)
+
+    def max_location_bytes(self) -> int:
+        """The longest of its URL names reversed, in every language: the paths are known."""
+        if type(self).items is not StaticSource.items or "items" in vars(self):
+            return super().max_location_bytes()
+        if type(self).location is not StaticSource.location or "location" in vars(self):
+            return super().max_location_bytes()
+        codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
+        key = (
+            get_resolver(get_urlconf()),
+            get_script_prefix(),
+            tuple(codes),
+            repr(self.url_names),
+        )
+        memo = self.__dict__.get("_location_bound")
+        if memo is not None and memo[0] == key:
+            return int(memo[1])
+        bound = self._reversed_bound(codes)
+        self.__dict__["_location_bound"] = (key, bound)
+        return bound
+
+    def _reversed_bound(self, codes: list[str | None]) -> int:
+        longest = 0
+        for code in codes:
+            active = translation.override(code) if code else contextlib.nullcontext()
+            with active:
+                for item in self.items():
+                    try:
+                        path = iri_to_uri(self.location(item))
+                    except NoReverseMatch:  # reported by the checks; skipped when served
+                        continue
+                    longest = max(longest, escaped_length(path))
+        return min(MAX_ORIGIN_LENGTH + longest, MAX_ESCAPED_LOCATION_BYTES)
