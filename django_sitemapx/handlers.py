@@ -70,7 +70,9 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
     covers a request in another process that rebuilt the page from the rows
     as they were before the transaction committed.
     """
-    pages = _pages_touched_by(instance)
+    # A created or deleted row's key is the one it has (an update may have moved it).
+    key_known = kwargs.get("created", True)
+    pages = _pages_touched_by(instance, key_known=bool(key_known))
     if not pages:
         return
     using = kwargs.get("using")
@@ -99,11 +101,13 @@ def overrides_changed_invalidate(
             continue
 
 
-def _pages_touched_by(instance: models.Model) -> list[tuple[str, int | None]]:
+def _pages_touched_by(
+    instance: models.Model, *, key_known: bool
+) -> list[tuple[str, int | None]]:
     """``(section, page)`` of each page ``instance`` can change (page None: every page)."""
     return [
         (source.section, page)
         for source in default_registry
         if isinstance(source, ModelSource) and source.model is not None
-        for page in source.pages_touched_by(instance)
+        for page in source.pages_touched_by(instance, key_known=key_known)
     ]
