@@ -279,7 +279,7 @@ class PageLayout:
         layout = self.fingerprint
         model = self.table.model
         with transaction.atomic(using=self.using):
-            self.table.filter(section=self.section).delete()
+            replaced, _ = self.table.filter(section=self.section).delete()
             self.table.bulk_create(
                 model(
                     section=self.section,
@@ -292,7 +292,9 @@ class PageLayout:
                 )
                 for number, first in enumerate(firsts, 1)
             )
-        self._replace_section()
+        if replaced:
+            # Another layout's pages were cached: none of them holds.
+            self._replace_section()
         return [State(number, first, 0, None, "") for number, first in enumerate(firsts, 1)]
 
     def _count(

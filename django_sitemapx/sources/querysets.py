@@ -140,8 +140,8 @@ class ModelSource(Source):
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         layout = self.layout()
-        # The export hands the index's summary in: the page is fresh already.
-        found = layout.bounds(layout.states(None if summary is not None else {number}), number)
+        # The export hands the index's summary in: the page was counted already.
+        found = layout.bounds(layout.states(set() if summary is not None else {number}), number)
         if found is None:
             return None
         state, bounds = found
