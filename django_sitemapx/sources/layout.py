@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.db import connections, models, router, transaction
-from django.db.models import F, Window
+from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
 
 if TYPE_CHECKING:
@@ -353,7 +353,7 @@ class PageLayout:
         cuts = self._cuts(bounds, step)
         if not cuts:
             return set()
-        next_number = max(s.number for s in states) + 1
+        next_number = (self.table.filter(section=self.section).aggregate(n=Max("number"))["n"] or 0) + 1
         model = self.table.model
         created = []
         with transaction.atomic(using=self.using):
