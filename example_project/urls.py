@@ -10,6 +10,7 @@ urlpatterns = [
     path("about/", views.about, name="about"),
     path("articles/<slug:category>/", views.category_detail, name="category-detail"),
     path("articles/<slug:category>/<str:slug>/", views.article_detail, name="article-detail"),
+    path("authors/<uuid:author>/", views.author_detail, name="author-detail"),
     path("admin/", admin.site.urls),
     path("", include("django_sitemapx.urls")),
 ]

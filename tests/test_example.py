@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from example_project.articles.models import Article
+from example_project.articles.models import Article, Author
 from tests.conftest import content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
@@ -21,6 +21,9 @@ def test_seed_demo_is_idempotent_and_every_tenth_is_unpublished() -> None:
     call_command("seed_demo", count=150, verbosity=0)
     assert Article.objects.filter(slug="demo-article-7").exists()
     assert Article.objects.count() == 150
+    assert Author.objects.count() == 15
+    call_command("seed_demo", count=150, authors=20, verbosity=0)
+    assert Author.objects.count() == 20
 
 
 def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
@@ -30,8 +33,10 @@ def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
     urls = []
     for loc in locs(index):
         urls += locs(validate_sitemap(content(client.get(loc))))
-    assert len(urls) == 36 + 5 + 2
-    for url in urls[:5] + urls[-7:]:
+    assert len(urls) == 36 + 5 + 4 + 2  # articles, categories, authors (UUID keys), pages
+    authors = [url for url in urls if "/authors/" in url]
+    assert len(authors) == 4
+    for url in urls[:5] + urls[-7:] + authors:
         assert client.get(url).status_code == 200, url
 
 

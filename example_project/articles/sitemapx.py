@@ -1,7 +1,7 @@
 """The example's sitemap sections, found by django-sitemapx's autodiscovery."""
 
 import django_sitemapx as sitemapx
-from example_project.articles.models import Article, Category
+from example_project.articles.models import Article, Author, Category
 
 
 @sitemapx.register(Article)
@@ -22,6 +22,16 @@ sitemapx.default_registry.register(
     url_kwargs={"category": "slug"},
     changefreq="daily",
     priority=0.5,
+)
+
+# A UUID primary key: pages are ranges of UUIDs, dense and stable like integer ones.
+sitemapx.default_registry.register(
+    Author,
+    url_name="author-detail",
+    url_kwargs={"author": "id"},
+    lastmod_field="updated_at",
+    changefreq="monthly",
+    priority=0.4,
 )
 
 sitemapx.default_registry.register(
