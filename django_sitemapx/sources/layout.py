@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 # Longest string key the page table can hold (its ``first`` column).
 MAX_STRING_KEY = 255
 _INT_OFFSET = 2**63
+# A page's generation before its first count, and after a count with no cache.
+NEVER_COUNTED = ""
+UNCACHED = "-"
 # Rebalancing converges in one pass; concurrent writers may need another.
 _MAX_PASSES = 4
 
@@ -194,7 +197,7 @@ class PageLayout:
                 for state in states
                 if (targets is None or state.number in targets)
                 and state.number not in counted
-                and (digests is None or state.generation != digests[state.number])
+                and self._is_stale(state, digests, everything=numbers is None)
             ]
             if stale:
                 self._count(states, stale, digests)
@@ -207,6 +210,14 @@ class PageLayout:
             targets = changed
             self._replace(changed)
         return states
+
+    @staticmethod
+    def _is_stale(state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
+        if digests is not None:
+            return state.generation != digests[state.number]
+        # No cache, so no generation says what changed: the index counts every
+        # page; a page alone keeps its last count unless it was never counted.
+        return everything or state.generation == NEVER_COUNTED
 
     def bounds(self, states: Sequence[State], number: int) -> tuple[State, Bounds] | None:
         """Page ``number``'s state and key range, or None if there is no such page."""
@@ -306,11 +317,13 @@ class PageLayout:
             bounds = self._bounds_from(firsts, state.number)
             if bounds is None:
                 continue
+            before = (state.rows, state.lastmod, state.generation)
             state.rows, state.lastmod = self.source.summarize(bounds)
-            state.generation = digests[state.number] if digests is not None else ""
-            self.table.filter(section=self.section, number=state.number).update(
-                rows=state.rows, lastmod=state.lastmod, generation=state.generation
-            )
+            state.generation = digests[state.number] if digests is not None else UNCACHED
+            if (state.rows, state.lastmod, state.generation) != before:
+                self.table.filter(section=self.section, number=state.number).update(
+                    rows=state.rows, lastmod=state.lastmod, generation=state.generation
+                )
 
     def _bounds_from(self, firsts: list[tuple[int, str]], number: int) -> Bounds | None:
         decode = self.codec.decode

@@ -238,9 +238,9 @@ def test_the_index_counts_only_changed_pages(client: Client) -> None:
     articles[0].save()
     with CaptureQueriesContext(connection) as queries:
         validate_sitemap(content(client.get("/sitemap.xml")))
-    # The page table of each section (articles, categories), the changed page's
-    # count and its stored summary, the overrides' forced lastmods.
-    assert len(queries) == 5, [q["sql"] for q in queries.captured_queries]
+    # The page table of each model section (articles, categories, authors), the
+    # changed page's count and its stored summary, the overrides' forced lastmods.
+    assert len(queries) == 6, [q["sql"] for q in queries.captured_queries]
 
 
 def test_index_lastmod_per_page_computed_in_sql(client: Client, registry: SitemapRegistry) -> None:
