@@ -1,0 +1,205 @@
+"""Model sections at scale: the index cold, after one change, and first and last pages.
+
+    python benchmarks/scale.py --database-url postgres://postgres@127.0.0.1:5432/sitemapx_bench \\
+        --rows 10000000 --output benchmarks/results/scale-postgresql.json
+    python benchmarks/scale.py --database-url sqlite:////tmp/scale.sqlite3 --rows 1000000 \\
+        --output benchmarks/results/scale-sqlite.json
+
+Seeds the example's articles with one ``INSERT ... SELECT`` over a generated
+series (``data.ensure``) and, with ``--uuid-rows``, as many UUID-keyed authors.
+Measures, for each model section (articles; the sparse section of every tenth
+article, whose keys are 10 apart; authors keyed by UUID):
+
+- ``first layout``: the section never laid out: its pages cut and counted;
+- ``index, nothing changed``: the section's share of an index build when no row changed
+  (the page table read, the generations compared);
+- ``index after one change``: one row saved through the ORM, then the same;
+- ``index after a cache flush``: every generation new, so every page counted again
+  (the pages themselves do not move);
+- ``first page`` and ``last page``: a whole page served uncached, through the view;
+- peak RSS of the process.
+
+One process, sequential, best of ``--repeat`` where repeating is possible. The
+figures are noisy on a shared machine: compare ratios, not milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _seconds(run: Callable[[], Any], repeat: int = 1) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def seed_authors(n: int) -> None:
+    """Exactly ``n`` UUID-keyed authors, in one INSERT ... SELECT."""
+    from django.db import connection, transaction
+
+    from benchmarks.data import _SERIES, EPOCH_SECONDS
+    from example_project.articles.models import Author
+
+    if Author.objects.count() == n:
+        return
+    vendor = connection.vendor
+    series = _SERIES[vendor] % {"n": int(n)}
+    if vendor == "postgresql":
+        key = "md5(n::text)::uuid"
+        when = f"to_timestamp({EPOCH_SECONDS} + n * 60)"
+    else:
+        key = "lower(hex(randomblob(16)))"
+        when = f"strftime('%%Y-%%m-%%d %%H:%%M:%%S', {EPOCH_SECONDS} + n * 60, 'unixepoch')"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM articles_author")
+        cursor.execute(
+            "INSERT INTO articles_author (id, name, updated_at) "
+            f"SELECT {key}, 'Author ' || n, {when} FROM ({series}) AS numbers",
+            [],
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def measure_section(section: str, repeat: int) -> dict[str, Any]:
+    from django.core.cache import cache
+    from django.test import Client, override_settings
+
+    from django_sitemapx.models import PageState
+    from django_sitemapx.registry import default_registry
+    from django_sitemapx.serving.cache import DocumentCache, index_generation
+
+    source: Any = default_registry.get(section)
+    client = Client(HTTP_HOST="127.0.0.1")
+    result: dict[str, Any] = {"section": section}
+
+    PageState.objects.filter(section=section).delete()
+    cache.clear()
+    result["first_layout_s"] = _seconds(source.page_summaries)
+    summaries = source.page_summaries()
+    result["rows"] = sum(s.rows for s in summaries)
+    result["pages"] = len(summaries)
+    result["fullest_page"] = max(s.rows for s in summaries)
+    result["emptiest_page_but_last"] = min((s.rows for s in summaries[:-1]), default=None)
+
+    def unchanged() -> None:
+        DocumentCache().replace([index_generation()])
+        source.page_summaries()
+
+    result["index_unchanged_s"] = _seconds(unchanged, repeat)
+
+    model = source.model
+    middle_key = source.get_queryset().order_by("pk").values_list("pk", flat=True)[
+        result["rows"] // 2
+    ]
+    row = model._default_manager.get(pk=middle_key)
+
+    def one_change() -> None:
+        save_start = time.perf_counter()
+        row.save()
+        one_change.save_s = min(  # type: ignore[attr-defined]
+            getattr(one_change, "save_s", float("inf")), time.perf_counter() - save_start
+        )
+        start = time.perf_counter()
+        source.page_summaries()
+        one_change.index_s = min(  # type: ignore[attr-defined]
+            getattr(one_change, "index_s", float("inf")), time.perf_counter() - start
+        )
+
+    for _ in range(repeat):
+        one_change()
+    result["save_s"] = one_change.save_s  # type: ignore[attr-defined]
+    result["index_after_one_change_s"] = one_change.index_s  # type: ignore[attr-defined]
+
+    def flushed() -> None:
+        cache.clear()
+        source.page_summaries()
+
+    result["index_after_cache_flush_s"] = _seconds(flushed)
+
+    numbers = [s.number for s in source.page_summaries()]
+    with override_settings(SITEMAPX_CACHE_ALIAS=None):
+        for name, number in (("first_page_s", numbers[0]), ("last_page_s", numbers[-1])):
+
+            def page(number: int = number) -> None:
+                response = client.get(f"/sitemap-{section}-{number}.xml")
+                assert response.status_code == 200, response.status_code
+                b"".join(response.streaming_content)  # type: ignore[attr-defined]
+
+            result[name] = _seconds(page, repeat)
+    return result
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--rows", type=int, default=1_000_000, help="Articles.")
+    parser.add_argument("--uuid-rows", type=int, default=0, help="UUID-keyed authors.")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sections", default="article,sparse,author")
+    parser.add_argument("--output", type=Path)
+    args = parser.parse_args(argv)
+
+    os.environ["BENCH_DATABASE_URL"] = args.database_url
+    os.environ.setdefault("BENCH_CACHE_URL", "locmemcache://")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.settings"
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    import django_sitemapx as sitemapx
+    from benchmarks import data
+    from example_project.articles.models import Article
+
+    start = time.perf_counter()
+    data.ensure(args.rows)
+    seed_authors(args.uuid_rows)
+    seeded = time.perf_counter() - start
+    # Every tenth article is unpublished: keys 10, 20, 30 ... a sparse key space.
+    sitemapx.default_registry.register(
+        Article,
+        section="sparse",
+        queryset=Article.objects.filter(is_published=False),
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        lastmod_field="updated_at",
+    )
+    results = []
+    for section in args.sections.split(","):
+        if section == "author" and not args.uuid_rows:
+            continue
+        measured = measure_section(section, args.repeat)
+        results.append(measured)
+        print(json.dumps(measured), flush=True)
+    report = {
+        "database": connection.vendor,
+        "articles": args.rows,
+        "seed_s": seeded,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "sections": results,
+        "load_average": os.getloadavg(),
+    }
+    print(json.dumps(report, indent=2))
+    if args.output:
+        args.output.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
