@@ -104,9 +104,9 @@ def measure_section(section: str, repeat: int) -> dict[str, Any]:
     result["index_unchanged_s"] = _seconds(unchanged, repeat)
 
     model = source.model
-    middle_key = source.get_queryset().order_by("pk").values_list("pk", flat=True)[
-        result["rows"] // 2
-    ]
+    middle_key = (
+        source.get_queryset().order_by("pk").values_list("pk", flat=True)[result["rows"] // 2]
+    )
     row = model._default_manager.get(pk=middle_key)
 
     def one_change() -> None:

@@ -101,9 +101,7 @@ def overrides_changed_invalidate(
             continue
 
 
-def _pages_touched_by(
-    instance: models.Model, *, key_known: bool
-) -> list[tuple[str, int | None]]:
+def _pages_touched_by(instance: models.Model, *, key_known: bool) -> list[tuple[str, int | None]]:
     """``(section, page)`` of each page ``instance`` can change (page None: every page)."""
     return [
         (source.section, page)

@@ -174,7 +174,7 @@ class Override(models.Model):
 
     def validate_unique(self, exclude: Any = None) -> None:
         super().validate_unique(exclude)
-        if exclude and "location" in exclude or not self.location:
+        if (exclude and "location" in exclude) or not self.location:
             return
         try:
             key = location_key(self.location)
@@ -184,9 +184,7 @@ class Override(models.Model):
         if self.pk is not None:
             others = others.exclude(pk=self.pk)
         if others.exists():
-            raise ValidationError(
-                {"location": _DUPLICATE_LOCATION}, code="unique"
-            )
+            raise ValidationError({"location": _DUPLICATE_LOCATION}, code="unique")
 
     def clean(self) -> None:
         super().clean()
@@ -230,7 +228,8 @@ class PageState(models.Model):
     number = models.PositiveIntegerField()
     first = models.CharField(max_length=255, blank=True)
     rows = models.PositiveIntegerField(default=0)
-    lastmod = models.CharField(max_length=40, null=True, blank=True)
+    # NULL: the page has no lastmod (as PageSummary.lastmod None), not an empty one.
+    lastmod = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
     generation = models.CharField(max_length=40, blank=True)
     layout = models.CharField(max_length=40)
 

@@ -24,9 +24,8 @@ from django.test import modify_settings, override_settings
 
 import django_sitemapx as sitemapx
 from django_sitemapx.registry import SitemapRegistry
-from example_project.articles.models import Article
+from example_project.articles.models import Article, Category
 from tests.conftest import ROOT
-from example_project.articles.models import Category
 from tests.testapp.models import Document, Placement, Tag, UUIDThing
 
 _ID = re.compile(r"\(django_sitemapx\.([EW]\d{3})\)")

@@ -112,9 +112,7 @@ def test_the_migration_fills_the_digest_of_existing_rows(transactional_db: None)
     executor = MigrationExecutor(connection)
     executor.migrate([("django_sitemapx", "0001_initial")])
     old = executor.loader.project_state([("django_sitemapx", "0001_initial")]).apps
-    old.get_model("django_sitemapx", "Override").objects.create(
-        location="/kept", exclude=True
-    )
+    old.get_model("django_sitemapx", "Override").objects.create(location="/kept", exclude=True)
     call_command("migrate", "django_sitemapx", verbosity=0)
     kept = Override.objects.get(location="/kept")
     assert kept.location_hash == location_hash("/kept")

@@ -127,7 +127,9 @@ def test_snowflake_keys_share_dense_pages(client: Client, registry: SitemapRegis
         "http://example.com/sitemap-document-1.xml",
         "http://example.com/sitemap-document-2.xml",
     ]
-    pages = [locs(validate_sitemap(content(client.get(f"/sitemap-document-{n}.xml")))) for n in (1, 2)]
+    pages = [
+        locs(validate_sitemap(content(client.get(f"/sitemap-document-{n}.xml")))) for n in (1, 2)
+    ]
     assert pages == [
         [f"http://example.com/d/{keys[0]}/", f"http://example.com/d/{keys[1]}/"],
         [f"http://example.com/d/{keys[2]}/"],

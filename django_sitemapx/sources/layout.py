@@ -123,9 +123,13 @@ def key_kind(field: models.Field[Any, Any] | None) -> str | None:
         return "int"
     if isinstance(field, models.UUIDField):
         return "uuid"
-    if isinstance(field, models.CharField) and not getattr(field, "db_collation", None):
-        if field.max_length is not None and field.max_length <= MAX_STRING_KEY:
-            return "str"
+    if (
+        isinstance(field, models.CharField)
+        and not getattr(field, "db_collation", None)
+        and field.max_length is not None
+        and field.max_length <= MAX_STRING_KEY
+    ):
+        return "str"
     return None
 
 
@@ -366,7 +370,9 @@ class PageLayout:
         cuts = self._cuts(bounds, step)
         if not cuts:
             return set()
-        next_number = (self.table.filter(section=self.section).aggregate(n=Max("number"))["n"] or 0) + 1
+        next_number = (
+            self.table.filter(section=self.section).aggregate(n=Max("number"))["n"] or 0
+        ) + 1
         model = self.table.model
         created = []
         with transaction.atomic(using=self.using):

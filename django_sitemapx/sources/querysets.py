@@ -162,7 +162,7 @@ class ModelSource(Source):
         return rows.filter(**filters)
 
     def summarize(self, bounds: Bounds) -> tuple[int, str | None]:
-        """The row count and greatest lastmod (W3C text) of the rows in ``bounds``: one aggregate."""
+        """Row count and greatest lastmod (W3C text) of the rows in ``bounds``: one aggregate."""
         rows = self.in_range(self._listable(), bounds)
         latest = self._latest(rows.db)
         aggregates: dict[str, Any] = {"rows": Count("pk")}
@@ -309,7 +309,9 @@ class ModelSource(Source):
         if self.model._meta.concrete_model is model:
             if self.key_field != "pk" and not key_known:
                 return [None]
-            key = instance.pk if self.key_field == "pk" else getattr(instance, self.key_field, None)
+            key = (
+                instance.pk if self.key_field == "pk" else getattr(instance, self.key_field, None)
+            )
             if key is None:
                 return [None]
             try:

@@ -36,4 +36,6 @@ def article_detail(request: HttpRequest, category: str, slug: str) -> HttpRespon
 
 
 def author_detail(request: HttpRequest, author: uuid.UUID) -> HttpResponse:
-    return render(request, "articles/author.html", {"author": get_object_or_404(Author, id=author)})
+    return render(
+        request, "articles/author.html", {"author": get_object_or_404(Author, id=author)}
+    )

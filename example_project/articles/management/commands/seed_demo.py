@@ -78,7 +78,9 @@ class Command(BaseCommand):
             ids = {uuid.uuid5(uuid.NAMESPACE_URL, f"demo-author-{n}"): n for n in numbers}
             present = set(Author.objects.filter(id__in=list(ids)).values_list("id", flat=True))
             batch = [
-                Author(id=key, name=f"Demo author {n}", updated_at=epoch + datetime.timedelta(hours=n))
+                Author(
+                    id=key, name=f"Demo author {n}", updated_at=epoch + datetime.timedelta(hours=n)
+                )
                 for key, n in ids.items()
                 if key not in present
             ]
