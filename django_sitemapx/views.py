@@ -42,6 +42,26 @@ def index(
     return serve(request, index_document(registry or default_registry, origin, paths), gz)
 
 
+def index_part(
+    request: HttpRequest,
+    part: str,
+    registry: SitemapRegistry | None = None,
+    section_url_name: str | None = None,
+    gz: bool = False,
+) -> HttpResponseBase:
+    """Index file ``part`` (2, 3 ...) of a sitemap of more pages than one index lists."""
+    if app_settings.SERVE_FROM_STORAGE:
+        parse_page(part)
+        return exported_file_response(request, content_type(gz))
+    number = parse_page(part)
+    if number == 1:  # that one is /sitemap.xml
+        raise Http404("The first index is the sitemap index itself.")
+    paths = _section_paths(request, section_url_name)
+    origin = origin_for_request(request)
+    document = index_document(registry or default_registry, origin, paths, number)
+    return serve(request, document, gz)
+
+
 def section(
     request: HttpRequest,
     section: str,

@@ -343,3 +343,27 @@ def test_sites_framework_without_site_id_and_an_unknown_host_is_404(
     root = validate_sitemap(content(Client(HTTP_HOST="other.example").get("/sitemap.xml")))
     assert locs(root) == ["http://other.example/sitemap-pages-1.xml"]
     Site.objects.clear_cache()
+
+
+def test_past_one_index_of_pages_the_next_index_files_list_the_rest(
+    client: Client, registry: SitemapRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_sitemapx.documents import index_paths
+
+    monkeypatch.setattr("django_sitemapx.documents.INDEX_CAPACITY", 2)
+    registry.register(
+        "pages", sitemapx.ItemSource, items=lambda: [f"/p{i}/" for i in range(5)], limit=1
+    )
+    listed = []
+    for path in ("/sitemap.xml", "/sitemap-index-2.xml", "/sitemap-index-3.xml"):
+        listed += locs(validate_sitemap(content(client.get(path))))
+    assert listed == [f"http://example.com/sitemap-pages-{n}.xml" for n in range(1, 6)]
+    assert client.get("/sitemap-index-4.xml").status_code == 404
+    assert client.get("/sitemap-index-1.xml").status_code == 404  # that is /sitemap.xml
+    gz = client.get("/sitemap-index-2.xml.gz")
+    assert gz.status_code == 200 and gz["Content-Type"] == "application/gzip"
+    assert index_paths(registry) == [
+        "/sitemap.xml",
+        "/sitemap-index-2.xml",
+        "/sitemap-index-3.xml",
+    ]

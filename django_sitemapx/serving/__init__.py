@@ -28,7 +28,14 @@ from django.http import (
 from django.utils import translation
 
 from ..conf import app_settings
-from ..documents import DocumentStream, PagePath, listed_pages, render_index, render_page
+from ..documents import (
+    DocumentStream,
+    PagePath,
+    index_parts,
+    listed_pages,
+    render_index,
+    render_page,
+)
 from ..locations import Origin
 from ..registry import SitemapRegistry
 from ..sources import Source
@@ -86,13 +93,20 @@ class DocumentSpec:
     prepare: Callable[[], Prepared]
 
 
-def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePath) -> DocumentSpec:
-    """The index of ``registry`` for ``origin``, listing pages at ``page_path``."""
+def index_document(
+    registry: SitemapRegistry, origin: Origin, page_path: PagePath, part: int = 1
+) -> DocumentSpec:
+    """Index file ``part`` of ``registry`` for ``origin``, listing pages at ``page_path``.
+
+    Part 1 is ``/sitemap.xml``; a sitemap of more than ``INDEX_CAPACITY`` pages
+    lists the rest in parts 2, 3 ... (``/sitemap-index-2.xml``).
+    """
 
     def prepare() -> Prepared:
-        listed = listed_pages(registry)
-        if not listed:
-            raise Http404("The sitemap has no URL.")
+        parts = index_parts(listed_pages(registry))
+        if len(parts) < part:
+            raise Http404("The sitemap has no URL." if part == 1 else "No such sitemap index.")
+        listed = parts[part - 1]
         basis = ";".join(
             f"{listed_page.section}:{listed_page.summary.number}:{listed_page.summary.rows}:{listed_page.summary.lastmod}"
             for listed_page in listed
@@ -102,7 +116,7 @@ def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePat
 
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
-        (host_part(origin), "index", _language(), listed),
+        (host_part(origin), "index", str(part), _language(), listed),
         (global_generation(), index_generation()),
         prepare,
     )
