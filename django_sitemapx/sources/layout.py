@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db import connections, models, router, transaction
+from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
 
@@ -191,7 +191,10 @@ class PageLayout:
         """Every page in key order; fresh for ``numbers`` (None: every page)."""
         states = self._load()
         if states is None:
-            states = self._build()
+            try:
+                states = self._build()
+            except IntegrityError:  # another process laid the section out meanwhile
+                states = self._load() or []
         counted: set[int] = set()
         targets = numbers
         for _ in range(_MAX_PASSES):
@@ -206,7 +209,14 @@ class PageLayout:
             if stale:
                 self._count(states, stale, digests)
                 counted.update(state.number for state in stale)
-            changed = self._rebalance(states, counted)
+            try:
+                changed = self._rebalance(states, counted)
+            except IntegrityError:
+                # Another process split or merged the same pages meanwhile: start
+                # again from what it stored.
+                states = self._load() or []
+                counted.clear()
+                continue
             if not changed:
                 break
             states = self._load() or []
