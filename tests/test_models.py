@@ -102,7 +102,11 @@ def test_locations_are_unique_by_their_digest() -> None:
     assert len(Override.objects.create(location=long, exclude=True).location_hash) == 64
 
 
-def test_the_migration_fills_the_digest_of_existing_rows(transactional_db: None) -> None:
+def test_the_migration_fills_the_digest_of_existing_rows(
+    transactional_db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from example_project.articles.factories import ArticleFactory
+
     from django.core.management import call_command
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor

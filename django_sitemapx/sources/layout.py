@@ -148,6 +148,24 @@ def codec_for(field: models.Field[Any, Any] | None, using: str) -> KeyCodec | No
     return None
 
 
+# Database aliases where the page table is known to exist (checked once per process).
+_TABLE_FOUND: set[str] = set()
+
+
+def _table_exists(using: str) -> bool:
+    if using in _TABLE_FOUND:
+        return True
+    from ..models import PageState
+
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        names = connection.introspection.table_names(cursor)
+    if PageState._meta.db_table in names:
+        _TABLE_FOUND.add(using)
+        return True
+    return False
+
+
 @dataclass
 class State:
     """One page as the table holds it (a plain record, no model instance per request)."""
@@ -247,6 +265,8 @@ class PageLayout:
         try:
             text = self.codec.encode(key)
         except (TypeError, ValueError, AttributeError):
+            return None
+        if not _table_exists(self.using):  # a data migration before this app's 0002
             return None
         found = (
             self.table.filter(section=self.section, first__lte=text)
