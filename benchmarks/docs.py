@@ -90,8 +90,18 @@ def write(docs: Path, payload: dict[str, Any]) -> Path:
     parts += ["## HTTP\n", report.http_markdown(http) + "\n", METHOD]
     page = docs / "performance.md"
     page.parent.mkdir(parents=True, exist_ok=True)
+    # The scale section is written by benchmarks/scale.py: keep it.
+    if page.exists():
+        old = page.read_text()
+        if SCALE_BEGIN in old and SCALE_END in old:
+            start, end = old.index(SCALE_BEGIN), old.index(SCALE_END) + len(SCALE_END)
+            parts.append(old[start:end] + "\n")
     page.write_text("\n".join(parts))
     return page
+
+
+SCALE_BEGIN = "<!-- scale:begin (benchmarks/scale.py) -->"
+SCALE_END = "<!-- scale:end -->"
 
 
 LIMITS = """\

@@ -4,6 +4,7 @@
         --rows 10000000 --output benchmarks/results/scale-postgresql.json
     python benchmarks/scale.py --database-url sqlite:////tmp/scale.sqlite3 --rows 1000000 \\
         --output benchmarks/results/scale-sqlite.json
+    python benchmarks/scale.py --docs benchmarks/results/scale-*.json   # docs/performance.md
 
 Seeds the example's articles with one ``INSERT ... SELECT`` over a generated
 series (``data.ensure``) and, with ``--uuid-rows``, as many UUID-keyed authors.
@@ -145,7 +146,108 @@ def measure_section(section: str, repeat: int) -> dict[str, Any]:
     return result
 
 
+_ROWS = [
+    ("first layout (pages cut and counted)", "first_layout_s"),
+    ("index, nothing changed", "index_unchanged_s"),
+    ("save of one row (with its invalidation)", "save_s"),
+    ("index after one change", "index_after_one_change_s"),
+    ("index after a cache flush (every page counted)", "index_after_cache_flush_s"),
+    ("first page, uncached", "first_page_s"),
+    ("last page, uncached", "last_page_s"),
+]
+
+
+def write_docs(paths: list[Path]) -> None:
+    """The scale section of docs/performance.md and its plot, from results files."""
+    from benchmarks.docs import SCALE_BEGIN, SCALE_END
+
+    reports = [json.loads(path.read_text()) for path in paths]
+    lines = [
+        SCALE_BEGIN,
+        "## Scale: model sections at 1,000,000 and 10,000,000 rows\n",
+        "Written by `python benchmarks/scale.py` (see its docstring); one run each, on a "
+        "2-core machine shared with other jobs (load average at the end given): the figures "
+        "are **noisy**, compare orders of magnitude and ratios. Times in milliseconds, best of "
+        "the repeats where an operation can repeat. The section's share of the index is "
+        "measured (`page_summaries()`); the index document adds the other sections and the XML.\n",
+    ]
+    header = [
+        "",
+        *(
+            f"{r['database']} {s['section']} ({s['rows']:,} rows, {s['pages']} pages)"
+            for r in reports
+            for s in r["sections"]
+        ),
+    ]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + " --- |" * len(header))
+    for label, key in _ROWS:
+        cells = [label] + [f"{s[key] * 1000:,.0f}" for r in reports for s in r["sections"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    cells = ["last ÷ first page"] + [
+        f"{s['last_page_s'] / s['first_page_s']:.2f}" for r in reports for s in r["sections"]
+    ]
+    lines.append("| " + " | ".join(cells) + " |")
+    cells = ["fullest / emptiest page but the last (rows)"] + [
+        f"{s['fullest_page']:,} / {s['emptiest_page_but_last'] or '-'}"
+        for r in reports
+        for s in r["sections"]
+    ]
+    lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for r in reports:
+        lines.append(
+            f"- {r['database']}: {r['articles']:,} articles seeded in {r['seed_s']:.0f} s "
+            f"(one `INSERT ... SELECT`); peak RSS {r['peak_rss_mb']:.0f} MB; load average at "
+            f"the end {r['load_average'][0]:.1f}."
+        )
+    lines.append("")
+    plot = ROOT / "docs" / "images" / "scale.png"
+    if _plot(reports, plot):
+        lines.append("![Index and page times per section, log scale](images/scale.png)\n")
+    lines.append(SCALE_END)
+    block = "\n".join(lines)
+    page = ROOT / "docs" / "performance.md"
+    text = page.read_text()
+    if SCALE_BEGIN in text and SCALE_END in text:
+        start, end = text.index(SCALE_BEGIN), text.index(SCALE_END) + len(SCALE_END)
+        text = text[:start] + block + text[end:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    page.write_text(text)
+
+
+def _plot(reports: list[dict[str, Any]], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    labels = [
+        f"{r['database']}\n{s['section']}\n{s['rows']:,}" for r in reports for s in r["sections"]
+    ]
+    figure, axis = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / len(_ROWS)
+    for offset, (label, key) in enumerate(_ROWS):
+        values = [s[key] * 1000 for r in reports for s in r["sections"]]
+        axis.bar([i + offset * width for i in range(len(labels))], values, width, label=label)
+    axis.set_yscale("log")
+    axis.set_ylabel("milliseconds (log)")
+    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels, fontsize=8)
+    axis.legend(fontsize=7, ncol=2)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--docs"]:
+        write_docs([Path(arg) for arg in argv[1:]])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--rows", type=int, default=1_000_000, help="Articles.")
