@@ -231,3 +231,22 @@ def test_a_new_limit_lays_the_section_out_again(registry: SitemapRegistry) -> No
     source.limit = 5
     assert [s.rows for s in source.page_summaries()] == [5, 2]
     assert PageState.objects.filter(section=source.section).count() == 2
+
+
+def test_a_filter_on_now_keeps_its_layout(registry: SitemapRegistry) -> None:
+    import time
+
+    class Recent(_KeySource):
+        def get_queryset(self) -> Any:
+            # A value that differs on every call, as timezone.now() does.
+            return Document.objects.filter(weight__lte=time.time())
+
+    source = registry.register(Document, source_class=Recent, limit=2)
+    for key in range(1, 6):
+        Document.objects.create(id=key, path="p")
+    source.page_summaries()
+    ids = list(PageState.objects.filter(section=source.section).values_list("pk", flat=True))
+    source.page_summaries()
+    assert (
+        list(PageState.objects.filter(section=source.section).values_list("pk", flat=True)) == ids
+    )
