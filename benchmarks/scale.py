@@ -62,7 +62,7 @@ def seed_authors(n: int) -> None:
     series = _SERIES[vendor] % {"n": int(n)}
     if vendor == "postgresql":
         key = "md5(n::text)::uuid"
-        when = f"to_timestamp({EPOCH_SECONDS} + n * 60)"
+        when = f"to_timestamp({EPOCH_SECONDS} + n::bigint * 60)"
     else:
         key = "lower(hex(randomblob(16)))"
         when = f"strftime('%%Y-%%m-%%d %%H:%%M:%%S', {EPOCH_SECONDS} + n * 60, 'unixepoch')"
@@ -189,7 +189,8 @@ def write_docs(paths: list[Path]) -> None:
     ]
     lines.append("| " + " | ".join(cells) + " |")
     cells = ["fullest / emptiest page but the last (rows)"] + [
-        f"{s['fullest_page']:,} / {s['emptiest_page_but_last'] or '-'}"
+        f"{s['fullest_page']:,} / "
+        + (f"{s['emptiest_page_but_last']:,}" if s["emptiest_page_but_last"] else "-")
         for r in reports
         for s in r["sections"]
     ]
