@@ -105,7 +105,6 @@ def test_locations_are_unique_by_their_digest() -> None:
 def test_the_migration_fills_the_digest_of_existing_rows(
     transactional_db: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from example_project.articles.factories import ArticleFactory
 
     from django.core.management import call_command
     from django.db import connection
