@@ -164,7 +164,9 @@ def write_docs(paths: list[Path]) -> None:
     reports = [json.loads(path.read_text()) for path in paths]
     lines = [
         SCALE_BEGIN,
-        "## Scale: model sections at 1,000,000 and 10,000,000 rows\n",
+        "## Scale: model sections at "
+        + " and ".join(f"{r['articles']:,} articles on {r['database']}" for r in reports)
+        + "\n",
         "Written by `python benchmarks/scale.py` (see its docstring); one run each, on a "
         "2-core machine shared with other jobs (load average at the end given): the figures "
         "are **noisy**, compare orders of magnitude and ratios. Times in milliseconds, best of "
