@@ -66,13 +66,20 @@ def override_deleted(sender: type[Override], instance: Override, **kwargs: Any) 
 def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
     """Invalidate the cached pages holding ``instance``, now and again after commit.
 
+    A saved or deleted ``django.contrib.sites`` site invalidates every document.
+
     The first invalidation covers this process at once; the one after commit
     covers a request in another process that rebuilt the page from the rows
     as they were before the transaction committed.
     """
-    # A created or deleted row's key is the one it has (an update may have moved it).
-    key_known = kwargs.get("created", True)
-    pages = _pages_touched_by(instance, key_known=bool(key_known))
+    if sender._meta.label == "sites.Site":
+        # A site's domain decides which sections a host serves (``sites``) and
+        # the host of every URL: every document may change.
+        pages: list[tuple[str | None, int | None]] = [(None, None)]
+    else:
+        # A created or deleted row's key is the one it has (an update may have moved it).
+        key_known = bool(kwargs.get("created", True))
+        pages = list(_pages_touched_by(instance, key_known=key_known))
     if not pages:
         return
     using = kwargs.get("using")

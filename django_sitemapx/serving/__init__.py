@@ -103,9 +103,11 @@ def index_document(
     """
 
     def prepare() -> Prepared:
-        parts = index_parts(listed_pages(registry))
+        parts = index_parts(listed_pages(registry, origin))
         if len(parts) < part:
-            raise Http404("The sitemap has no URL." if part == 1 else "No such sitemap index.")
+            raise Http404(
+                "The sitemap has no URL on this host." if part == 1 else "No such sitemap index."
+            )
         listed = parts[part - 1]
         basis = ";".join(
             f"{listed_page.section}:{listed_page.summary.number}:{listed_page.summary.rows}:{listed_page.summary.lastmod}"
@@ -123,7 +125,11 @@ def index_document(
 
 
 def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
-    """Page ``number`` of ``source`` for ``origin``."""
+    """Page ``number`` of ``source`` for ``origin``.
+
+    ``source`` is the one bound to the host (``Source.for_origin``); the key holds
+    the host, so a section that filters its rows by host is cached per host.
+    """
 
     def prepare() -> Prepared:
         page = source.page(number)

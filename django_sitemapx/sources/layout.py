@@ -35,6 +35,7 @@ characters). Finding the page of a saved row is then one indexed query.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import math
@@ -148,6 +149,38 @@ def codec_for(field: models.Field[Any, Any] | None, using: str) -> KeyCodec | No
     return None
 
 
+def _query_shape(source: ModelSource) -> tuple[str, str]:
+    sql, params = source._listable().order_by().values("pk").query.sql_with_params()
+    return sql, repr(params)
+
+
+def layout_key(source: ModelSource) -> str:
+    """The page table's name for the pages of ``source``.
+
+    The section's name, shared by every host, unless the source bound to a host
+    (``Source.for_origin``) selects other rows than the unbound one: then that
+    host has its own pages, ``section@host`` (a digest of the host when long).
+    """
+    origin = source.origin
+    if origin is None:
+        return source.section
+    unbound = copy.copy(source)
+    unbound.origin = None
+    if _query_shape(unbound) == _query_shape(source):
+        return source.section
+    key = f"{source.section}@{origin.host}"
+    if len(key) > 100:
+        key = f"{source.section[:50]}@{hashlib.sha256(origin.host.encode()).hexdigest()[:32]}"
+    return key
+
+
+def has_host_layouts(section: str, using: str) -> bool:
+    """Whether some host of ``section`` has pages of its own (see ``layout_key``)."""
+    from ..models import PageState
+
+    return PageState.objects.using(using).filter(section__startswith=f"{section}@").exists()
+
+
 # Database aliases where the page table is known to exist (checked once per process).
 _TABLE_FOUND: set[str] = set()
 
@@ -193,6 +226,8 @@ class PageLayout:
 
         self.source = source
         self.section = source.section
+        # The table's rows: the section's, or one host's when the rows depend on the host.
+        self.key = layout_key(source)
         self.capacity = source.rows_per_page()
         self.minimum = math.ceil(self.capacity / 2)
         self.using = router.db_for_write(PageState)
@@ -269,7 +304,7 @@ class PageLayout:
         if not _table_exists(self.using):  # a data migration before this app's 0002
             return None
         found = (
-            self.table.filter(section=self.section, first__lte=text)
+            self.table.filter(section=self.key, first__lte=text)
             .order_by("-first")
             .values_list("number", flat=True)[:1]
         )
@@ -303,7 +338,7 @@ class PageLayout:
 
     def _load(self) -> list[State] | None:
         rows = list(
-            self.table.filter(section=self.section)
+            self.table.filter(section=self.key)
             .order_by("first")
             .values_list("number", "first", "rows", "lastmod", "generation", "layout")
         )
@@ -329,10 +364,10 @@ class PageLayout:
         layout = self.fingerprint
         model = self.table.model
         with transaction.atomic(using=self.using):
-            replaced, _ = self.table.filter(section=self.section).delete()
+            replaced, _ = self.table.filter(section=self.key).delete()
             self.table.bulk_create(
                 model(
-                    section=self.section,
+                    section=self.key,
                     number=number,
                     first=first,
                     rows=0,
@@ -360,7 +395,7 @@ class PageLayout:
             state.rows, state.lastmod = self.source.summarize(bounds)
             state.generation = digests[state.number] if digests is not None else UNCACHED
             if (state.rows, state.lastmod, state.generation) != before:
-                self.table.filter(section=self.section, number=state.number).update(
+                self.table.filter(section=self.key, number=state.number).update(
                     rows=state.rows, lastmod=state.lastmod, generation=state.generation
                 )
 
@@ -406,7 +441,7 @@ class PageLayout:
         if not cuts:
             return set()
         next_number = (
-            self.table.filter(section=self.section).aggregate(n=Max("number"))["n"] or 0
+            self.table.filter(section=self.key).aggregate(n=Max("number"))["n"] or 0
         ) + 1
         model = self.table.model
         created = []
@@ -414,7 +449,7 @@ class PageLayout:
             for offset, cut in enumerate(cuts):
                 created.append(
                     model(
-                        section=self.section,
+                        section=self.key,
                         number=next_number + offset,
                         first=self.codec.encode(cut),
                         layout=self.fingerprint,
@@ -448,9 +483,9 @@ class PageLayout:
         with transaction.atomic(using=self.using):
             if together <= self.capacity or state.rows == 0:
                 # The small page goes; its neighbour takes its range.
-                self.table.filter(section=self.section, number=state.number).delete()
+                self.table.filter(section=self.key, number=state.number).delete()
                 if neighbour > position:  # the next page starts where this one did
-                    self.table.filter(section=self.section, number=other.number).update(
+                    self.table.filter(section=self.key, number=other.number).update(
                         first=state.first
                     )
                 return {state.number, other.number}
@@ -468,7 +503,7 @@ class PageLayout:
             )
             if not found:
                 return set()
-            self.table.filter(section=self.section, number=high_state.number).update(
+            self.table.filter(section=self.key, number=high_state.number).update(
                 first=self.codec.encode(found[0])
             )
         return {state.number, other.number}

@@ -22,7 +22,7 @@ from ..locations.rows import RowLocations
 from ..values import lastmod_text, per_item_reader, static_value
 from .base import Page, PageSummary, Source
 from .keyset import LASTMOD_ALIAS, W3CDatetime, formats_lastmod_in_sql
-from .layout import Bounds, PageLayout
+from .layout import Bounds, PageLayout, has_host_layouts
 
 if TYPE_CHECKING:
     from ..locations import LocationBuilder
@@ -315,9 +315,13 @@ class ModelSource(Source):
             if key is None:
                 return [None]
             try:
-                page = self.page_for_key(key)
+                layout = self.layout()
             except ValueError:  # a key that cannot page: the checks report it
                 return [None]
+            if has_host_layouts(self.section, layout.using):
+                # Hosts with pages of their own number them their own way.
+                return [None]
+            page = layout.page_of(key)
             return [page] if page is not None else [None]
         if model in self.related_models():
             return [None]
