@@ -250,3 +250,26 @@ def test_a_filter_on_now_keeps_its_layout(registry: SitemapRegistry) -> None:
     assert (
         list(PageState.objects.filter(section=source.section).values_list("pk", flat=True)) == ids
     )
+
+
+def test_rows_that_depend_on_the_host_get_pages_per_host(registry: SitemapRegistry) -> None:
+    class PerHost(_KeySource):
+        def get_queryset(self) -> Any:
+            rows = Document.objects.all()
+            if self.origin is not None and self.origin.host == "small.example":
+                rows = rows.filter(id__lte=3)
+            return rows
+
+    source = registry.register(Document, source_class=PerHost, section="d", limit=2)
+    for key in range(1, 8):
+        Document.objects.create(id=key, path="p")
+    big = source.for_origin(sitemapx.Origin("https", "big.example"))
+    small = source.for_origin(sitemapx.Origin("https", "small.example"))
+    assert [s.rows for s in big.page_summaries()] == [2, 2, 2, 1]
+    assert [s.rows for s in small.page_summaries()] == [2, 1]
+    assert [s.rows for s in big.page_summaries()] == [2, 2, 2, 1]  # each keeps its own
+    assert sorted(set(PageState.objects.values_list("section", flat=True))) == [
+        "d",
+        "d@small.example",
+    ]
+    assert source.pages_touched_by(Document(id=2), key_known=True) == [None]
