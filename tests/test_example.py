@@ -60,7 +60,7 @@ def test_the_example_serves_two_hosts_with_different_sections() -> None:
     def sections(host: str) -> list[str]:
         return [page.section for page in listed_pages(registry, Origin("http", host))]
 
-    assert sections("localhost") == ["article", "category", "pages"]
+    assert sections("localhost") == ["article", "category", "author", "pages"]
     assert sections("news.localhost") == ["article", "news-front"]
     news = listed_pages(registry, Origin("http", "news.localhost"))[0].summary.rows
     everything = listed_pages(registry, Origin("http", "localhost"))[0].summary.rows
@@ -93,4 +93,6 @@ def test_the_example_project_settings_name_the_two_hosts() -> None:
         check=True,
         env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
     )
-    assert result.stdout.strip() == ("['article', 'news-front'] ['article', 'category', 'pages']")
+    assert result.stdout.strip() == (
+        "['article', 'news-front'] ['article', 'category', 'author', 'pages']"
+    )
