@@ -24,7 +24,7 @@ _SERIES = {
     ),
 }
 _TIMESTAMP = {
-    "postgresql": f"to_timestamp({EPOCH_SECONDS} + n * 60)",
+    "postgresql": f"to_timestamp({EPOCH_SECONDS} + n::bigint * 60)",
     "sqlite": f"strftime('%%Y-%%m-%%d %%H:%%M:%%S', {EPOCH_SECONDS} + n * 60, 'unixepoch')",
 }
 

@@ -117,6 +117,11 @@ def replace_section(page: Path, name: str, body: str) -> None:
     page.write_text(text)
 
 
+# The block benchmarks/scale.py writes (kept by write() like every marked section).
+SCALE_BEGIN = "<!-- section:scale -->"
+SCALE_END = "<!-- /section:scale -->"
+
+
 LIMITS = """\
 ## What limits each figure
 

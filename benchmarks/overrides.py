@@ -29,7 +29,7 @@ from django.test.utils import override_settings  # noqa: E402
 
 from django_sitemapx.documents import render_page  # noqa: E402
 from django_sitemapx.locations import Origin  # noqa: E402
-from django_sitemapx.models import Override  # noqa: E402
+from django_sitemapx.models import Override, location_hash  # noqa: E402
 from django_sitemapx.registry import default_registry  # noqa: E402
 from example_project.articles.factories import bulk_published_articles  # noqa: E402
 from example_project.articles.models import Category  # noqa: E402
@@ -71,7 +71,12 @@ def main() -> None:
         empty, _ = best(args.repeat)
         step = max(rows // max(args.overrides, 1), 1)
         Override.objects.bulk_create(
-            Override(location=f"/articles/news/a{i}", priority="0.9", exclude=i % 10 == 0)
+            Override(
+                location=f"/articles/news/a{i}",
+                location_hash=location_hash(f"/articles/news/a{i}"),
+                priority="0.9",
+                exclude=i % 10 == 0,
+            )
             for i in range(1, rows + 1, step)
         )
         stored = Override.objects.count()

@@ -30,7 +30,8 @@ Sources, in every registry:
   is invalid.
 - E102 a ``StaticSource`` URL name cannot be reversed.
 - E103 a ``ModelSource`` has no model.
-- E104 a ``ModelSource`` key is not a unique integer field.
+- E104 a ``ModelSource`` key is not a unique integer, UUID or string (up to 255 characters)
+  field, or is a composite primary key.
 - E105 a ``ModelSource`` ``lastmod_field`` is not a date or datetime field.
 - E106 a ``ModelSource`` ``url_name`` cannot be reversed with its ``url_kwargs``.
 - E107 a ``ModelSource`` names a field its queryset cannot select.
@@ -61,6 +62,7 @@ from .exceptions import SourceConfigurationError
 from .locations.hosts import host_name
 from .registry import all_registries, is_module_name
 from .sources import ModelSource, Source, StaticSource
+from .sources.layout import MAX_STRING_KEY, key_field, key_kind
 
 Messages = list[checks.CheckMessage]
 
@@ -409,23 +411,40 @@ def _check_model_source(source: ModelSource) -> Messages:
 
 def _check_key(source: ModelSource) -> Messages:
     assert source.model is not None
-    try:
-        field = source.model._meta.get_field(source.key_name)
-    except FieldDoesNotExist:
-        field = None
-    integer = isinstance(field, models.IntegerField | models.AutoField)
-    if integer and (field.unique or field.primary_key):  # type: ignore[union-attr]
+    pk = source.model._meta.pk
+    if source.key_field == "pk" and pk is not None and not pk.concrete:
+        return [
+            _error(
+                f"Section {source.section!r}: the model's primary key is composite; pages "
+                "need a single key.",
+                "E104",
+                hint="Set key_field to a unique integer, UUID or string field of the model.",
+                obj=source,
+            )
+        ]
+    field = key_field(source.model, source.key_name)
+    declared = _declared_field(source.model, source.key_name)
+    unique = declared is not None and bool(declared.unique or declared.primary_key)
+    if unique and key_kind(field) is not None:
         return []
     return [
         _error(
             f"Section {source.section!r}: key_field {source.key_field!r} must be a unique "
-            "integer field of the model.",
+            "integer, UUID or string field of the model.",
             "E104",
-            hint="Pages are fixed ranges of an integer key; use the integer primary key "
-            "or another unique integer column.",
+            hint="Pages are ranges of one unique, orderable key: an integer (up to 64-bit), "
+            f"a UUID, or a string of at most {MAX_STRING_KEY} characters with the "
+            "database's default collation.",
             obj=source,
         )
     ]
+
+
+def _declared_field(model: type[models.Model], name: str) -> Any:
+    try:
+        return model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
 
 
 def _check_lastmod_field(source: ModelSource) -> Messages:

@@ -44,6 +44,34 @@ def index_path() -> str:
         return "/sitemap.xml"
 
 
+# One index file lists at most this many pages (the protocol's limit); the pages
+# past it go to /sitemap-index-2.xml, /sitemap-index-3.xml and so on.
+INDEX_CAPACITY = PROTOCOL_MAX_URLS
+
+
+def index_part_path(part: int) -> str:
+    """The path of index file ``part``: 1 is :func:`index_path`, then ``/sitemap-index-2.xml``."""
+    if part == 1:
+        return index_path()
+    try:
+        return reverse(f"{URL_NAMESPACE}:index-part", kwargs={"part": str(part)})
+    except NoReverseMatch:
+        return f"/sitemap-index-{part}.xml"
+
+
+def index_parts(listed: list[ListedPage]) -> list[list[ListedPage]]:
+    """``listed`` in index files of at most ``INDEX_CAPACITY`` pages each, in order."""
+    return [
+        listed[start : start + INDEX_CAPACITY] for start in range(0, len(listed), INDEX_CAPACITY)
+    ]
+
+
+def index_paths(registry: SitemapRegistry, origin: Origin | None = None) -> list[str]:
+    """The path of every index file of ``registry`` (on ``origin``): list them all (robots.txt)."""
+    parts = index_parts(listed_pages(registry, origin))
+    return [index_part_path(number) for number in range(1, max(len(parts), 1) + 1)]
+
+
 def page_path(section: str, number: int) -> str:
     """The path of a page, e.g. ``/sitemap-article-2.xml``: from the URLconf, else at the top."""
     kwargs = {"section": section, "page": str(number)}

@@ -77,7 +77,9 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
         # the host of every URL: every document may change.
         pages: list[tuple[str | None, int | None]] = [(None, None)]
     else:
-        pages = list(_pages_touched_by(instance))
+        # A created or deleted row's key is the one it has (an update may have moved it).
+        key_known = bool(kwargs.get("created", True))
+        pages = list(_pages_touched_by(instance, key_known=key_known))
     if not pages:
         return
     using = kwargs.get("using")
@@ -106,11 +108,11 @@ def overrides_changed_invalidate(
             continue
 
 
-def _pages_touched_by(instance: models.Model) -> list[tuple[str, int | None]]:
+def _pages_touched_by(instance: models.Model, *, key_known: bool) -> list[tuple[str, int | None]]:
     """``(section, page)`` of each page ``instance`` can change (page None: every page)."""
     return [
         (source.section, page)
         for source in default_registry
         if isinstance(source, ModelSource) and source.model is not None
-        for page in source.pages_touched_by(instance)
+        for page in source.pages_touched_by(instance, key_known=key_known)
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from decimal import Decimal
 from typing import Any
 
@@ -31,6 +32,10 @@ _CHANGEFREQ_LABELS = {
 CHANGEFREQ_CHOICES = [(value, _CHANGEFREQ_LABELS[value]) for value in CHANGEFREQS]
 
 _PRIORITY_RANGE = _("Priority must be between 0.0 and 1.0.")
+_DUPLICATE_LOCATION = _(
+    "An override for this URL already exists (locations are compared "
+    "without host and trailing slash)."
+)
 _LOCATION_ERRORS = {
     "empty": _("Enter a path such as /about/ or a full URL."),
     "control_characters": _("The location contains control characters."),
@@ -57,19 +62,14 @@ class Override(models.Model):
     location = models.CharField(
         _("location"),
         max_length=2048,
-        unique=True,
         validators=[validate_location],
-        error_messages={
-            "unique": _(
-                "An override for this URL already exists (locations are compared "
-                "without host and trailing slash)."
-            )
-        },
         help_text=_(
             "A path such as /about/ or the full URL. Stored without host and trailing "
             "slash, so /about/ and https://example.com/about are the same override."
         ),
     )
+    # Unique in the location's stead (see location_hash); set by save().
+    location_hash = models.CharField(max_length=64, unique=True, editable=False)
     priority = models.DecimalField(
         _("priority"),
         max_digits=2,
@@ -166,7 +166,25 @@ class Override(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         self.location = location_key(self.location)
+        self.location_hash = location_hash(self.location)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "location" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "location_hash"}
         super().save(*args, **kwargs)
+
+    def validate_unique(self, exclude: Any = None) -> None:
+        super().validate_unique(exclude)
+        if (exclude and "location" in exclude) or not self.location:
+            return
+        try:
+            key = location_key(self.location)
+        except InvalidLocation:
+            return  # the field validator reports it
+        others = Override.objects.filter(location_hash=location_hash(key))
+        if self.pk is not None:
+            others = others.exclude(pk=self.pk)
+        if others.exists():
+            raise ValidationError({"location": _DUPLICATE_LOCATION}, code="unique")
 
     def clean(self) -> None:
         super().clean()
@@ -179,3 +197,53 @@ class Override(models.Model):
                 {"lastmod": _("The last modification cannot be in the future.")},
                 code="future_lastmod",
             )
+
+
+def location_hash(location: str) -> str:
+    """The digest a stored location is unique under (hex SHA-256 of the normalised location).
+
+    A unique index on a 2,048-character column is refused by MySQL 8 and warned
+    about by MariaDB (``mysql.W003``); a 64-character digest is unique everywhere.
+    """
+    return hashlib.sha256(location.encode()).hexdigest()
+
+
+class PageState(models.Model):
+    """One page of a model section: where it starts, and its summary with its generation.
+
+    A model section's pages are ranges of its key: a page holds the rows whose key
+    is at least its ``first`` and below the next page's (``first`` is the key
+    encoded so that the database orders it as it orders the keys, see
+    ``sources.layout``; the first page's is empty, no lower bound). ``rows`` and
+    ``lastmod`` are the page's summary, computed under the generation whose digest
+    is ``generation``: a page is counted again only when its generation moved.
+    ``layout`` is a digest of the section's configuration (model, key, page
+    capacity, query): a different one means the pages are cut again.
+
+    Kept in the database, not the cache: flushing the cache must not move a row to
+    another page, which would change every page after it.
+    """
+
+    section = models.CharField(max_length=100)
+    number = models.PositiveIntegerField()
+    first = models.CharField(max_length=255, blank=True)
+    rows = models.PositiveIntegerField(default=0)
+    # Rows without a lastmod: the page's Last-Modified is sent only when there is none.
+    undated = models.PositiveIntegerField(default=0)
+    # NULL: the page has no lastmod (as PageSummary.lastmod None), not an empty one.
+    lastmod = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
+    generation = models.CharField(max_length=40, blank=True)
+    layout = models.CharField(max_length=40)
+
+    class Meta:
+        verbose_name = _("sitemap page")
+        verbose_name_plural = _("sitemap pages")
+        constraints = (
+            models.UniqueConstraint(
+                fields=("section", "number"), name="sitemapx_pagestate_number"
+            ),
+            models.UniqueConstraint(fields=("section", "first"), name="sitemapx_pagestate_first"),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.section} {self.number}"

@@ -1,9 +1,11 @@
 """Applying editors' overrides to the entries and the index of a sitemap.
 
 Entries are matched by ``locations.keys.uri_key``: at most one query per chunk of
-entries, never one per URL. The first chunk's query also reads up to
-``PRELOAD_LIMIT`` overrides; when that is all of them, the document needs no
-other query. Otherwise each chunk reads its own with ``location__in``. Memory is
+entries, never one per URL. A document first reads up to ``PRELOAD_LIMIT``
+overrides, before keying any URL; when that is all of them (none, on most
+sites) it needs no other query, and with none no URL is keyed at all.
+Otherwise each chunk reads its own by the digest of their keys (the unique
+``location_hash``). Memory is
 bounded by the chunk size and ``PRELOAD_LIMIT``, whatever the number of rows.
 Excluded entries are dropped; the other overridden values replace the source's.
 
@@ -22,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import BigIntegerField, BooleanField, Max, Q, Subquery, Value
+from django.db.models import BooleanField, Max, Q
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Coalesce
 
 from .conf import app_settings
 from .entries import Entry
@@ -53,25 +54,23 @@ def apply_overrides(chunks: Iterable[list[Entry]]) -> Iterator[list[Entry]]:
 
 
 class _Lookup:
-    """The overrides of one document, read chunk by chunk or all at once."""
+    """The overrides of one document, read all at once when they are few, else chunk by chunk."""
 
     def __init__(self) -> None:
         self.everything: dict[str, OverrideValues] | None = None
         self.first = True
 
     def apply(self, chunk: list[Entry]) -> list[Entry]:
+        if self.first:
+            self.first = False
+            # Before any URL is keyed: most sites store no override, or a few.
+            preloaded = fetch_first(PRELOAD_LIMIT + 1)
+            if len(preloaded) <= PRELOAD_LIMIT:
+                self.everything = preloaded
         if not chunk or self.everything == {}:
             return chunk  # no override at all (most sites): no key per URL either
         keys = [uri_key(entry[0]) for entry in chunk]
-        if self.everything is not None:
-            found = self.everything
-        elif self.first:
-            self.first = False
-            found = fetch_with_preload(set(keys))
-            if len(found) <= PRELOAD_LIMIT:
-                self.everything = found
-        else:
-            found = fetch(set(keys))
+        found = self.everything if self.everything is not None else fetch(set(keys))
         return _apply(chunk, keys, found)
 
 
@@ -103,41 +102,32 @@ _FIELDS = ("location", "exclude", "lastmod", "changefreq", "priority")
 
 
 def fetch(keys: Iterable[str]) -> dict[str, OverrideValues]:
-    """The overrides of these location keys, formatted as protocol text."""
-    from .models import Override
+    """The overrides of these location keys, formatted as protocol text (one query)."""
+    from .models import Override, location_hash
 
-    rows = Override.objects.filter(_location_in(keys)).values_list(*_FIELDS)
+    digests = [location_hash(key) for key in keys]
+    rows = Override.objects.filter(_hash_in(digests)).values_list(*_FIELDS)
     return {location: _format(row) for location, *row in rows}
 
 
-def fetch_with_preload(keys: Iterable[str]) -> dict[str, OverrideValues]:
-    """In one query: the overrides of ``keys``, plus the first ``PRELOAD_LIMIT + 1`` by key.
-
-    At most ``PRELOAD_LIMIT`` rows back means the table holds no other override.
-    """
+def fetch_first(count: int) -> dict[str, OverrideValues]:
+    """The first ``count`` overrides by primary key: all of them when fewer come back."""
     from .models import Override
 
-    # The (PRELOAD_LIMIT + 1)th primary key, or no bound when there are fewer rows.
-    # A scalar subquery rather than "pk IN (... LIMIT n)", which MySQL refuses.
-    bound = Subquery(
-        Override.objects.order_by("pk").values("pk")[PRELOAD_LIMIT : PRELOAD_LIMIT + 1]
-    )
-    preload = Q(pk__lte=Coalesce(bound, Value(2**62), output_field=BigIntegerField()))
-    rows = Override.objects.filter(_location_in(keys) | preload).values_list(*_FIELDS)
+    rows = Override.objects.order_by("pk").values_list(*_FIELDS)[:count]
     return {location: _format(row) for location, *row in rows}
 
 
-def _location_in(keys: Iterable[str]) -> Q:
+def _hash_in(digests: list[str]) -> Q:
     from .models import Override
 
-    values = list(keys)
     connection = connections[router.db_for_read(Override)]
     if connection.vendor == "postgresql":
         # One array parameter instead of thousands: the ORM spends more time
         # preparing a 2,000-value IN list than PostgreSQL spends running it.
-        column = connection.ops.quote_name("location")
-        return Q(RawSQL(f"{column} = ANY(%s)", [values], output_field=BooleanField()))
-    return Q(location__in=values)
+        column = connection.ops.quote_name("location_hash")
+        return Q(RawSQL(f"{column} = ANY(%s)", [digests], output_field=BooleanField()))
+    return Q(location_hash__in=digests)
 
 
 def _format(row: list[Any]) -> OverrideValues:

@@ -1,6 +1,7 @@
 """``path("", include("django_sitemapx.urls"))`` serves the sitemap at the site root.
 
 - ``/sitemap.xml``: the index.
+- ``/sitemap-index-<n>.xml``: index files 2, 3 ... of a sitemap of more than 50,000 pages.
 - ``/sitemap-<section>-<page>.xml``: page ``page`` (1, 2, ...) of ``section``.
 - ``/sitemap.xml.gz`` and ``/sitemap-<section>-<page>.xml.gz``: the same documents
   gzip-compressed, served as ``application/gzip`` files.
@@ -17,6 +18,14 @@ app_name = "django_sitemapx"
 urlpatterns = [
     path("sitemap.xml", views.index, name="index"),
     path("sitemap.xml.gz", views.index, {"gz": True}, name="index-gz"),
+    # Before the sections' patterns, which would read it as section "index".
+    re_path(r"^sitemap-index-(?P<part>[0-9]+)\.xml$", views.index_part, name="index-part"),
+    re_path(
+        r"^sitemap-index-(?P<part>[0-9]+)\.xml\.gz$",
+        views.index_part,
+        {"gz": True},
+        name="index-part-gz",
+    ),
     re_path(
         r"^sitemap-(?P<section>[-a-zA-Z0-9_]+)-(?P<page>[^/]+)\.xml$",
         views.section,

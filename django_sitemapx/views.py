@@ -53,6 +53,26 @@ def index(
     return _finish(response, gz, content_type)
 
 
+def index_part(
+    request: HttpRequest,
+    part: str,
+    registry: SitemapRegistry | None = None,
+    section_url_name: str | None = None,
+    gz: bool = False,
+) -> HttpResponseBase:
+    """Index file ``part`` (2, 3 ...) of a sitemap of more pages than one index lists."""
+    if app_settings.SERVE_FROM_STORAGE:
+        parse_page(part)
+        return _finish(exported_file_response(request, document_type(gz)), gz, None)
+    number = parse_page(part)
+    if number == 1:  # that one is /sitemap.xml
+        raise Http404("The first index is the sitemap index itself.")
+    paths = _section_paths(request, section_url_name)
+    origin = origin_for_request(request)
+    document = index_document(registry or default_registry, origin, paths, number)
+    return _finish(serve(request, document, gz), gz, None)
+
+
 def section(
     request: HttpRequest,
     section: str,

@@ -13,6 +13,7 @@ from example_project.articles import views
 
 urlpatterns = [
     path("articles/<slug:category>/<str:slug>/", views.article_detail, name="article-detail"),
+    path("authors/<uuid:author>/", views.author_detail, name="author-detail"),
     path("admin/", admin.site.urls),
     path("", include("django_sitemapx.urls")),
     *i18n_patterns(

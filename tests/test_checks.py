@@ -24,9 +24,9 @@ from django.test import modify_settings, override_settings
 
 import django_sitemapx as sitemapx
 from django_sitemapx.registry import SitemapRegistry
-from example_project.articles.models import Article
+from example_project.articles.models import Article, Category
 from tests.conftest import ROOT
-from tests.testapp.models import Document, UUIDThing
+from tests.testapp.models import Document, Placement, Tag, UUIDThing
 
 _ID = re.compile(r"\(django_sitemapx\.([EW]\d{3})\)")
 
@@ -278,11 +278,21 @@ def test_e103_model_source_without_model(registry: SitemapRegistry) -> None:
     assert _errors() == ["E103"]
 
 
-def test_e104_non_integer_key(registry: SitemapRegistry) -> None:
+def test_e104_a_key_that_cannot_page(registry: SitemapRegistry) -> None:
+    # Integer, UUID and string keys page.
     registry.register(UUIDThing, url_name="home")
-    assert _errors() == ["E104"]
+    registry.register(Tag, url_name="home")
+    registry.register(Category, section="by-slug", key_field="slug", url_name="home")
+    assert _warnings() == []
     registry.register(Document, section="by-weight", key_field="weight", url_name="home")
+    registry.register(Document, section="by-path", key_field="path", url_name="home")  # not unique
     assert _errors() == ["E104", "E104"]
+
+
+def test_e104_a_composite_primary_key(registry: SitemapRegistry) -> None:
+    registry.register(Placement, url_name="home")
+    output = _output_of_failing_check()
+    assert "django_sitemapx.E104" in output and "composite" in output
 
 
 def test_e105_lastmod_field(registry: SitemapRegistry) -> None:

@@ -8,7 +8,7 @@ from django.test import Client, override_settings
 from django.utils import translation
 
 from example_project import settings as example_settings
-from example_project.articles.models import Article
+from example_project.articles.models import Article, Author
 from tests.conftest import NS, content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
@@ -33,6 +33,9 @@ def test_seed_demo_is_idempotent_and_every_tenth_is_unpublished() -> None:
     call_command("seed_demo", count=150, verbosity=0)
     assert Article.objects.filter(slug="demo-article-7").exists()
     assert Article.objects.count() == 150
+    assert Author.objects.count() == 15
+    call_command("seed_demo", count=150, authors=20, verbosity=0)
+    assert Author.objects.count() == 20
 
 
 XHTML_LINK = "{http://www.w3.org/1999/xhtml}link"
@@ -46,9 +49,12 @@ def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
     urls = []
     for loc in locs(index):
         urls += locs(validate_sitemap(content(client.get(loc))))
-    # 36 published articles (one language), 5 categories and 2 pages in 3 languages.
-    assert len(urls) == 36 + 3 * (5 + 2)
-    for url in urls[:5] + urls[-21:]:
+    # 36 published articles (one language), 5 categories and 2 pages in 3 languages,
+    # 4 authors (UUID keys).
+    assert len(urls) == 36 + 3 * (5 + 2) + 4
+    authors = [url for url in urls if "/authors/" in url]
+    assert len(authors) == 4
+    for url in urls[:5] + urls[-21:] + authors:
         assert client.get(url).status_code == 200, url
 
 
@@ -96,7 +102,7 @@ def test_the_example_serves_two_hosts_with_different_sections() -> None:
     def sections(host: str) -> list[str]:
         return [page.section for page in listed_pages(registry, Origin("http", host))]
 
-    assert sections("localhost") == ["article", "category", "pages"]
+    assert sections("localhost") == ["article", "category", "author", "pages"]
     assert sections("news.localhost") == ["article", "news-front"]
     news = listed_pages(registry, Origin("http", "news.localhost"))[0].summary.rows
     everything = listed_pages(registry, Origin("http", "localhost"))[0].summary.rows
@@ -129,4 +135,6 @@ def test_the_example_project_settings_name_the_two_hosts() -> None:
         check=True,
         env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
     )
-    assert result.stdout.strip() == ("['article', 'news-front'] ['article', 'category', 'pages']")
+    assert result.stdout.strip() == (
+        "['article', 'news-front'] ['article', 'category', 'author', 'pages']"
+    )

@@ -111,19 +111,28 @@ def test_an_unplaced_override_invalidates_everything() -> None:
 
 
 def test_a_row_is_on_the_page_of_its_key(registry: SitemapRegistry) -> None:
-    registry.register(Document, limit=10)
-    assert _pages_touched_by(Document(id=1)) == [("document", 1)]
-    assert _pages_touched_by(Document(id=10)) == [("document", 1)]
-    assert _pages_touched_by(Document(id=11)) == [("document", 2)]
-    assert _pages_touched_by(Document(id=0)) == []  # never listed
-    assert _pages_touched_by(Category(id=3)) == []  # not registered
+    source = registry.register(Document, limit=2)
+    # Before the section's first layout no page is known: every page.
+    assert _pages_touched_by(Document(id=1), key_known=True) == [("document", None)]
+    for key in (-5, 3, 10, 11, 40):
+        DocumentFactory(id=key)
+    assert [s.number for s in source.page_summaries()] == [1, 2, 3]  # -5 3 | 10 11 | 40
+
+    def touched(key: int) -> list[tuple[str, int | None]]:
+        return _pages_touched_by(Document(id=key), key_known=True)
+
+    assert touched(-9) == touched(-5) == touched(9) == [("document", 1)]
+    assert touched(10) == touched(39) == [("document", 2)]
+    assert touched(2**63 - 1) == [("document", 3)]
+    assert _pages_touched_by(Category(id=3), key_known=True) == []  # not registered
 
 
 def test_a_model_read_through_a_relation_names_the_whole_section() -> None:
     source = default_registry.get("article")
     assert isinstance(source, ModelSource)
     assert source.related_models() == {Category}
-    pages = _pages_touched_by(Category(id=1, slug="c"))
+    default_registry.get("category").page_summaries()
+    pages = _pages_touched_by(Category(id=1, slug="c"), key_known=True)
     assert ("article", None) in pages
     assert ("category", 1) in pages
 
@@ -131,12 +140,13 @@ def test_a_model_read_through_a_relation_names_the_whole_section() -> None:
 def test_saving_a_row_invalidates_its_page_and_the_index_only(
     registry: SitemapRegistry,
 ) -> None:
-    registry.register(Article, section="article", limit=2)
-    ArticleFactory.create_batch(3)  # ids continue from other tests: find the page
+    source = registry.register(Article, section="article", limit=2)
+    ArticleFactory.create_batch(3)
+    assert [s.number for s in source.page_summaries()] == [1, 2]
     article = Article.objects.order_by("-id").first()
     assert article is not None
-    page = (article.id - 1) // 2 + 1
-    other = page_generation("article", page + 1)
+    page = 2
+    other = page_generation("article", 1)
     store = DocumentCache()
     names = [index_generation(), page_generation("article", page), other]
     before = store.tokens(names)
@@ -148,8 +158,9 @@ def test_saving_a_row_invalidates_its_page_and_the_index_only(
 
 
 def test_deleting_a_row_invalidates_its_page(registry: SitemapRegistry) -> None:
-    registry.register(Document)
+    source = registry.register(Document)
     document = DocumentFactory()
+    source.page_summaries()
     name = page_generation("document", 1)
     store = DocumentCache()
     before = store.tokens([name])
@@ -160,7 +171,7 @@ def test_deleting_a_row_invalidates_its_page(registry: SitemapRegistry) -> None:
 def test_a_change_is_invalidated_again_after_commit(
     registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:
-    registry.register(Document)
+    registry.register(Document).page_summaries()
     name = page_generation("document", 1)
     store = DocumentCache()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:

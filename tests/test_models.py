@@ -85,3 +85,37 @@ def test_valid_override_passes_validation() -> None:
     )
     override.full_clean()
     assert override.location == "/a"
+
+
+def test_locations_are_unique_by_their_digest() -> None:
+    from django_sitemapx.models import location_hash
+
+    first = Override.objects.create(location="/a/", exclude=True)
+    assert first.location_hash == location_hash("/a")
+    with pytest.raises(ValidationError) as error:
+        Override(location="https://example.com/a", exclude=True).full_clean()
+    assert "already exists" in error.value.message_dict["location"][0]
+    first.full_clean()  # itself is no duplicate
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Override.objects.create(location="/a", priority=Decimal("0.5"))
+    long = "/" + "x" * 2040
+    assert len(Override.objects.create(location=long, exclude=True).location_hash) == 64
+
+
+def test_the_migration_fills_the_digest_of_existing_rows(
+    transactional_db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    from django.core.management import call_command
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from django_sitemapx.models import location_hash
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("django_sitemapx", "0001_initial")])
+    old = executor.loader.project_state([("django_sitemapx", "0001_initial")]).apps
+    old.get_model("django_sitemapx", "Override").objects.create(location="/kept", exclude=True)
+    call_command("migrate", "django_sitemapx", verbosity=0)
+    kept = Override.objects.get(location="/kept")
+    assert kept.location_hash == location_hash("/kept")

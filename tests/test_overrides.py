@@ -65,7 +65,7 @@ def test_a_page_whose_urls_are_all_excluded_is_not_served(registry) -> None:  # 
     assert render_page(source, source.page(1), ORIGIN) is None
 
 
-@pytest.mark.parametrize(("preload_limit", "queries"), [(5_000, 1), (1, 3)])
+@pytest.mark.parametrize(("preload_limit", "queries"), [(5_000, 1), (1, 1 + 3)])
 def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
     registry,
     settings,
@@ -89,8 +89,8 @@ def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
     Override.objects.create(location=last.get_absolute_url(), changefreq="never")
     with CaptureQueriesContext(connection) as captured:
         root = _render(source)
-    # Three chunks of ten rows or fewer. With few overrides the first chunk's query
-    # reads them all; with more than PRELOAD_LIMIT, each chunk reads its own.
+    # Three chunks of ten rows or fewer. With few overrides the first query reads
+    # them all; with more than PRELOAD_LIMIT, each chunk then reads its own.
     override_queries = [q for q in captured if Override._meta.db_table in q["sql"]]
     assert len(override_queries) == queries
     urls = _urls(root)

@@ -124,17 +124,24 @@ def test_bad_pages_are_404(client: Client, path: str) -> None:
     assert client.get(path).status_code == 404
 
 
-def test_a_page_of_a_large_key_with_a_small_limit_is_served(
-    client: Client, registry: SitemapRegistry
-) -> None:
-    # Snowflake-style keys with limit=1: page numbers of 16 to 19 digits.
-    registry.register(Document, url_name="home", limit=1)
-    key = 7_000_000_000_000_000_001
-    DocumentFactory(id=key)
+def test_snowflake_keys_share_dense_pages(client: Client, registry: SitemapRegistry) -> None:
+    # 64-bit keys far apart: pages are cut on the rows, not on the key's value.
+    registry.register(Document, source_class=_PathSource, fields=["path"], limit=2)
+    # (Not 2**63 - 1: MariaDB's AUTO_INCREMENT would then overflow for later tests.)
+    keys = [3_000_000_000_000_000_001, 4_000_000_000_000_000_001, 2**62]
+    for key in keys:
+        DocumentFactory(id=key, path=f"/d/{key}/")
     index = validate_sitemap(content(client.get("/sitemap.xml")))
-    assert locs(index) == [f"http://example.com/sitemap-document-{key}.xml"]
-    assert locs(validate_sitemap(content(client.get(f"/sitemap-document-{key}.xml")))) == [
-        "http://example.com/"
+    assert locs(index) == [
+        "http://example.com/sitemap-document-1.xml",
+        "http://example.com/sitemap-document-2.xml",
+    ]
+    pages = [
+        locs(validate_sitemap(content(client.get(f"/sitemap-document-{n}.xml")))) for n in (1, 2)
+    ]
+    assert pages == [
+        [f"http://example.com/d/{keys[0]}/", f"http://example.com/d/{keys[1]}/"],
+        [f"http://example.com/d/{keys[2]}/"],
     ]
 
 
@@ -296,18 +303,18 @@ def test_deleting_a_row_does_not_move_other_rows_between_pages(
     assert after[1:] == before[1:]
 
 
-def test_sparse_keys_leave_gaps_that_the_index_skips(
-    client: Client, registry: SitemapRegistry
-) -> None:
-    for i in (1, 2, 10):
+def test_sparse_keys_fill_pages(client: Client, registry: SitemapRegistry) -> None:
+    for i in (1, 2, 10, 5_000, 90_000):
         DocumentFactory(id=i, path=f"/d/{i}/")
     registry.register(Document, source_class=_PathSource, fields=["path"], limit=3)
     index = validate_sitemap(content(client.get("/sitemap.xml")))
     assert locs(index) == [
         "http://example.com/sitemap-document-1.xml",
-        "http://example.com/sitemap-document-4.xml",
+        "http://example.com/sitemap-document-2.xml",
     ]
-    assert client.get("/sitemap-document-2.xml").status_code == 404
+    page = validate_sitemap(content(client.get("/sitemap-document-1.xml")))
+    assert len(locs(page)) == 3
+    assert client.get("/sitemap-document-3.xml").status_code == 404
 
 
 def test_asgi_streams_with_an_async_iterator(registry: SitemapRegistry) -> None:
@@ -349,3 +356,27 @@ def test_sites_framework_without_site_id_and_an_unknown_host_is_404(
     root = validate_sitemap(content(Client(HTTP_HOST="other.example").get("/sitemap.xml")))
     assert locs(root) == ["http://other.example/sitemap-pages-1.xml"]
     Site.objects.clear_cache()
+
+
+def test_past_one_index_of_pages_the_next_index_files_list_the_rest(
+    client: Client, registry: SitemapRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_sitemapx.documents import index_paths
+
+    monkeypatch.setattr("django_sitemapx.documents.INDEX_CAPACITY", 2)
+    registry.register(
+        "pages", sitemapx.ItemSource, items=lambda: [f"/p{i}/" for i in range(5)], limit=1
+    )
+    listed = []
+    for path in ("/sitemap.xml", "/sitemap-index-2.xml", "/sitemap-index-3.xml"):
+        listed += locs(validate_sitemap(content(client.get(path))))
+    assert listed == [f"http://example.com/sitemap-pages-{n}.xml" for n in range(1, 6)]
+    assert client.get("/sitemap-index-4.xml").status_code == 404
+    assert client.get("/sitemap-index-1.xml").status_code == 404  # that is /sitemap.xml
+    gz = client.get("/sitemap-index-2.xml.gz")
+    assert gz.status_code == 200 and gz["Content-Type"] == "application/gzip"
+    assert index_paths(registry) == [
+        "/sitemap.xml",
+        "/sitemap-index-2.xml",
+        "/sitemap-index-3.xml",
+    ]

@@ -21,7 +21,7 @@ from django.utils.translation import ngettext
 from ..exceptions import InvalidLocation
 from ..locations.hosts import origin_for_request
 from ..locations.keys import location_key
-from ..models import CHANGEFREQ_CHOICES, Override
+from ..models import CHANGEFREQ_CHOICES, Override, location_hash
 from ..overrides import Place, send_overrides_changed
 from ..registry import default_registry
 from ..values import CHANGEFREQS
@@ -151,7 +151,7 @@ class OverrideAdmin(_ModelAdmin):
             key = location_key(search_term)
         except InvalidLocation:
             return results, duplicates
-        return results | queryset.filter(location=key), duplicates
+        return results | queryset.filter(location_hash=location_hash(key)), duplicates
 
     # -- bulk actions ---------------------------------------------------------
 

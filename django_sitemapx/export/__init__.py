@@ -27,7 +27,8 @@ from typing import Any
 from ..compression import GZIP_SUFFIX
 from ..documents import (
     DocumentStream,
-    index_path,
+    index_part_path,
+    index_parts,
     listed_pages,
     page_path,
     render_index,
@@ -251,7 +252,12 @@ class _Run:
         return _file_name(page_path(listed_page.section, listed_page.summary.number))
 
     def names_of(self, listed: Iterable[ListedPage]) -> list[str]:
-        return [_file_name(index_path()), *map(self.page_name, listed)]
+        pages = list(listed)
+        parts = range(1, max(len(index_parts(pages)), 1) + 1)
+        return [
+            *(_file_name(index_part_path(part)) for part in parts),
+            *map(self.page_name, pages),
+        ]
 
     def stage_pages(
         self, registry: SitemapRegistry, listed: list[ListedPage], origin: Origin
@@ -300,11 +306,15 @@ class _Run:
         def file_path(section: str, page: int) -> str:
             return files_prefix + page_path(section, page) + suffix
 
-        stream = render_index(listed, files_origin, file_path)
-        if stream is None:
+        parts = index_parts(listed)
+        if not parts:
             raise ExportError("No page of the sitemap has a URL: nothing to export.")
-        for _urls in self._write(_file_name(index_path()), "", None, stream):
-            pass
+        # Past 50,000 pages, sitemap-index-2.xml and on: list each one in robots.txt.
+        for number, part in enumerate(parts, 1):
+            stream = render_index(part, files_origin, file_path)
+            assert stream is not None
+            for _urls in self._write(_file_name(index_part_path(number)), "", None, stream):
+                pass
 
     def missing(self, listed: list[ListedPage]) -> list[str]:
         """Listed pages of sections not exported this time that the destination lacks."""

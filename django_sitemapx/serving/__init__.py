@@ -31,6 +31,7 @@ from ..conf import app_settings
 from ..documents import (
     DocumentStream,
     PagePath,
+    index_parts,
     listed_pages,
     render_index,
     render_page,
@@ -93,13 +94,22 @@ class DocumentSpec:
     prepare: Callable[[], Prepared]
 
 
-def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePath) -> DocumentSpec:
-    """The index of ``registry`` for ``origin``, listing pages at ``page_path``."""
+def index_document(
+    registry: SitemapRegistry, origin: Origin, page_path: PagePath, part: int = 1
+) -> DocumentSpec:
+    """Index file ``part`` of ``registry`` for ``origin``, listing pages at ``page_path``.
+
+    Part 1 is ``/sitemap.xml``; a sitemap of more than ``INDEX_CAPACITY`` pages
+    lists the rest in parts 2, 3 ... (``/sitemap-index-2.xml``).
+    """
 
     def prepare() -> Prepared:
-        listed = listed_pages(registry, origin)
-        if not listed:
-            raise Http404("The sitemap has no URL on this host.")
+        parts = index_parts(listed_pages(registry, origin))
+        if len(parts) < part:
+            raise Http404(
+                "The sitemap has no URL on this host." if part == 1 else "No such sitemap index."
+            )
+        listed = parts[part - 1]
         basis = ";".join(
             f"{listed_page.section}:{listed_page.summary.number}:{listed_page.summary.rows}:{listed_page.summary.lastmod}"
             for listed_page in listed
@@ -110,7 +120,7 @@ def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePat
 
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
-        (host_part(origin), "index", _language(), listed),
+        (host_part(origin), "index", str(part), _language(), listed),
         (global_generation(), index_generation()),
         prepare,
     )

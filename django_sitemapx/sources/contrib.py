@@ -29,12 +29,11 @@ from django.conf import settings
 from django.core.paginator import InvalidPage
 
 from ..conf import PROTOCOL_MAX_URLS, app_settings
-from ..entries import Alternate, Entry, EntryStream, Extras, Skipped
+from ..entries import XHTML_NAMESPACE, Alternate, Entry, EntryStream, Extras, Skipped
 from ..exceptions import InvalidValue, Skip, SkipReason, SourceConfigurationError
 from ..locations import LocationBuilder, Origin
 from ..locations.hosts import scheme_for
 from ..values import format_hreflang, formatted, lastmod_text, latest_lastmod, static_value
-from ..writer import XHTML_NAMESPACE
 from .base import Page, PageSummary, Source
 
 if TYPE_CHECKING:

@@ -1,13 +1,6 @@
-"""Stable keyset pages over a queryset, and per-page lastmods computed in SQL.
+"""Lastmods computed in SQL for a model section's pages and entries.
 
-Page ``n`` of a model section holds the rows whose integer key lies in
-``[(n - 1) * limit + 1, n * limit]`` (auto-increment keys start at 1, so 50,000
-rows fill exactly one page). Rows with a key below 1 are not listed. The
-ranges are fixed: deleting a row never moves another row to a different page,
-and serving the last page costs what the first costs (an index range scan, no
-COUNT, no OFFSET). A page holds at
-most ``limit`` rows because keys are unique integers; pages whose range holds
-no row are simply absent from the index.
+The pages themselves (stored key ranges) are ``sources.layout``'s.
 """
 
 from __future__ import annotations
@@ -16,11 +9,9 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, models
-from django.db.models import Count, F, Value
 from django.db.models.expressions import Func
 
 LASTMOD_ALIAS = "sitemapx_lastmod"
-BUCKET_ALIAS = "sitemapx_page"
 
 
 class W3CDatetime(Func):
@@ -62,44 +53,3 @@ def formats_lastmod_in_sql(field: models.Field[Any, Any], using: str) -> bool:
     # PostgreSQL stores timestamptz whatever USE_TZ says; SQLite stores UTC text
     # only when USE_TZ is on (otherwise local time with no offset).
     return vendor == "postgresql" or (vendor == "sqlite" and settings.USE_TZ)
-
-
-def page_range(page: int, limit: int) -> tuple[int, int]:
-    """Key bounds ``[low, high]`` (both inclusive) of ``page`` (1-based)."""
-    return (page - 1) * limit + 1, page * limit
-
-
-def page_for_key(key: int, limit: int) -> int | None:
-    """The page holding the row with integer ``key``; None for keys below 1."""
-    if key < 1:
-        return None
-    return (key - 1) // limit + 1
-
-
-def bucket_summaries(
-    queryset: models.QuerySet[Any], key: str, limit: int, latest: Any = None, dated: Any = None
-) -> list[tuple[int, int, Any, int]]:
-    """``(page, rows, latest, dated rows)`` for every non-empty page, in one query.
-
-    ``latest`` is an aggregate expression (the greatest lastmod) or None;
-    ``dated`` one counting the rows with a lastmod, or None (every row counts).
-    """
-    bucket = models.ExpressionWrapper(
-        (F(key) - Value(1)) / Value(limit), output_field=models.BigIntegerField()
-    )
-    aggregates: dict[str, Any] = {"rows": Count("pk")}
-    if latest is not None:
-        aggregates["latest"] = latest
-    if dated is not None:
-        aggregates["dated"] = dated
-    rows = (
-        queryset.order_by()
-        .annotate(**{BUCKET_ALIAS: bucket})
-        .values(BUCKET_ALIAS)
-        .annotate(**aggregates)
-        .order_by(BUCKET_ALIAS)
-    )
-    return [
-        (int(row[BUCKET_ALIAS]) + 1, row["rows"], row.get("latest"), row.get("dated", row["rows"]))
-        for row in rows
-    ]

@@ -30,15 +30,9 @@ from .base import (
     Source,
     escaped_length,
 )
-from .keyset import (
-    LASTMOD_ALIAS,
-    W3CDatetime,
-    bucket_summaries,
-    formats_lastmod_in_sql,
-    page_for_key,
-    page_range,
-)
+from .keyset import LASTMOD_ALIAS, W3CDatetime, formats_lastmod_in_sql
 from .languages import LanguageVersions
+from .layout import Bounds, PageLayout, has_host_layouts
 
 if TYPE_CHECKING:
     from ..locations import LocationBuilder
@@ -60,8 +54,11 @@ class ModelSource(Source):
     ``fields``. Per-item ``lastmod``, ``changefreq`` and ``priority`` methods
     receive the same row.
 
-    Page *n* holds the rows whose key lies in ``[(n - 1) * limit + 1, n * limit]``
-    (see ``keyset``), so a page holds at most ``limit`` URLs and may hold fewer.
+    The key (``key_field``, the primary key by default) is any unique integer,
+    UUID or string (up to 255 characters) field. Pages are stored key ranges
+    (see ``sources.layout``): every page but the last holds at least half of
+    :meth:`rows_per_page` rows and none more; a change moves only its page and at
+    most one neighbour.
     """
 
     model: type[models.Model] | None = None
@@ -204,41 +201,58 @@ class ModelSource(Source):
 
     # -- pages ------------------------------------------------------------------
 
+    def layout(self) -> PageLayout:
+        """The section's stored pages (see ``sources.layout``)."""
+        return PageLayout(self)
+
     def page_for_key(self, key: Any) -> int | None:
-        """The page that lists the row keyed ``key``; None if no page can."""
-        return page_for_key(key, self.rows_per_page()) if isinstance(key, int) else None
+        """The page that lists the row keyed ``key``; None if no page can (yet)."""
+        return self.layout().page_of(key)
 
     def page_summaries(self) -> list[PageSummary]:
-        rows = self._listable()
-        latest = self._latest(rows.db)
-        buckets = bucket_summaries(
-            rows, self.key_name, self.rows_per_page(), latest, self._dated()
-        )
         return [
-            self._summary(number, count, value, latest, count - dated)
-            for number, count, value, dated in buckets
+            PageSummary(state.number, state.rows, state.lastmod, state.undated)
+            for state in self.layout().states()
+            if state.rows
         ]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
-        low, high = page_range(number, self.rows_per_page())
-        # The lower bound comes with _listable(low).
-        rows = self._listable(low).filter(**{f"{self.key_name}__lte": high})
+        layout = self.layout()
+        # The export hands the index's summary in: the page was counted already.
+        found = layout.bounds(layout.states(set() if summary is not None else {number}), number)
+        if found is None:
+            return None
+        state, bounds = found
         if summary is None:
-            # The index's summary, read for one key range: a plain aggregate, as a
-            # GROUP BY over one range only costs SQLite a sort.
-            latest = self._latest(rows.db)
-            aggregates: dict[str, Any] = {"rows": Count("pk")}
-            if latest is not None:
-                aggregates["latest"] = latest
-            dated = self._dated()
-            if dated is not None:
-                aggregates["dated"] = dated
-            found = rows.order_by().aggregate(**aggregates)
-            if not found["rows"]:
+            if not state.rows:
                 return None
-            undated = found["rows"] - found.get("dated", found["rows"])
-            summary = self._summary(number, found["rows"], found.get("latest"), latest, undated)
+            summary = PageSummary(number, state.rows, state.lastmod, state.undated)
+        rows = self.in_range(self._listable(), bounds)
         return Page(summary, functools.partial(self._entries, rows))
+
+    def in_range(self, rows: models.QuerySet[Any], bounds: Bounds) -> models.QuerySet[Any]:
+        """``rows`` whose key lies in ``bounds`` (``low <= key < high``)."""
+        filters: dict[str, Any] = {}
+        if bounds.low is not None:
+            filters[f"{self.key_name}__gte"] = bounds.low
+        if bounds.high is not None:
+            filters[f"{self.key_name}__lt"] = bounds.high
+        return rows.filter(**filters)
+
+    def summarize(self, bounds: Bounds) -> tuple[int, str | None, int]:
+        """Row count, greatest lastmod (W3C text) and undated rows in ``bounds``: one aggregate."""
+        rows = self.in_range(self._listable(), bounds)
+        latest = self._latest(rows.db)
+        aggregates: dict[str, Any] = {"rows": Count("pk")}
+        if latest is not None:
+            aggregates["latest"] = latest
+        dated = self._dated()
+        if dated is not None:
+            aggregates["dated"] = dated
+        found = rows.order_by().aggregate(**aggregates)
+        undated = found["rows"] - found.get("dated", found["rows"])
+        summary = self._summary(0, found["rows"], found.get("latest"), latest, undated)
+        return summary.rows, summary.lastmod, summary.undated
 
     def _latest(self, using: str) -> Max | W3CDatetime | None:
         """The aggregate of a page's greatest lastmod, or None when it is not a column."""
@@ -281,16 +295,13 @@ class ModelSource(Source):
         field = self.model._meta.get_field(column)
         return formats_lastmod_in_sql(field, using)  # type: ignore[arg-type]
 
-    def _listable(self, low: int = 1) -> models.QuerySet[Any]:
-        """``get_queryset()`` less rows that can never be listed: keys below 1, NULL URL values.
+    def _listable(self) -> models.QuerySet[Any]:
+        """``get_queryset()`` less rows that can never be listed: NULL URL values.
 
         The index, a page's summary and its entries all start here, so they
         count the same rows.
         """
-        # A page passes its own lower bound as ``low``: given two lower bounds,
-        # SQLite may range-scan from the looser one, from key 1, which made the
-        # last page of a million rows cost twice the first.
-        queryset = self.get_queryset().filter(**{f"{self.key_name}__gte": max(low, 1)})
+        queryset = self.get_queryset()
         if self.uses_url_name:
             assert self.model is not None
             not_null = {
@@ -396,23 +407,37 @@ class ModelSource(Source):
 
     # -- invalidation -------------------------------------------------------------
 
-    def pages_touched_by(self, instance: models.Model) -> list[int | None]:
+    def pages_touched_by(
+        self, instance: models.Model, *, key_known: bool = False
+    ) -> list[int | None]:
         """The pages a saved or deleted ``instance`` can change: ``[None]`` means all of them.
 
-        A row of the section's model is on the page its key gives (none for a
-        key no page lists); a row of a model the section reads through a
-        relation (``category__slug``) may change any page.
+        A row of the section's model is on the page its key falls in (one
+        indexed query on the page table). A ``key_field`` other than the primary
+        key may have changed on an update, its old value unknown: every page,
+        unless ``key_known`` (a created or deleted row). A
+        row of a model the section reads through a relation (``category__slug``)
+        may change any page.
         """
         assert self.model is not None
         model = instance._meta.concrete_model
         if self.model._meta.concrete_model is model:
+            if self.key_field != "pk" and not key_known:
+                return [None]
             key = (
                 instance.pk if self.key_field == "pk" else getattr(instance, self.key_field, None)
             )
-            if not isinstance(key, int):
+            if key is None:
                 return [None]
-            page = self.page_for_key(key)
-            return [page] if page is not None else []
+            try:
+                layout = self.layout()
+            except ValueError:  # a key that cannot page: the checks report it
+                return [None]
+            if has_host_layouts(self.section, layout.using):
+                # Hosts with pages of their own number them their own way.
+                return [None]
+            page = layout.page_of(key)
+            return [page] if page is not None else [None]
         if model in self.related_models():
             return [None]
         return []

@@ -1,4 +1,6 @@
-"""The example site's content: articles in categories."""
+"""The example site's content: articles in categories, and their authors."""
+
+import uuid
 
 from django.db import models
 from django.urls import reverse
@@ -36,3 +38,20 @@ class Article(models.Model):
         return reverse(
             "article-detail", kwargs={"category": self.category.slug, "slug": self.slug}
         )
+
+
+class Author(models.Model):
+    """Keyed by a UUID, as many projects key their models: its sitemap pages are UUID ranges."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=100)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("author-detail", kwargs={"author": self.id})

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 import django_sitemapx as sitemapx
-from example_project.articles.models import Article, Category
+from example_project.articles.models import Article, Author, Category
 
 
 class ArticleSitemap(sitemapx.ModelSource):
@@ -59,6 +59,16 @@ def register_sections(
         i18n=True,
         alternates=True,
         x_default=True,
+    )
+    # A UUID primary key: pages are ranges of UUIDs, dense and stable like integer ones.
+    registry.register(
+        Author,
+        url_name="author-detail",
+        url_kwargs={"author": "id"},
+        lastmod_field="updated_at",
+        changefreq="monthly",
+        priority=0.4,
+        sites=main_hosts,
     )
     registry.register(
         "pages",

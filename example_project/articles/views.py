@@ -1,9 +1,11 @@
 """Plain pages, so that every URL in the example sitemap resolves."""
 
+import uuid
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from example_project.articles.models import Article, Category
+from example_project.articles.models import Article, Author, Category
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -31,3 +33,9 @@ def article_detail(request: HttpRequest, category: str, slug: str) -> HttpRespon
         is_published=True,
     )
     return render(request, "articles/article.html", {"article": article})
+
+
+def author_detail(request: HttpRequest, author: uuid.UUID) -> HttpResponse:
+    return render(
+        request, "articles/author.html", {"author": get_object_or_404(Author, id=author)}
+    )

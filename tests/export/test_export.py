@@ -339,3 +339,27 @@ def test_a_failing_export_leaves_the_previous_one_intact(
         run("--output-dir", str(tmp_path), "--base-url", BASE, "--gzip")
     assert exported(tmp_path) == before
     assert hidden(tmp_path) == [".sitemapx-export.lock", MANIFEST_NAME]
+
+
+def test_more_pages_than_one_index_lists_are_exported_in_index_files(
+    items: SitemapRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("django_sitemapx.documents.INDEX_CAPACITY", 3)
+    result = export_sitemap(FolderDestination(tmp_path), origin=Origin("https", "example.com"))
+    files = exported(tmp_path)
+    validate_all(files)
+    assert [(f.name, f.urls) for f in result.files][-2:] == [
+        ("sitemap.xml", 3),
+        ("sitemap-index-2.xml", 1),
+    ]
+    indexed = locs(validate_sitemap(files["sitemap.xml"]))
+    indexed += locs(validate_sitemap(files["sitemap-index-2.xml"]))
+    assert [loc.rsplit("/", 1)[1] for loc in indexed] == [
+        "sitemap-news-1.xml",
+        "sitemap-news-2.xml",
+        "sitemap-news-3.xml",
+        "sitemap-docs-1.xml",
+    ]
+    monkeypatch.setattr("django_sitemapx.documents.INDEX_CAPACITY", 50_000)
+    again = export_sitemap(FolderDestination(tmp_path), origin=Origin("https", "example.com"))
+    assert again.removed == ["sitemap-index-2.xml"]

@@ -29,3 +29,23 @@ class UUIDThing(models.Model):
 class AbstractThing(models.Model):
     class Meta:
         abstract = True
+
+
+class Tag(models.Model):
+    """Keyed by a string: pages are ranges of slugs."""
+
+    slug = models.SlugField(primary_key=True, max_length=100)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Placement(models.Model):
+    """A composite primary key (Django 5.2): no single key to page on."""
+
+    pk = models.CompositePrimaryKey("shelf", "position")
+    shelf = models.IntegerField()
+    position = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.shelf}/{self.position}"

@@ -1,0 +1,547 @@
+"""Dense, stable pages of a model section on any unique, orderable key.
+
+A model section's pages are ranges of its key, kept in the ``PageState`` table:
+page *n* holds the rows whose key is at least its first key and below the next
+page's first key. Where page state lives, and why (see docs/guide/pages.md):
+
+- **in the database, not the cache**: a cache flush must never move a row to
+  another page (which would shift every page after it); the table survives it;
+- each page's **summary** (row count, greatest lastmod) is kept with the digest
+  of the cache generations it was computed under: the index counts again only
+  the pages whose generation moved (a saved row replaces its page's generation,
+  ``invalidate()`` a section's or everyone's). A flushed cache gives every page a
+  new generation: every page is counted again, the pages themselves stay put.
+
+The rule, with ``capacity = source.rows_per_page()``: every page but the last
+holds at least ``ceil(capacity / 2)`` rows and no page more than ``capacity``.
+When a count breaks it, only that page and at most one neighbour change:
+
+- a page over capacity splits: the last page at ``capacity`` rows (appends fill
+  pages), any other page in equal parts;
+- a page under half (not the last) gives its range to its previous neighbour
+  (the next one for the first page) when both fit in one page, else the two
+  share their rows equally; an empty page always goes.
+
+New pages take new numbers, so no other page is renumbered. Serving a page is
+``WHERE key >= first AND key < next_first ORDER BY key``: the last page costs
+what the first costs. The first layout of a section cuts full pages with one
+``ROW_NUMBER()`` query.
+
+Keys are stored encoded as text that the database orders as it orders the
+keys: integers as 20 zero-padded digits (64-bit keys included), UUIDs as hex
+(in MariaDB's own UUID order on MariaDB), strings as they are (up to 255
+characters). Finding the page of a saved row is then one indexed query.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import math
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db import IntegrityError, connections, models, router, transaction
+from django.db.models import F, Max, Window
+from django.db.models.functions import Mod, RowNumber
+
+if TYPE_CHECKING:
+    from .querysets import ModelSource
+
+# Longest string key the page table can hold (its ``first`` column).
+MAX_STRING_KEY = 255
+_INT_OFFSET = 2**63
+# A page's generation before its first count, and after a count with no cache.
+NEVER_COUNTED = ""
+UNCACHED = "-"
+# Rebalancing converges in one pass; concurrent writers may need another.
+_MAX_PASSES = 4
+
+
+@dataclass(frozen=True)
+class KeyCodec:
+    """Turns keys into the text the page table orders them by, and back."""
+
+    kind: str
+    encode: Callable[[Any], str]
+    decode: Callable[[str], Any]
+
+
+def _encode_int(key: Any) -> str:
+    return f"{int(key) + _INT_OFFSET:020d}"
+
+
+def _decode_int(text: str) -> int:
+    return int(text) - _INT_OFFSET
+
+
+def _as_uuid(key: Any) -> uuid.UUID:
+    return key if isinstance(key, uuid.UUID) else uuid.UUID(str(key))
+
+
+def _encode_uuid(key: Any) -> str:
+    return _as_uuid(key).hex
+
+
+def _decode_uuid(text: str) -> uuid.UUID:
+    return uuid.UUID(hex=text)
+
+
+def _encode_mariadb_uuid(key: Any) -> str:
+    # MariaDB's UUID type compares the groups from the last to the first.
+    h = _as_uuid(key).hex
+    return h[20:32] + h[16:20] + h[12:16] + h[8:12] + h[0:8]
+
+
+def _decode_mariadb_uuid(text: str) -> uuid.UUID:
+    return uuid.UUID(hex=text[24:32] + text[20:24] + text[16:20] + text[12:16] + text[0:12])
+
+
+def _encode_str(key: Any) -> str:
+    text = str(key)
+    if len(text) > MAX_STRING_KEY:
+        raise ValueError(f"a string key longer than {MAX_STRING_KEY} characters")
+    return text
+
+
+def key_field(model: type[models.Model], name: str) -> models.Field[Any, Any] | None:
+    """The concrete field holding the values of key ``name`` (through a primary-key relation)."""
+    try:
+        found: Any = model._meta.get_field(name)
+    except Exception:  # FieldDoesNotExist, or a composite pk's missing parts
+        return None
+    while getattr(found, "is_relation", False) and getattr(found, "target_field", None):
+        found = found.target_field
+    return found if isinstance(found, models.Field) else None
+
+
+def key_kind(field: models.Field[Any, Any] | None) -> str | None:
+    """``"int"``, ``"uuid"`` or ``"str"``: how a key field pages; None if it cannot."""
+    if isinstance(field, models.IntegerField):  # AutoField and BigAutoField too
+        return "int"
+    if isinstance(field, models.UUIDField):
+        return "uuid"
+    if (
+        isinstance(field, models.CharField)
+        and not getattr(field, "db_collation", None)
+        and field.max_length is not None
+        and field.max_length <= MAX_STRING_KEY
+    ):
+        return "str"
+    return None
+
+
+def codec_for(field: models.Field[Any, Any] | None, using: str) -> KeyCodec | None:
+    """The codec of a key field on database ``using``; None for a key that cannot page."""
+    kind = key_kind(field)
+    if kind == "int":
+        return KeyCodec(kind, _encode_int, _decode_int)
+    if kind == "uuid":
+        connection = connections[using]
+        if connection.vendor == "mysql" and connection.features.has_native_uuid_field:
+            return KeyCodec(kind, _encode_mariadb_uuid, _decode_mariadb_uuid)
+        return KeyCodec(kind, _encode_uuid, _decode_uuid)
+    if kind == "str":
+        return KeyCodec(kind, _encode_str, str)
+    return None
+
+
+def _query_shape(source: ModelSource) -> tuple[str, str]:
+    sql, params = source._listable().order_by().values("pk").query.sql_with_params()
+    return sql, repr(params)
+
+
+def layout_key(source: ModelSource) -> str:
+    """The page table's name for the pages of ``source``.
+
+    The section's name, shared by every host, unless the source bound to a host
+    (``Source.for_origin``) selects other rows than the unbound one: then that
+    host has its own pages, ``section@host`` (a digest of the host when long).
+    """
+    origin = source.origin
+    if origin is None:
+        return source.section
+    unbound = copy.copy(source)
+    unbound.origin = None
+    if _query_shape(unbound) == _query_shape(source):
+        return source.section
+    key = f"{source.section}@{origin.host}"
+    if len(key) > 100:
+        key = f"{source.section[:50]}@{hashlib.sha256(origin.host.encode()).hexdigest()[:32]}"
+    return key
+
+
+def has_host_layouts(section: str, using: str) -> bool:
+    """Whether some host of ``section`` has pages of its own (see ``layout_key``)."""
+    from ..models import PageState
+
+    return PageState.objects.using(using).filter(section__startswith=f"{section}@").exists()
+
+
+# Database aliases where the page table is known to exist (checked once per process).
+_TABLE_FOUND: set[str] = set()
+
+
+def _table_exists(using: str) -> bool:
+    if using in _TABLE_FOUND:
+        return True
+    from ..models import PageState
+
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        names = connection.introspection.table_names(cursor)
+    if PageState._meta.db_table in names:
+        _TABLE_FOUND.add(using)
+        return True
+    return False
+
+
+@dataclass
+class State:
+    """One page as the table holds it (a plain record, no model instance per request)."""
+
+    number: int
+    first: str
+    rows: int
+    lastmod: str | None
+    generation: str
+    # Rows without a lastmod: a page's Last-Modified is known only when it is 0.
+    undated: int = 0
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The key range of one page: ``low <= key < high`` (None: no bound)."""
+
+    low: Any
+    high: Any
+
+
+class PageLayout:
+    """The pages of one model section, kept fresh: counted again only where they changed."""
+
+    def __init__(self, source: ModelSource) -> None:
+        from ..models import PageState
+
+        self.source = source
+        self.section = source.section
+        # The table's rows: the section's, or one host's when the rows depend on the host.
+        self.key = layout_key(source)
+        self.capacity = source.rows_per_page()
+        self.minimum = math.ceil(self.capacity / 2)
+        self.using = router.db_for_write(PageState)
+        self.table = PageState.objects.using(self.using)
+        assert source.model is not None
+        codec = codec_for(key_field(source.model, source.key_name), source.get_queryset().db)
+        if codec is None:
+            raise ValueError(f"Section {self.section!r}: its key cannot page (see check E104).")
+        self.codec = codec
+
+    # -- what the source asks -----------------------------------------------------------
+
+    def states(self, numbers: set[int] | None = None) -> list[State]:
+        """Every page in key order; fresh for ``numbers`` (None: every page)."""
+        states = self._load()
+        if states is None:
+            try:
+                states = self._build()
+            except IntegrityError:  # another process laid the section out meanwhile
+                states = self._load() or []
+        counted: set[int] = set()
+        targets = numbers
+        for _ in range(_MAX_PASSES):
+            digests = self._digests([state.number for state in states])
+            stale = [
+                state
+                for state in states
+                if (targets is None or state.number in targets)
+                and state.number not in counted
+                and self._is_stale(state, digests, everything=numbers is None)
+            ]
+            if stale:
+                self._count(states, stale, digests)
+                counted.update(state.number for state in stale)
+            try:
+                changed = self._rebalance(states, counted)
+            except IntegrityError:
+                # Another process split or merged the same pages meanwhile: start
+                # again from what it stored.
+                states = self._load() or []
+                counted.clear()
+                continue
+            if not changed:
+                break
+            states = self._load() or []
+            counted -= changed
+            targets = changed
+            self._replace(changed)
+        return states
+
+    @staticmethod
+    def _is_stale(state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
+        if digests is not None:
+            return state.generation != digests[state.number]
+        # No cache, so no generation says what changed: the index counts every
+        # page; a page alone keeps its last count unless it was never counted.
+        return everything or state.generation == NEVER_COUNTED
+
+    def bounds(self, states: Sequence[State], number: int) -> tuple[State, Bounds] | None:
+        """Page ``number``'s state and key range, or None if there is no such page."""
+        for state in states:
+            if state.number == number:
+                bounds = self._bounds_from([(s.number, s.first) for s in states], number)
+                assert bounds is not None
+                return state, bounds
+        return None
+
+    def page_of(self, key: Any) -> int | None:
+        """The page holding ``key`` (one indexed query); None before the first layout."""
+        try:
+            text = self.codec.encode(key)
+        except (TypeError, ValueError, AttributeError):
+            return None
+        if not _table_exists(self.using):  # a data migration before this app's 0002
+            return None
+        found = (
+            self.table.filter(section=self.key, first__lte=text)
+            .order_by("-first")
+            .values_list("number", flat=True)[:1]
+        )
+        return next(iter(found), None)
+
+    # -- the table ------------------------------------------------------------------------
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """What the layout depends on: model, key, capacity and the shape of the section's query.
+
+        The query's parameters are left out: a filter on ``timezone.now()`` must
+        not cut the section again on every request. A deploy that changes only a
+        filter's value calls for ``invalidate(section)``, as any bulk change does:
+        every page is counted again, and split or merged where the rule asks.
+        """
+        source = self.source
+        assert source.model is not None
+        sql, _params = source._listable().order_by().values("pk").query.sql_with_params()
+        text = "|".join(
+            [
+                source.model._meta.label,
+                source.key_name,
+                self.codec.kind,
+                str(self.capacity),
+                str(source.lastmod_column),
+                sql,
+            ]
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+    def _load(self) -> list[State] | None:
+        rows = list(
+            self.table.filter(section=self.key)
+            .order_by("first")
+            .values_list("number", "first", "rows", "lastmod", "generation", "layout", "undated")
+        )
+        if not rows or any(row[5] != self.fingerprint for row in rows[:1]):
+            return None
+        if any(row[5] != rows[0][5] for row in rows):
+            return None
+        return [State(*row[:5], undated=row[6]) for row in rows]
+
+    def _build(self) -> list[State]:
+        """Cut the section into full pages: one ``ROW_NUMBER()`` query over the keys."""
+        key = self.source.key_name
+        cuts = list(
+            self.source._listable()
+            .order_by()
+            .annotate(sitemapx_rn=Window(RowNumber(), order_by=F(key).asc()))
+            .annotate(sitemapx_cut=Mod(F("sitemapx_rn") - 1, self.capacity))
+            .filter(sitemapx_cut=0, sitemapx_rn__gt=1)
+            .order_by(key)
+            .values_list(key, flat=True)
+        )
+        firsts = ["", *(self.codec.encode(cut) for cut in cuts)]
+        layout = self.fingerprint
+        model = self.table.model
+        with transaction.atomic(using=self.using):
+            replaced, _ = self.table.filter(section=self.key).delete()
+            self.table.bulk_create(
+                model(
+                    section=self.key,
+                    number=number,
+                    first=first,
+                    rows=0,
+                    lastmod=None,
+                    generation="",
+                    layout=layout,
+                )
+                for number, first in enumerate(firsts, 1)
+            )
+        if replaced:
+            # Another layout's pages were cached: none of them holds.
+            self._replace_section()
+        return [State(number, first, 0, None, "") for number, first in enumerate(firsts, 1)]
+
+    def _count(
+        self, states: list[State], stale: list[State], digests: dict[int, str] | None
+    ) -> None:
+        """Count each stale page again (one aggregate each) and store its summary."""
+        firsts = [(state.number, state.first) for state in states]
+        for state in stale:
+            bounds = self._bounds_from(firsts, state.number)
+            if bounds is None:
+                continue
+            before = (state.rows, state.lastmod, state.undated, state.generation)
+            state.rows, state.lastmod, state.undated = self.source.summarize(bounds)
+            state.generation = digests[state.number] if digests is not None else UNCACHED
+            if (state.rows, state.lastmod, state.undated, state.generation) != before:
+                self.table.filter(section=self.key, number=state.number).update(
+                    rows=state.rows,
+                    lastmod=state.lastmod,
+                    undated=state.undated,
+                    generation=state.generation,
+                )
+
+    def _bounds_from(self, firsts: list[tuple[int, str]], number: int) -> Bounds | None:
+        decode = self.codec.decode
+        for position, (found, first) in enumerate(firsts):
+            if found == number:
+                return Bounds(
+                    decode(first) if position else None,
+                    decode(firsts[position + 1][1]) if position + 1 < len(firsts) else None,
+                )
+        return None
+
+    # -- keeping the rule -----------------------------------------------------------------
+
+    def _rebalance(self, states: list[State], counted: set[int]) -> set[int]:
+        """Split or merge the counted pages that break the rule; the pages whose range moved."""
+        changed: set[int] = set()
+        last = len(states) - 1
+        for position, state in enumerate(states):
+            if state.number not in counted or state.number in changed:
+                continue
+            if state.rows > self.capacity:
+                changed |= self._split(states, position, last=position == last)
+            elif len(states) > 1 and (
+                state.rows == 0 or (state.rows < self.minimum and position != last)
+            ):
+                neighbour = position - 1 if position > 0 else position + 1
+                if states[neighbour].number in changed:
+                    continue
+                changed |= self._merge(states, position, neighbour)
+        return changed
+
+    def _split(self, states: list[State], position: int, *, last: bool) -> set[int]:
+        state = states[position]
+        bounds = self._bounds_from([(s.number, s.first) for s in states], state.number)
+        assert bounds is not None
+        if last:
+            step = self.capacity
+        else:
+            step = math.ceil(state.rows / math.ceil(state.rows / self.capacity))
+        cuts = self._cuts(bounds, step)
+        if not cuts:
+            return set()
+        next_number = (
+            self.table.filter(section=self.key).aggregate(n=Max("number"))["n"] or 0
+        ) + 1
+        model = self.table.model
+        created = []
+        with transaction.atomic(using=self.using):
+            for offset, cut in enumerate(cuts):
+                created.append(
+                    model(
+                        section=self.key,
+                        number=next_number + offset,
+                        first=self.codec.encode(cut),
+                        layout=self.fingerprint,
+                    )
+                )
+            self.table.bulk_create(created)
+        return {state.number, *(page.number for page in created)}
+
+    def _cuts(self, bounds: Bounds, step: int) -> list[Any]:
+        """The keys that start each next part of ``step`` rows within ``bounds``.
+
+        Each cut is the row ``step`` rows after the previous one: an OFFSET
+        bounded by the page size, never by the section's.
+        """
+        key = self.source.key_name
+        cuts: list[Any] = []
+        low = bounds.low
+        while True:
+            part = self.source.in_range(self.source._listable(), Bounds(low, bounds.high))
+            found = list(part.order_by(key).values_list(key, flat=True)[step : step + 1])
+            if not found:
+                return cuts
+            cuts.append(found[0])
+            low = found[0]
+
+    def _merge(self, states: list[State], position: int, neighbour: int) -> set[int]:
+        state, other = states[position], states[neighbour]
+        together = state.rows + other.rows
+        low_position = min(position, neighbour)
+        low_state, high_state = states[low_position], states[low_position + 1]
+        with transaction.atomic(using=self.using):
+            if together <= self.capacity or state.rows == 0:
+                # The small page goes; its neighbour takes its range.
+                self.table.filter(section=self.key, number=state.number).delete()
+                if neighbour > position:  # the next page starts where this one did
+                    self.table.filter(section=self.key, number=other.number).update(
+                        first=state.first
+                    )
+                return {state.number, other.number}
+            # Share the rows of both equally: move the boundary between them.
+            firsts = [(s.number, s.first) for s in states]
+            low_bounds = self._bounds_from(firsts, low_state.number)
+            high_bounds = self._bounds_from(firsts, high_state.number)
+            assert low_bounds is not None and high_bounds is not None
+            key = self.source.key_name
+            both = self.source.in_range(
+                self.source._listable(), Bounds(low_bounds.low, high_bounds.high)
+            )
+            found = list(
+                both.order_by(key).values_list(key, flat=True)[together // 2 : together // 2 + 1]
+            )
+            if not found:
+                return set()
+            self.table.filter(section=self.key, number=high_state.number).update(
+                first=self.codec.encode(found[0])
+            )
+        return {state.number, other.number}
+
+    # -- generations ----------------------------------------------------------------------
+
+    def _digests(self, numbers: list[int]) -> dict[int, str] | None:
+        """Each page's generation digest now; None when there is no cache to say."""
+        from ..serving.cache import (
+            DocumentCache,
+            global_generation,
+            page_generation,
+            section_generation,
+        )
+
+        names = [global_generation(), section_generation(self.section)]
+        names += [page_generation(self.section, number) for number in numbers]
+        tokens = DocumentCache().tokens(names)
+        if tokens is None:
+            return None
+        whole, section, *pages = tokens
+        return {
+            number: hashlib.sha256(f"{whole}|{section}|{token}".encode()).hexdigest()[:40]
+            for number, token in zip(numbers, pages, strict=True)
+        }
+
+    def _replace(self, numbers: set[int]) -> None:
+        from ..serving.cache import DocumentCache, index_generation, page_generation
+
+        names = [page_generation(self.section, number) for number in sorted(numbers)]
+        DocumentCache().replace([*names, index_generation()])
+
+    def _replace_section(self) -> None:
+        from ..serving.cache import DocumentCache, index_generation, section_generation
+
+        DocumentCache().replace([section_generation(self.section), index_generation()])
