@@ -42,6 +42,7 @@ REASONS = {
 }
 SKIP_REASONS: dict[str, Any] = {
     SkipReason.CONTROL_CHARACTERS: _("the URL would contain control characters"),
+    SkipReason.INVALID_LOCATION: _("its location is not a well-formed path or URL"),
     SkipReason.NOT_ABSOLUTE: _("the location is not a path or an absolute URL"),
     SkipReason.OTHER_HOST: _("the URL is on another host"),
     SkipReason.TOO_LONG: _("the URL is too long"),

@@ -26,6 +26,7 @@ from django.core.cache import BaseCache, caches
 
 from ..conf import app_settings
 from ..locations import Origin
+from ..locations.hosts import canonical_host
 from ..registry import SitemapRegistry, default_registry
 from ..signals import sitemap_invalidated
 from .local import LocalCopies
@@ -76,10 +77,15 @@ def token_time(token: str) -> float:
 
 
 def host_part(origin: Origin) -> str:
-    """The origin in a key: readable when short and safe, else a digest of the host."""
-    if _SAFE_HOST.fullmatch(origin.host):
-        return f"{origin.scheme}:{origin.host}"
-    return f"{origin.scheme}:{hashlib.sha256(origin.host.encode()).hexdigest()[:32]}"
+    """The origin in a key: its canonical host, readable when short and safe, else a digest.
+
+    Spellings of one host (case, trailing dot, default port) share one key; see
+    ``locations.hosts.canonical_host``.
+    """
+    host = canonical_host(origin.host, origin.scheme) or origin.host
+    if _SAFE_HOST.fullmatch(host):
+        return f"{origin.scheme}:{host}"
+    return f"{origin.scheme}:{hashlib.sha256(host.encode()).hexdigest()[:32]}"
 
 
 def path_part(path: str) -> str:
