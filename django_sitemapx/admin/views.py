@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..documents import index_path, listed_pages, page_path
 from ..exceptions import SkipReason
+from ..skips import recorded_skips
 from ..locations.hosts import origin_for_request
 from ..models import Override
 from ..overrides import fetch
@@ -158,6 +159,8 @@ class SectionRow:
     pages: list[tuple[int, str, str | None]]
     latest: str | None
     excluded: int
+    # What the latest build of its pages left out: (reason, count), None if unknown.
+    skipped: list[tuple[Any, int]] | None = None
 
 
 def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
@@ -165,6 +168,7 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     _require_view(model_admin, request)
     listed = listed_pages(default_registry)
     excluded = _excluded_counts()
+    skips = recorded_skips(default_registry.sections)
     rows = []
     for section in default_registry.sections:
         pages = [listed_page.summary for listed_page in listed if listed_page.section == section]
@@ -176,6 +180,12 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
                 pages=[(p.number, page_path(section, p.number), p.lastmod) for p in pages],
                 latest=max(lastmods, key=_moment) if lastmods else None,
                 excluded=excluded.get(section, 0),
+                skipped=None
+                if skips is None
+                else [
+                    (SKIP_REASONS.get(reason, reason), count)
+                    for reason, count in sorted(skips.get(section, {}).items())
+                ],
             )
         )
     context = {

@@ -151,3 +151,25 @@ def _nul_queries() -> Iterator[list[str]]:
 
     with connection.execute_wrapper(watch):
         yield found
+
+
+def test_overview_shows_what_the_latest_build_left_out_and_why(editor: Client) -> None:
+    from django_sitemapx.registry import default_registry
+    from django_sitemapx.sources import ItemSource
+
+    class Custom(ItemSource):
+        def location(self, item):  # type: ignore[no-untyped-def]
+            return item
+
+    with default_registry.temporarily_empty():
+        default_registry.register(
+            "custom", Custom, items=lambda: ["/ok/", None, "http://[x/", "https://other.example/"]
+        )
+        assert Client(HTTP_HOST="testserver").get("/sitemap-custom-1.xml").status_code == 200
+        response = editor.get(reverse(OVERVIEW))
+    (row,) = response.context["rows"]
+    assert [(str(label), count) for label, count in row.skipped] == [
+        ("its location is not a well-formed path or URL", 2),
+        ("the URL is on another host", 1),
+    ]
+    assert "2 × its location is not a well-formed path or URL" in response.content.decode()
