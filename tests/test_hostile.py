@@ -76,12 +76,15 @@ def test_a_lastmod_out_of_range_is_dropped_and_counted_never_a_500(
     good = datetime.datetime(2024, 5, 1, 12, tzinfo=UTC)
     registry.register(
         "late",
-        items=lambda: [{"location": "/a/", "lastmod": lastmod}, {"location": "/b/", "lastmod": good}],
+        items=lambda: [
+            {"location": "/a/", "lastmod": lastmod},
+            {"location": "/b/", "lastmod": good},
+        ],
     )
-    index, page, _packed = _check_all(client, "late")
+    _index, page, _packed = _check_all(client, "late")
     assert [el.text for el in page.iter("{*}lastmod")] == ["2024-05-01T12:00:00+00:00"]
     assert "invalid_lastmod" in caplog.text
-    status, _body, response = _served(client, "/sitemap-late-1.xml")
+    _status, _body, response = _served(client, "/sitemap-late-1.xml")
     assert response["Last-Modified"]
 
 
@@ -183,7 +186,10 @@ def test_spellings_of_one_host_share_one_document_and_its_host(
         assert response.status_code == 200, host
         bodies.add(content(response))
     assert len(bodies) == 1
-    assert locs(validate_sitemap(bodies.pop())) == ["http://example.com/a/", "http://example.com/b/"]
+    assert locs(validate_sitemap(bodies.pop())) == [
+        "http://example.com/a/",
+        "http://example.com/b/",
+    ]
     stored = {key.split(":doc:")[1].split(":")[2] for key in _document_keys()}
     assert stored == {"example.com"}
 

@@ -37,9 +37,7 @@ offsets = st.integers(min_value=-23 * 3600 - 3599, max_value=23 * 3600 + 3599).m
 datetimes = st.one_of(
     st.datetimes(),  # naive: in the project's time zone
     st.datetimes(timezones=offsets),
-    st.sampled_from(
-        [datetime.datetime.max, datetime.datetime.min, datetime.datetime(1900, 1, 1)]
-    ),
+    st.sampled_from([datetime.datetime.max, datetime.datetime.min, datetime.datetime(1900, 1, 1)]),
 )
 lastmods = st.one_of(
     st.none(),
@@ -76,7 +74,15 @@ locations = st.one_of(
     st.builds(lambda host, rest: f"http://{host}/{rest}", hosts, st.text(max_size=40)),
     st.builds(lambda host, rest: f"https://{host}{rest}", hosts, st.text(max_size=40)),
     st.sampled_from(
-        ["http://[x/", "//example.com/a", "mailto:a@b", "/a%", "/%zz/[]", "/#a#b", "/" + "a" * 2100]
+        [
+            "http://[x/",
+            "//example.com/a",
+            "mailto:a@b",
+            "/a%",
+            "/%zz/[]",
+            "/#a#b",
+            "/" + "a" * 2100,
+        ]
     ),
 )
 entries = st.lists(
@@ -118,7 +124,11 @@ def test_hostile_entries_never_escape_the_view_and_every_200_validates(
             response = client.get(path)
             assert response.status_code in (200, 404), (path, response.status_code)
             if response.status_code == 200:
-                body = b"".join(response.streaming_content) if response.streaming else response.content
+                body = (
+                    b"".join(response.streaming_content)
+                    if response.streaming
+                    else response.content
+                )
                 validate_sitemap(gzip.decompress(body) if path.endswith(".gz") else body)
                 COUNTS["valid"] += 1
             else:

@@ -16,11 +16,11 @@ from django.utils.translation import gettext_lazy as _
 
 from ..documents import index_path, listed_pages, page_path
 from ..exceptions import SkipReason
-from ..skips import recorded_skips
 from ..locations.hosts import origin_for_request
 from ..models import Override
 from ..overrides import fetch
 from ..registry import default_registry
+from ..skips import recorded_skips
 from ..values import parse_lastmod
 from . import lookup as locating
 

@@ -27,9 +27,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST_NAME = re.compile(r"(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\])", re.ASCII)
 
 
-def canonical_host(
-    host: str, scheme: str, *, ports: Collection[int] | None = None
-) -> str | None:
+def canonical_host(host: str, scheme: str, *, ports: Collection[int] | None = None) -> str | None:
     """The one spelling of ``host`` (``name[:port]``) that documents and cache keys use.
 
     The name is lower-cased, IDNA-encoded and loses a trailing dot; the scheme's

@@ -22,12 +22,12 @@ from ..locations.rows import RowLocations
 from ..values import lastmod_text, per_item_reader, static_value
 from .base import Page, PageSummary, Source
 from .keyset import (
-    LastmodInRange,
-    out_of_lastmod_range,
     LASTMOD_ALIAS,
+    LastmodInRange,
     W3CDatetime,
     bucket_summaries,
     formats_lastmod_in_sql,
+    out_of_lastmod_range,
     page_for_key,
     page_range,
 )

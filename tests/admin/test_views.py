@@ -12,7 +12,14 @@ from django_sitemapx.admin.views import SKIP_REASONS
 from django_sitemapx.exceptions import SkipReason
 from django_sitemapx.models import Override
 from example_project.articles.factories import ArticleFactory
-from tests.support.admin import ADD, CHANGELIST, EDITOR_PERMISSIONS, INSPECT, OVERVIEW, staff_client
+from tests.support.admin import (
+    ADD,
+    CHANGELIST,
+    EDITOR_PERMISSIONS,
+    INSPECT,
+    OVERVIEW,
+    staff_client,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -172,4 +179,4 @@ def test_overview_shows_what_the_latest_build_left_out_and_why(editor: Client) -
         ("its location is not a well-formed path or URL", 2),
         ("the URL is on another host", 1),
     ]
-    assert "2 × its location is not a well-formed path or URL" in response.content.decode()
+    assert "2 \u00d7 its location is not a well-formed path or URL" in response.content.decode()
