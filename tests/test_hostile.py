@@ -218,3 +218,76 @@ def test_disallowed_hosts_still_answer_400(registry: SitemapRegistry) -> None:
     registry.register("pages", items=lambda: ["/a/"])
     client = Client(HTTP_HOST="evil.example", raise_request_exception=False)
     assert client.get("/sitemap-pages-1.xml").status_code == 400
+
+
+# -- 1. PostgreSQL values Python cannot hold --------------------------------------
+
+OUT_OF_RANGE_SQL = ["'infinity'", "'-infinity'", "'10000-01-01 00:00:00+00'", "'0044-03-15 BC'"]
+
+
+def _postgresql() -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("only PostgreSQL holds values Python cannot read")
+
+
+@pytest.mark.parametrize("value", OUT_OF_RANGE_SQL)
+def test_postgresql_timestamps_python_cannot_hold_are_dropped_and_counted(
+    client: Client, value: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from django.db import connection
+
+    from example_project.articles.models import Article
+    from tests.factories import ArticleFactory
+
+    _postgresql()
+    bad, good = ArticleFactory(), ArticleFactory()
+    with connection.cursor() as cursor:
+        table = Article._meta.db_table
+        cursor.execute(f"UPDATE {table} SET updated_at = {value} WHERE id = %s", [bad.pk])
+    _index, page, _packed = _check_all(client, "article")
+    lastmods = [el.text for el in page.iter("{*}lastmod")]
+    assert len(locs(page)) == 2 and len(lastmods) == 1
+    assert lastmods[0].startswith(str(good.updated_at.astimezone(UTC).year))
+    assert "invalid_lastmod" in caplog.text
+    # A model read as instances (get_absolute_url) too.
+    with override_settings(SITEMAPX_CACHE_ALIAS=None):
+        registry = SitemapRegistry()
+        registry.register(Article, lastmod_field="updated_at")
+        from django_sitemapx.documents import render_page
+        from django_sitemapx.locations import Origin
+
+        source = registry.get("article")
+        page_object = source.page(1)
+        assert page_object is not None
+        stream = render_page(source, page_object, Origin("http", "example.com"))
+        assert stream is not None
+        root = validate_sitemap(b"".join(stream))
+        assert len(locs(root)) == 2
+        assert stream.stats.skipped == {"invalid_lastmod": 1}
+
+
+@pytest.mark.parametrize("value", ["'infinity'", "'10000-01-01'", "'0044-03-15 BC'"])
+def test_postgresql_dates_python_cannot_hold_are_dropped_and_counted(
+    client: Client, registry: SitemapRegistry, value: str
+) -> None:
+    from django.db import connection
+
+    from tests.factories import DocumentFactory
+    from tests.testapp.models import Document
+
+    _postgresql()
+    bad = DocumentFactory(path="/bad/")
+    DocumentFactory(path="/good/", published_on=datetime.date(2024, 1, 2))
+    with connection.cursor() as cursor:
+        table = Document._meta.db_table
+        cursor.execute(f"UPDATE {table} SET published_on = {value} WHERE id = %s", [bad.pk])
+    registry.register(Document, lastmod_field="published_on", fields=["path"], source_class=_Paths)
+    _index, page, _packed = _check_all(client, "document")
+    assert [el.text for el in page.iter("{*}lastmod")] == ["2024-01-02"]
+
+
+class _Paths(sitemapx.ModelSource):
+    def location(self, row: Any) -> str:
+        return str(row.path)
