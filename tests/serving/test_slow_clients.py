@@ -113,9 +113,9 @@ def test_a_slow_reader_costs_one_build_and_holds_no_one_up(
         assert [status for status, _ in results] == [200] * WAITING
         assert len({body for _, body in results}) == 1
         assert CountingSource.builds == 1
-    finally:
-        if CountingSource.builds != 1:
-            slow.close()
+    except BaseException:
+        slow.close()
+        raise
     _headers, body = _read_to_end(slow, head)
     assert body == results[0][1]
     if path.endswith(".gz"):
