@@ -10,7 +10,7 @@ knows of sources or the registry.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
@@ -26,10 +26,16 @@ CONTROL_CHARS = re.compile("[\x00-\x1f\x7f]")
 
 @dataclass(frozen=True)
 class Origin:
-    """The scheme and host (with any port) every URL of one document is written for."""
+    """The scheme and host (with any port) every URL of one document is written for.
+
+    ``site_id`` is the ``django.contrib.sites`` site the host came from, when it
+    came from the Sites framework; two origins with the same scheme and host are
+    equal whatever it is.
+    """
 
     scheme: str
     host: str
+    site_id: int | None = field(default=None, compare=False)
 
     @property
     def prefix(self) -> str:
@@ -91,13 +97,13 @@ class LocationBuilder:
     """
 
     def __init__(self, origin: Origin) -> None:
-        from .hosts import canonical_host
+        from .hosts import checked_host
 
         self.origin = origin
         self.prefix = origin.prefix
-        self._canonical_host = canonical_host
+        self._checked_host = checked_host
         self._hosts = {origin.host.lower(), ascii_host(origin.host).lower()}
-        self._host = canonical_host(origin.host, origin.scheme) or ascii_host(origin.host)
+        self._host = checked_host(origin.host, origin.scheme) or ascii_host(origin.host)
 
     def absolute(self, location: object) -> str:
         """The absolute URI of a path or same-host URL, or ``Skip`` with the reason."""
@@ -111,7 +117,7 @@ class LocationBuilder:
             parts = urlsplit(location)
             if parts.scheme not in ("http", "https") or not parts.netloc:
                 raise Skip(SkipReason.NOT_ABSOLUTE)
-            host = self._canonical_host(parts.netloc, parts.scheme)
+            host = self._checked_host(parts.netloc, parts.scheme)
             if host is None:
                 raise Skip(SkipReason.INVALID_LOCATION)
             if host != self._host and parts.netloc.lower() not in self._hosts:
