@@ -224,10 +224,12 @@ def test_queries_per_page_do_not_grow_with_rows(client: Client) -> None:
     # Plus one for the editors' overrides: with few of them, the first chunk's
     # query reads them all (see test_overrides.py), and one for the page's count
     # and greatest lastmod, read before the body for ETag and Last-Modified
-    # (the summary of ModelSource.page()).
-    assert count_queries(3) == count_queries(300) == 3
+    # (the summary of ModelSource.page()). On PostgreSQL, one more counts the
+    # lastmods out of the lastmod range, which SQL turned into NULL (#14).
+    counted = 1 if connection.vendor == "postgresql" else 0
+    assert count_queries(3) == count_queries(300) == 3 + counted
     with override_settings(SITEMAPX_OVERRIDES=False):
-        assert count_queries(300) == 2
+        assert count_queries(300) == 2 + counted
 
 
 def test_index_costs_one_query_per_model_section(client: Client) -> None:
