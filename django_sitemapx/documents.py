@@ -19,6 +19,7 @@ from .exceptions import SkipReason
 from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
 from .registry import SitemapRegistry
+from .skips import record_skips
 from .sources import ListedPage, Page, Source
 from .writer import (
     DocumentWriter,
@@ -250,6 +251,7 @@ def _close(stream: Any) -> None:
 
 
 def _log_skips(section: str, number: int, stats: WriteStats) -> None:
+    record_skips(section, number, stats.skipped)
     if stats.skipped:
         logger.warning(
             "Sitemap section %r page %s: %s entries left out or trimmed %s",

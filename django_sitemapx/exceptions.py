@@ -52,6 +52,9 @@ class SkipReason(StrEnum):
 
     # The entry is left out.
     CONTROL_CHARACTERS = "control_characters"
+    # Not a string, not parseable as a URL (``http://[x/``), or not encodable
+    # (a lone surrogate).
+    INVALID_LOCATION = "invalid_location"
     NOT_ABSOLUTE = "not_absolute"
     OTHER_HOST = "other_host"
     TOO_LONG = "too_long"

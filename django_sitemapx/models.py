@@ -40,6 +40,7 @@ _LOCATION_ERRORS = {
     "empty": _("Enter a path such as /about/ or a full URL."),
     "control_characters": _("The location contains control characters."),
     "not_http": _("Enter a path starting with / or a full http:// or https:// URL."),
+    "malformed": _("This is not a well-formed path or http(s) URL."),
 }
 
 

@@ -29,6 +29,7 @@ from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
 from .entries import Entry
+from .exceptions import InvalidValue
 from .locations.keys import uri_key
 from .signals import overrides_changed
 from .sources import ListedPage
@@ -134,10 +135,19 @@ def _format(row: list[Any]) -> OverrideValues:
     exclude, lastmod, changefreq, priority = row
     return (
         bool(exclude),
-        lastmod_text(lastmod),
+        _lastmod(lastmod),
         changefreq or None,
         None if priority is None else format_priority(priority),
     )
+
+
+def _lastmod(value: Any) -> str | None:
+    # The admin refuses a future lastmod; one written past it (the ORM, a
+    # fixture) outside the lastmod range is ignored like any invalid value.
+    try:
+        return lastmod_text(value)
+    except InvalidValue:
+        return None
 
 
 def adjust_index(listed: list[ListedPage]) -> list[ListedPage]:
@@ -151,8 +161,10 @@ def adjust_index(listed: list[ListedPage]) -> list[ListedPage]:
     for listed_page in listed:
         latest = forced.get((listed_page.section, listed_page.summary.number))
         if latest is not None and is_later(latest, listed_page.summary.lastmod):
-            summary = dataclasses.replace(listed_page.summary, lastmod=lastmod_text(latest))
-            listed_page = dataclasses.replace(listed_page, summary=summary)
+            text = _lastmod(latest)
+            if text is not None:
+                summary = dataclasses.replace(listed_page.summary, lastmod=text)
+                listed_page = dataclasses.replace(listed_page, summary=summary)
         adjusted.append(listed_page)
     return adjusted
 

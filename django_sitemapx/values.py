@@ -26,34 +26,59 @@ _W3C_DATETIME = re.compile(
 )
 # xs:dateTime allows time zone offsets up to 14 hours.
 _MAX_OFFSET = datetime.timedelta(hours=14)
+_MINUTE = datetime.timedelta(minutes=1)
 
 # -- lastmod ------------------------------------------------------------------
+
+
+# The one rule for a lastmod's range: its instant lies from 0001-01-02 to
+# 9999-12-30 in UTC. A day inside each end of what Python's datetime holds, so
+# the instant can be written with any offset (up to 14 hours) and read back in
+# any time zone; a value outside it (year 10000 or later, infinity, BC dates
+# from the database) is dropped and counted as ``invalid_lastmod``.
+EARLIEST_LASTMOD = datetime.datetime(1, 1, 2, tzinfo=datetime.UTC)
+LATEST_LASTMOD = datetime.datetime(9999, 12, 31, tzinfo=datetime.UTC)
 
 
 def format_lastmod(value: datetime.date | datetime.datetime, tz: datetime.tzinfo) -> str:
     """W3C Datetime: a date, or a date-time to the second with an explicit offset.
 
-    A naive datetime is taken to be in ``tz``.
+    A naive datetime is taken to be in ``tz``. An offset the schema refuses (not
+    whole minutes, such as the local mean time ``+00:09:21`` that zoneinfo gives
+    Paris before 1911, or beyond 14 hours) is written as the same instant in
+    UTC. Raises ``InvalidValue`` for a value outside the lastmod range
+    (:data:`EARLIEST_LASTMOD` to :data:`LATEST_LASTMOD`).
     """
     if isinstance(value, datetime.datetime):
-        if value.tzinfo is None or value.utcoffset() is None:
-            value = value.replace(tzinfo=tz)
+        try:
+            if value.tzinfo is None or value.utcoffset() is None:
+                value = value.replace(tzinfo=tz)
+            offset = value.utcoffset()
+            instant = value.astimezone(datetime.UTC)
+        except (OverflowError, ValueError):
+            raise InvalidValue(f"lastmod {value!r} is outside the years 1 to 9999") from None
+        if not EARLIEST_LASTMOD <= instant < LATEST_LASTMOD:
+            raise InvalidValue(f"lastmod {value!r} is outside 0001-01-02 to 9999-12-30 (UTC)")
+        if offset is None or offset % _MINUTE or abs(offset) > _MAX_OFFSET:
+            value = instant
         return value.replace(microsecond=0).isoformat()
+    if not EARLIEST_LASTMOD.date() <= value < LATEST_LASTMOD.date():
+        raise InvalidValue(f"lastmod {value!r} is outside 0001-01-02 to 9999-12-30")
     return value.isoformat()
 
 
 def lastmod_text(value: Any) -> str | None:
     """A date/datetime (naive ones in the project's time zone) as W3C Datetime text.
 
-    A string is accepted only if it already is W3C Datetime; ``None`` stays
-    ``None``. Anything else raises ``InvalidValue``.
+    A string is accepted only if it already is W3C Datetime within the lastmod
+    range; ``None`` stays ``None``. Anything else raises ``InvalidValue``.
     """
     if value is None:
         return None
     if isinstance(value, str):
         if _is_w3c_datetime(value):
             return value
-        raise InvalidValue(f"lastmod {value!r} is not a W3C Datetime")
+        raise InvalidValue(f"lastmod {value[:64]!r} is not a W3C Datetime in range")
     if isinstance(value, datetime.date):
         return format_lastmod(value, timezone.get_default_timezone())
     raise InvalidValue(f"lastmod must be a date or datetime, not {type(value).__name__}")
@@ -64,22 +89,29 @@ def _is_w3c_datetime(text: str) -> bool:
         return False
     try:
         if "T" not in text:
-            datetime.date.fromisoformat(text)
-            return True
-        offset = datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).utcoffset()
-    except ValueError:
+            day = datetime.date.fromisoformat(text)
+            return EARLIEST_LASTMOD.date() <= day < LATEST_LASTMOD.date()
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        offset = moment.utcoffset()
+        instant = moment.astimezone(datetime.UTC)
+    except (ValueError, OverflowError):
         return False
-    return offset is not None and abs(offset) <= _MAX_OFFSET
+    return (
+        offset is not None
+        and abs(offset) <= _MAX_OFFSET
+        and EARLIEST_LASTMOD <= instant < LATEST_LASTMOD
+    )
 
 
 def parse_lastmod(text: str) -> datetime.datetime | None:
     """A W3C date or datetime text as an aware datetime (naive: the default time zone)."""
     try:
         value = datetime.datetime.fromisoformat(text)
-    except ValueError:
+        if timezone.is_naive(value):
+            value = timezone.make_aware(value, timezone.get_default_timezone())
+        value.astimezone(datetime.UTC)  # raises for an instant outside the years 1 to 9999
+    except (ValueError, OverflowError):
         return None
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.get_default_timezone())
     return value
 
 

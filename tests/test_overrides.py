@@ -14,6 +14,7 @@ from django_sitemapx.documents import listed_pages, page_path, render_index, ren
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
 from django_sitemapx.overrides import AffectedDocuments, affected_documents, send_overrides_changed
+from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.signals import overrides_changed
 from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article
@@ -197,3 +198,22 @@ def test_send_overrides_changed_sends_what_the_changes_affect() -> None:
             "affected": affected,
         }
     ]  # and nothing for no change
+
+
+@pytest.mark.django_db
+def test_a_forced_lastmod_out_of_range_is_ignored_not_a_500(registry: SitemapRegistry) -> None:
+    from django.test import Client
+
+    from django_sitemapx.models import Override
+    from tests.conftest import content, validate_sitemap
+
+    registry.register("pages", items=lambda: ["/a/", "/b/"])
+    late = datetime.datetime(9999, 12, 31, 23, 0, tzinfo=datetime.UTC)  # past the admin's check
+    Override.objects.create(location="/a", lastmod=late, section="pages", page=1)
+    client = Client(HTTP_HOST="example.com", raise_request_exception=False)
+    for path in ("/sitemap.xml", "/sitemap-pages-1.xml"):
+        response = client.get(path)
+        assert response.status_code == 200
+        body = content(response)
+        assert b"9999" not in body
+        validate_sitemap(body)

@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from ..exceptions import InvalidLocation
+from ..locations import CONTROL_CHARS
 from ..locations.hosts import origin_for_request
 from ..locations.keys import location_key
 from ..models import CHANGEFREQ_CHOICES, Override, location_hash
@@ -145,6 +146,10 @@ class OverrideAdmin(_ModelAdmin):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Override], search_term: str
     ) -> tuple[QuerySet[Override], bool]:
+        if CONTROL_CHARS.search(search_term):
+            # No location holds one (location_key refuses them), and PostgreSQL
+            # refuses a NUL in a query: nothing matches.
+            return queryset.none(), False
         results, duplicates = super().get_search_results(request, queryset, search_term)
         # A pasted URL finds its override whatever host or trailing slash it has.
         try:

@@ -66,7 +66,7 @@ def locate(registry: SitemapRegistry, value: str, origin: Origin) -> Finding:
     except InvalidLocation as error:
         return Finding(key="", reason=INVALID, skipped={error.code: 1})
     finding = Finding(key=key)
-    host = urlsplit(value.strip()).netloc
+    host = urlsplit(value.strip()).netloc  # location_key() parsed it: cannot raise
     if host and host.lower() != origin.host.lower():
         finding.other_host = host
     finding.resolves = _resolves(key)

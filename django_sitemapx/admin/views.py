@@ -20,6 +20,7 @@ from ..locations.hosts import origin_for_request
 from ..models import Override
 from ..overrides import fetch
 from ..registry import default_registry
+from ..skips import recorded_skips
 from ..values import parse_lastmod
 from . import lookup as locating
 
@@ -42,6 +43,7 @@ REASONS = {
 }
 SKIP_REASONS: dict[str, Any] = {
     SkipReason.CONTROL_CHARACTERS: _("the URL would contain control characters"),
+    SkipReason.INVALID_LOCATION: _("its location is not a well-formed path or URL"),
     SkipReason.NOT_ABSOLUTE: _("the location is not a path or an absolute URL"),
     SkipReason.OTHER_HOST: _("the URL is on another host"),
     SkipReason.TOO_LONG: _("the URL is too long"),
@@ -162,6 +164,8 @@ class SectionRow:
     pages: list[tuple[int, str, str | None]]
     latest: str | None
     excluded: int
+    # What the latest build of its pages left out: (reason, count), None if unknown.
+    skipped: list[tuple[Any, int]] | None = None
     browse_url: str = ""
 
 
@@ -173,6 +177,7 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     site = site_choice(request)
     listed = listed_pages(default_registry, site.origin)
     excluded = _excluded_counts()
+    skips = recorded_skips(default_registry.sections)
     rows = []
     for section in [source.section for source in default_registry if source.serves(site.origin)]:
         pages = [listed_page.summary for listed_page in listed if listed_page.section == section]
@@ -187,6 +192,12 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
                 ],
                 latest=max(lastmods, key=_moment) if lastmods else None,
                 excluded=excluded.get(section, 0),
+                skipped=None
+                if skips is None
+                else [
+                    (SKIP_REASONS.get(reason, reason), count)
+                    for reason, count in sorted(skips.get(section, {}).items())
+                ],
                 browse_url=reverse(
                     "admin:django_sitemapx_browse_section", kwargs={"section": section}
                 )

@@ -15,6 +15,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +40,50 @@ except ImportError:  # pragma: no cover - Windows has no flock
 MANIFEST_NAME = ".sitemapx-manifest.json"
 LOCK_NAME = ".sitemapx-export.lock"
 TEMP_SUFFIX = ".sitemapx-tmp"
+# A storage export stages in "<temp dir>/sitemapx-export-<pid>-<random>".
+STAGING_PREFIX = "sitemapx-export-"
+# A staging folder this old is stale even if a process with its PID runs
+# (the PID may have been reused, or belong to another container).
+STALE_STAGING_SECONDS = 24 * 3600
+
+
+def remove_stale_staging(temp: Path) -> list[Path]:
+    """Remove the staging folders killed storage exports left in ``temp``; return them.
+
+    A folder is stale when the process named in it is gone, or when it is older
+    than ``STALE_STAGING_SECONDS`` (also the rule for a folder with no PID in
+    its name, as versions before 0.1 made). A running export's folder stays.
+    """
+    removed = []
+    for path in temp.glob(f"{STAGING_PREFIX}*"):
+        try:
+            age = time.time() - path.lstat().st_mtime
+        except OSError:
+            continue
+        if not path.is_dir() or path.is_symlink():
+            continue
+        pid_text = path.name[len(STAGING_PREFIX) :].partition("-")[0]
+        alive = pid_text.isdigit() and _running(int(pid_text))
+        if alive and age < STALE_STAGING_SECONDS:
+            continue
+        if not pid_text.isdigit() and age < STALE_STAGING_SECONDS:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        logger.info("Removed %s, left by an export that did not finish.", path)
+        removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's process, or unknowable: keep it until it is old
+    return True
 
 
 class StagedFile:
@@ -215,7 +260,9 @@ class StorageDestination(Destination):
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        self._staging = Path(tempfile.mkdtemp(prefix="sitemapx-export-"))
+        temp = Path(tempfile.gettempdir())
+        remove_stale_staging(temp)
+        self._staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=temp))
         try:
             yield
         finally:

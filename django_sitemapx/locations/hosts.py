@@ -8,7 +8,7 @@ way the scheme follows one rule, :func:`scheme_for`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -24,14 +24,57 @@ from . import Origin, ascii_host, iri_to_uri
 
 _validate_url = URLValidator(schemes=["http", "https"])
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+# A host name (letters, digits, "-", "_", "." labels, IDNA-encoded) or an IPv6 literal.
+_HOST_NAME = re.compile(r"(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\])", re.ASCII)
 
-def canonical_host(host: str) -> str:
+
+def checked_host(
+    host: str, scheme: str | None = None, *, ports: Collection[int] | None = None
+) -> str | None:
+    """The canonical spelling of ``host`` (``name[:port]``), or None for what is no host.
+
+    The name is lower-cased, IDNA-encoded and loses a trailing dot; the
+    ``scheme``'s default port is dropped. With ``ports``, any other port not in
+    it is dropped as well (a ``Host`` header names whatever port the client
+    likes; only the ports the server is reached on are kept).
+    """
+    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not colon:
+        name, port = host, ""
+    try:
+        name = ascii_host(name.lower().rstrip(".")).lower() if name else ""
+    except UnicodeError:
+        return None
+    if not name or not _HOST_NAME.fullmatch(name) or len(name) > 253:
+        return None
+    if port:
+        if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+            return name if ports is not None else None
+        number = int(port)
+        if (scheme is not None and number == DEFAULT_PORTS.get(scheme)) or (
+            ports is not None and number not in ports
+        ):
+            return name
+        return f"{name}:{number}"
+    return name
+
+
+def canonical_host(
+    host: str, scheme: str | None = None, *, ports: Collection[int] | None = None
+) -> str:
     """The one spelling of a host that sites are matched and documents cached under.
 
     Lower case, without the trailing dot of a fully qualified name, in ASCII
     (IDNA) form; a port is kept (``example.com:8000``). ``Example.COM.`` and
-    ``example.com`` are the same host.
+    ``example.com`` are the same host. Given the ``scheme``, its default port is
+    dropped (``example.com:443`` for https is ``example.com``); given ``ports``,
+    any port not in it as well (see :func:`checked_host`, and
+    :func:`request_host` for a request's ``Host``).
     """
+    checked = checked_host(host.strip(), scheme, ports=ports)
+    if checked is not None:
+        return checked
     host = host.strip().lower()
     if host.startswith("["):  # an IPv6 literal, with any port
         return host
@@ -80,8 +123,25 @@ def origin_for_request(request: HttpRequest, protocol: str | None = None) -> Ori
             site = get_current_site(request)
         except Site.DoesNotExist:
             raise Http404("No Site matches this host.") from None
-        return Origin(scheme, canonical_host(site.domain), getattr(site, "pk", None))
-    return Origin(scheme, canonical_host(request.get_host()))
+        return Origin(scheme, canonical_host(site.domain, scheme), getattr(site, "pk", None))
+    return Origin(scheme, request_host(request, scheme))
+
+
+def request_host(request: HttpRequest, scheme: str) -> str:
+    """The canonical host of a request's validated ``Host`` (see :func:`canonical_host`).
+
+    A port is kept only when it is the one the request reached the server on
+    (``SERVER_PORT``, or ``X-Forwarded-Port`` with ``USE_X_FORWARDED_PORT``) and
+    is not the scheme's default, so a client choosing ports, letter case or a
+    trailing dot cannot make documents (and cache entries) of its own: one host
+    name gives at most two spellings per scheme.
+    """
+    host = request.get_host()  # raises DisallowedHost (a 400) for a host not allowed
+    try:
+        reached = {int(request.get_port())}
+    except (TypeError, ValueError):
+        reached = set()
+    return canonical_host(host, scheme, ports=reached)
 
 
 def origin_from_url(url: str) -> Origin:

@@ -19,7 +19,7 @@ The rule: keep the path and query of the URL, nothing else.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ..exceptions import InvalidLocation
 from . import CONTROL_CHARS, iri_to_uri
@@ -35,8 +35,21 @@ def location_key(value: str) -> str:
     value = value.strip()
     if not value:
         raise InvalidLocation("empty", "Enter a path such as /about/ or a full URL.")
-    if CONTROL_CHARS.search(value):
+    if CONTROL_CHARS.search(value) or CONTROL_CHARS.search(unquote(value)):
+        # Percent-escaped too: "%00" names no page, and PostgreSQL refuses the
+        # NUL it decodes to when the URL's values are looked up.
         raise InvalidLocation("control_characters", "The location contains control characters.")
+    try:
+        return _key(value)
+    except InvalidLocation:
+        raise
+    except (ValueError, UnicodeError):  # "http://[x/", a lone surrogate
+        raise InvalidLocation(
+            "malformed", "This is not a well-formed path or http(s) URL."
+        ) from None
+
+
+def _key(value: str) -> str:
     if value.startswith("/") and not value.startswith("//"):
         return _tidy(iri_to_uri(value))
     parts = urlsplit(value if "://" in value or value.startswith("//") else "")

@@ -1,9 +1,11 @@
-"""From a document to a response: a cache hit, a 304, or a streamed miss that fills the cache.
+"""From a document to a response: a cache hit, a 304, or a miss built into the cache.
 
-A miss is streamed to its client while the bytes are kept aside; both variants
-(plain and gzip) are stored once the document is complete, so a client that
-disconnects leaves nothing in the cache. Of many requests missing the same
-document at once, one builds it and the others wait for the stored copy.
+A miss is built to the end at the server's pace, both variants (plain and gzip)
+stored part by part as they are produced, and only then served from the stored
+copy: how fast its first client reads, or whether it stays, changes nothing.
+Of many requests missing the same document at once, one builds it and the
+others wait for the stored copy. Without a working cache a document is
+streamed as it is rendered.
 
 - ``cache``: keys, generations, records and build locks, and ``invalidate()``;
 - ``local``: the per-process copies of recently served documents;
@@ -27,6 +29,7 @@ from django.http import (
 )
 from django.utils import translation
 
+from ..compression import gzip_compressor
 from ..conf import app_settings
 from ..documents import (
     DocumentStream,
@@ -42,7 +45,6 @@ from ..registry import SitemapRegistry
 from ..sources import PageSummary, Source
 from .cache import (
     DocumentCache,
-    Lock,
     Record,
     document_key,
     global_generation,
@@ -193,13 +195,22 @@ def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBas
             if lock is not None:
                 store.unlock(lock)
             return response
+        if lock is not None:
+            # Built and stored at the server's pace, before any byte is sent: a
+            # slow or vanished client costs this one build, and the requests
+            # waiting for it are served from the stored copy as soon as it exists.
+            try:
+                record = _build(store, key, _render(prepared), validators)
+            finally:
+                store.unlock(lock)
+            if record is not None and record.parts.get(GZ if gz else XML):
+                body = store.parts(key, record, GZ if gz else XML)
+                return _streaming(request, body, validators, gz)
+            # The cache could not keep it (failing, or evicting at once): build it
+            # again, streamed to this client alone.
         stream = _render(prepared)
-        if lock is None:  # another request builds it, or the cache could not lock
-            body = ClosingBody(encode(stream, gz, None), stream.close)
-            return _streaming(request, body, validators, gz)
-        return _streaming(
-            request, _filling(store, key, lock, stream, validators, gz), validators, gz
-        )
+        body = ClosingBody(encode(stream, gz, None), stream.close)
+        return _streaming(request, body, validators, gz)
     except BaseException:
         if lock is not None:
             store.unlock(lock)
@@ -222,25 +233,25 @@ def _from_cache(
     return response
 
 
-def _filling(
-    store: DocumentCache,
-    key: str,
-    lock: Lock,
-    stream: DocumentStream,
-    validators: Validators,
-    gz: bool,
-) -> ClosingBody:
-    """The streamed miss: both variants stored once complete, the lock released however it ends."""
+def _build(
+    store: DocumentCache, key: str, stream: DocumentStream, validators: Validators
+) -> Record | None:
+    """Render ``stream`` to the end into the cache, both variants; None if the cache failed.
 
-    def keep(plain: bytes, packed: bytes) -> None:
-        record = Record(validators.etag, validators.last_modified, {})
-        store.store(key, record, {XML: plain, GZ: packed})
-
-    def release() -> None:
-        stream.close()  # the source's cursor first, then the lock
-        store.unlock(lock)
-
-    return ClosingBody(encode(stream, gz, keep), release)
+    Memory stays flat: each variant is stored part by part as it is produced.
+    """
+    writer = store.part_writer(key)
+    compressor = gzip_compressor()
+    try:
+        for chunk in stream:
+            packed = compressor.compress(chunk)
+            if not writer.add(XML, chunk) or not writer.add(GZ, packed):
+                return None
+        if not writer.add(GZ, compressor.flush()):
+            return None
+    finally:
+        stream.close()
+    return writer.finish(validators.etag, validators.last_modified)
 
 
 def _uncached(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBase:

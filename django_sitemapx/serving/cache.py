@@ -18,7 +18,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from django.core.cache import BaseCache, caches
 
 from ..conf import app_settings
 from ..locations import Origin
+from ..locations.hosts import canonical_host
 from ..registry import SitemapRegistry, default_registry
 from ..signals import sitemap_invalidated
 from .local import LocalCopies
@@ -76,10 +77,15 @@ def token_time(token: str) -> float:
 
 
 def host_part(origin: Origin) -> str:
-    """The origin in a key: readable when short and safe, else a digest of the host."""
-    if _SAFE_HOST.fullmatch(origin.host):
-        return f"{origin.scheme}:{origin.host}"
-    return f"{origin.scheme}:{hashlib.sha256(origin.host.encode()).hexdigest()[:32]}"
+    """The origin in a key: its canonical host, readable when short and safe, else a digest.
+
+    Spellings of one host (case, trailing dot, default port) share one key; see
+    ``locations.hosts.canonical_host``.
+    """
+    host = canonical_host(origin.host, origin.scheme) or origin.host
+    if _SAFE_HOST.fullmatch(host):
+        return f"{origin.scheme}:{host}"
+    return f"{origin.scheme}:{hashlib.sha256(host.encode()).hexdigest()[:32]}"
 
 
 def path_part(path: str) -> str:
@@ -93,6 +99,10 @@ def document_key(identity: Sequence[str], tokens: Sequence[str]) -> str:
     """The key of a document: its identity, then a digest of its generation tokens."""
     digest = hashlib.sha256("|".join(tokens).encode()).hexdigest()[:20]
     return ":".join([PREFIX, "doc", LAYOUT, *identity, digest])
+
+
+class PartMissing(Exception):
+    """A part of a stored document left the cache while the document was sent."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +222,19 @@ class DocumentCache:
         local_copies.put(self._local_key(key), record, {variant: data})
         return data
 
+    def parts(self, key: str, record: Record, variant: str) -> Iterator[bytes]:
+        """The bytes of one stored variant, part by part: memory stays flat.
+
+        Raises ``PartMissing`` if a part is gone before it is read (evicted
+        mid-response): the client must see a broken transfer, not a short document.
+        """
+        for number in range(record.parts.get(variant, 0)):
+            name = f"{key}:{variant}:{number}"
+            data = self._call(lambda name=name: self.backend.get(name), None)
+            if data is None:
+                raise PartMissing(f"{name} left the cache while it was being sent")
+            yield data
+
     def _local_key(self, key: str) -> str:
         return f"{self.alias}|{key}"
 
@@ -233,6 +256,14 @@ class DocumentCache:
         self._call(lambda: self.backend.set(key, complete.as_record(), timeout), None)
         if self.available:
             local_copies.put(self._local_key(key), complete, bodies)
+
+    def part_writer(self, key: str) -> PartWriter:
+        """Stores a document being built part by part; its record comes last."""
+        return PartWriter(self, key)
+
+    def _set(self, name: str, value: Any) -> bool:
+        self._call(lambda: self.backend.set(name, value, app_settings.CACHE_TIMEOUT), None)
+        return self.available
 
     # -- stampede protection --------------------------------------------------
 
@@ -276,6 +307,45 @@ class DocumentCache:
                 break
             time.sleep(_POLL_SECONDS)
         return None
+
+
+class PartWriter:
+    """One document's variants stored in parts as the build produces them.
+
+    The builder holds at most one part per variant in memory, whatever the
+    document's size; the record that makes the parts visible is stored last,
+    by :meth:`finish`, so a reader never sees half a document.
+    """
+
+    def __init__(self, cache: DocumentCache, key: str) -> None:
+        self._cache = cache
+        self._key = key
+        self._buffers: dict[str, bytearray] = {}
+        self._parts: dict[str, int] = {}
+
+    def add(self, variant: str, data: bytes) -> bool:
+        """Append bytes to ``variant``; False once the cache failed (nothing will be stored)."""
+        buffer = self._buffers.setdefault(variant, bytearray())
+        self._parts.setdefault(variant, 0)
+        buffer += data
+        while len(buffer) >= PART_BYTES:
+            if not self._put(variant, bytes(buffer[:PART_BYTES])):
+                return False
+            del buffer[:PART_BYTES]
+        return self._cache.available
+
+    def _put(self, variant: str, piece: bytes) -> bool:
+        number = self._parts[variant]
+        self._parts[variant] = number + 1
+        return self._cache._set(f"{self._key}:{variant}:{number}", piece)
+
+    def finish(self, etag: str, last_modified: float | None) -> Record | None:
+        """Store the last parts, then the record; the record, or None if the cache failed."""
+        for variant, buffer in self._buffers.items():
+            if buffer and not self._put(variant, bytes(buffer)):
+                return None
+        record = Record(etag, last_modified, dict(self._parts))
+        return record if self._cache._set(self._key, record.as_record()) else None
 
 
 def invalidate(

@@ -7,6 +7,7 @@ deployments where one process exports and every web process serves the result.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import IO, Any
 
@@ -36,13 +37,16 @@ def exported_file_response(request: HttpRequest, content_type: str) -> Streaming
         name = f"{folder}/{name}"
     try:
         handle = storage.open(name, "rb")
-    except (FileNotFoundError, IsADirectoryError):
-        raise Http404(f"No exported file {name!r}; run sitemap_export.") from None
+    except (OSError, ValueError):
+        # Not found, a directory, a name too long for the file system (ENAMETOOLONG),
+        # a NUL byte: whatever the visitor typed, the answer is that no such file exists.
+        raise Http404("No such exported sitemap file; run sitemap_export.") from None
     response: StreamingHttpResponse
     if isinstance(request, ASGIRequest):
         # FileResponse would read the whole file into memory under ASGI.
         response = StreamingHttpResponse(_async_chunks(handle), content_type=content_type)
-        response["Content-Length"] = str(storage.size(name))
+        with contextlib.suppress(OSError, NotImplementedError):
+            response["Content-Length"] = str(storage.size(name))
     else:
         response = FileResponse(handle, content_type=content_type)
     _last_modified(response, storage, name)

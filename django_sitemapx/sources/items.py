@@ -18,7 +18,7 @@ from django.utils import translation
 from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
 from ..exceptions import InvalidValue, Skip, SkipReason
-from ..locations import iri_to_uri
+from ..locations import iri_to_uri, usable_location
 from ..values import VALUE_NAMES, formatted, lastmod_text, latest_lastmod
 from .base import (
     MAX_ESCAPED_LOCATION_BYTES,
@@ -58,7 +58,9 @@ class ItemSource(Source):
 
     def page_summaries(self) -> list[PageSummary]:
         return [
-            self._summary(number, items) for number, items in enumerate(self._pages(), start=1)
+            self._summary(number, items)
+            for number, items in enumerate(self._pages(), start=1)
+            if self._has_usable(items)
         ]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
@@ -66,6 +68,8 @@ class ItemSource(Source):
         if not 1 <= number <= len(pages):
             return None
         items = pages[number - 1]
+        if not self._has_usable(items):
+            return None
         summary = summary or self._summary(number, items)
         return Page(summary, functools.partial(self._entries, items))
 
@@ -73,6 +77,14 @@ class ItemSource(Source):
         items = list(self.items())
         limit = self.rows_per_page()
         return [items[start : start + limit] for start in range(0, len(items), limit)]
+
+    def _has_usable(self, items: list[Any]) -> bool:
+        """Whether a page has an item whose location can be written (on some host).
+
+        The index lists only such pages, so it never lists one that answers 404
+        because every location is malformed; see ``usable_location``.
+        """
+        return any(usable_location(self.location(item)) for item in items)
 
     def _summary(self, number: int, items: list[Any]) -> PageSummary:
         raw = [self._raw_value(item, "lastmod") for item in items]

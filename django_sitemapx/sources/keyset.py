@@ -11,7 +11,16 @@ from django.conf import settings
 from django.db import connections, models
 from django.db.models.expressions import Func
 
+from ..values import EARLIEST_LASTMOD, LATEST_LASTMOD
+
 LASTMOD_ALIAS = "sitemapx_lastmod"
+
+# values.EARLIEST_LASTMOD and values.LATEST_LASTMOD, for PostgreSQL, whose
+# timestamps and dates reach far beyond them (psycopg raises on reading one
+# that Python cannot hold).
+_IN_RANGE = (
+    "%(expressions)s >= '0001-01-02 00:00:00+00' AND %(expressions)s < '9999-12-31 00:00:00+00'"
+)
 
 
 class W3CDatetime(Func):
@@ -26,12 +35,14 @@ class W3CDatetime(Func):
     arity = 1
 
     def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        # A timestamp outside the lastmod range (year 10000 or later, infinity,
+        # BC, which to_char writes without its era) becomes NULL.
         return self.as_sql(
             compiler,
             connection,
             template=(
-                "to_char(%(expressions)s AT TIME ZONE 'UTC', "
-                '\'YYYY-MM-DD"T"HH24:MI:SS"+00:00"\')'
+                f"CASE WHEN {_IN_RANGE} THEN to_char(%(expressions)s AT TIME ZONE 'UTC', "
+                '\'YYYY-MM-DD"T"HH24:MI:SS"+00:00"\') END'
             ),
             **extra,
         )
@@ -43,6 +54,30 @@ class W3CDatetime(Func):
             template="strftime('%%%%Y-%%%%m-%%%%dT%%%%H:%%%%M:%%%%S+00:00', %(expressions)s)",
             **extra,
         )
+
+
+class LastmodInRange(Func):
+    """A date or timestamp as it is when within the lastmod range, else NULL.
+
+    Only PostgreSQL holds values Python cannot read; elsewhere the value is
+    passed through unchanged.
+    """
+
+    arity = 1
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> Any:  # type: ignore[override]
+        if connection.vendor != "postgresql":
+            return compiler.compile(self.source_expressions[0])
+        return super().as_sql(
+            compiler, connection, template=f"CASE WHEN {_IN_RANGE} THEN %(expressions)s END"
+        )
+
+
+def out_of_lastmod_range(column: str) -> models.Q:
+    """Rows whose ``column`` lies outside the lastmod range (see ``values``)."""
+    return models.Q(**{f"{column}__lt": EARLIEST_LASTMOD}) | models.Q(
+        **{f"{column}__gte": LATEST_LASTMOD}
+    )
 
 
 def formats_lastmod_in_sql(field: models.Field[Any, Any], using: str) -> bool:

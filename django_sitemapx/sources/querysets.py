@@ -7,18 +7,18 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import FieldDoesNotExist
-from django.db import models
+from django.db import connections, models
 from django.db.models import Count, F, Max
 from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf
 from django.utils import translation
 
 from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
-from ..exceptions import Skip, SkipReason
+from ..exceptions import InvalidValue, Skip, SkipReason
 from ..locations.reverse import CompiledUrl, compile_url
 from ..locations.rows import RowLocations
 from ..values import lastmod_text, per_item_reader, static_value
@@ -30,7 +30,13 @@ from .base import (
     Source,
     escaped_length,
 )
-from .keyset import LASTMOD_ALIAS, W3CDatetime, formats_lastmod_in_sql
+from .keyset import (
+    LASTMOD_ALIAS,
+    LastmodInRange,
+    W3CDatetime,
+    formats_lastmod_in_sql,
+    out_of_lastmod_range,
+)
 from .languages import LanguageVersions
 from .layout import Bounds, PageLayout, has_host_layouts
 
@@ -262,7 +268,7 @@ class ModelSource(Source):
         if self._lastmod_in_sql(using):
             # The same text the pages carry, not a re-formatting of it.
             return W3CDatetime(Max(column))
-        return Max(column)
+        return Max(LastmodInRange(F(column)))
 
     def _dated(self) -> Count | None:
         """The aggregate counting a page's rows that have a lastmod; None if all have one."""
@@ -284,7 +290,10 @@ class ModelSource(Source):
             text = None if callable(self.lastmod) else lastmod_text(self.lastmod)
             undated = 0 if text is not None else rows
         else:
-            text = lastmod_text(latest_value)
+            try:
+                text = lastmod_text(latest_value)
+            except InvalidValue:  # out of the lastmod range: the page has no lastmod
+                text = None
         return PageSummary(number, rows, text, undated)
 
     def _lastmod_in_sql(self, using: str) -> bool:
@@ -324,6 +333,9 @@ class ModelSource(Source):
             if self._lastmod_in_sql(queryset.db):
                 queryset = queryset.annotate(**{LASTMOD_ALIAS: W3CDatetime(F(column))})
                 names.append(LASTMOD_ALIAS)
+            elif _is_postgresql(queryset.db):
+                queryset = queryset.annotate(**{LASTMOD_ALIAS: LastmodInRange(F(column))})
+                names.append(LASTMOD_ALIAS)
             else:
                 names.append(column)
         return queryset.values_list(*names, named=named)
@@ -337,9 +349,17 @@ class ModelSource(Source):
         def count(reason: SkipReason) -> None:
             skipped[reason] += 1
 
+        column = self.lastmod_column
         if self.uses_instances:
-            rows = page_rows.order_by(self.key_name).iterator(chunk_size=chunk_size)
-            lastmod = self._instance_lastmod(count)
+            instances = page_rows.order_by(self.key_name)
+            if column is not None and _is_postgresql(instances.db):
+                # Loading an instance reads every column, and psycopg raises on a
+                # timestamp Python cannot hold: the lastmod comes through SQL.
+                instances = instances.defer(column).annotate(
+                    **{LASTMOD_ALIAS: LastmodInRange(F(column))}
+                )
+            rows = instances.iterator(chunk_size=chunk_size)
+            lastmod = self._instance_lastmod(count, instances.db)
         else:
             named = not self._rows_are_private()
             queryset = self.rows_queryset(page_rows, named=named).order_by(self.key_name)
@@ -361,6 +381,11 @@ class ModelSource(Source):
             return
         location, bulk = self._row_location(builder)
         yield from _chunks(rows, location, bulk, values, skipped, chunk_size)
+        if column is not None and _is_postgresql(page_rows.db):
+            # The lastmods SQL turned to NULL (out of the lastmod range), counted in one query.
+            out_of_range = page_rows.filter(out_of_lastmod_range(column)).count()
+            if out_of_range:
+                yield Skipped(SkipReason.INVALID_LASTMOD, out_of_range)
 
     def _rows_are_private(self) -> bool:
         """True when no user code sees a row, so plain tuples can replace named ones."""
@@ -397,13 +422,14 @@ class ModelSource(Source):
         index = len(self.row_fields())  # rows_queryset() puts the lastmod column last
         if self._lastmod_in_sql(using):
             return itemgetter(index)  # already W3C text, formatted by the database
-        return lambda row: lastmod_text(row[index])
+        return _checked_lastmod(itemgetter(index), count)
 
-    def _instance_lastmod(self, count: Callable[[SkipReason], None]) -> Reader | Fixed:
+    def _instance_lastmod(self, count: Callable[[SkipReason], None], using: str) -> Reader | Fixed:
         column = self.lastmod_column
         if column is None:
             return self._column_reader("lastmod", count)
-        return lambda obj: lastmod_text(getattr(obj, column))
+        name = LASTMOD_ALIAS if _is_postgresql(using) else column
+        return _checked_lastmod(attrgetter(name), count)
 
     # -- invalidation -------------------------------------------------------------
 
@@ -501,6 +527,23 @@ def _max_length(model: type[models.Model], path: str) -> int | None:
         return _INT_LENGTH
     length = getattr(field, "max_length", None)
     return length if isinstance(length, int) else None
+
+
+def _is_postgresql(using: str) -> bool:
+    return connections[using].vendor == "postgresql"
+
+
+def _checked_lastmod(read: Reader, count: Callable[[SkipReason], None]) -> Reader:
+    """A row's lastmod as text; one out of the lastmod range is dropped and counted."""
+
+    def text(row: Any) -> str | None:
+        try:
+            return lastmod_text(read(row))
+        except InvalidValue:
+            count(SkipReason.INVALID_LASTMOD)
+            return None
+
+    return text
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """The URL inspector and the sitemap overview (admin/views.py), with their permissions."""
 
+import contextlib
+from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
@@ -10,7 +12,14 @@ from django_sitemapx.admin.views import SKIP_REASONS
 from django_sitemapx.exceptions import SkipReason
 from django_sitemapx.models import Override
 from example_project.articles.factories import ArticleFactory
-from tests.support.admin import ADD, INSPECT, OVERVIEW, staff_client
+from tests.support.admin import (
+    ADD,
+    CHANGELIST,
+    EDITOR_PERMISSIONS,
+    INSPECT,
+    OVERVIEW,
+    staff_client,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -91,3 +100,83 @@ def test_every_skip_reason_has_a_label_for_editors() -> None:
     assert set(SKIP_REASONS) == set(SkipReason)
     labels = [str(label) for label in SKIP_REASONS.values()]
     assert all(labels) and len(set(labels)) == len(labels)
+
+
+# -- hostile input (#14): a 200 or a form error, never a 500 ---------------------
+
+HOSTILE_URLS = [
+    "http://[x/",
+    "https://[::1/a",
+    "/articles/news/%00/",
+    "/articles/%00/x%00/",
+    "http://testserver/articles/news/%00/",
+    "/a%/b#c#d[e]",
+]
+
+
+@pytest.mark.parametrize("url", HOSTILE_URLS)
+@pytest.mark.parametrize("who", ["viewer", "editor"])
+def test_hostile_urls_in_the_inspector_and_the_search_never_500(url: str, who: str) -> None:
+    ArticleFactory()
+    codenames = ("view_override",) if who == "viewer" else EDITOR_PERMISSIONS
+    client = staff_client(*codenames)
+    client.raise_request_exception = False
+    with _nul_queries() as nul:
+        inspected = client.get(reverse(INSPECT), {"url": url})
+        searched = client.get(reverse(CHANGELIST), {"q": url})
+        searched_raw = client.get(reverse(CHANGELIST), {"q": url.replace("%00", "\x00")})
+    assert inspected.status_code == 200
+    assert searched.status_code == 200
+    assert searched_raw.status_code == 200
+    # PostgreSQL refuses a NUL in a query (a 500 there): none may reach the database.
+    assert nul == []
+
+
+@pytest.mark.parametrize("url", HOSTILE_URLS)
+def test_hostile_urls_in_the_add_form_are_form_errors_or_saved(editor: Client, url: str) -> None:
+    ArticleFactory()
+    editor.raise_request_exception = False
+    with _nul_queries() as nul:
+        response = editor.post(reverse(ADD), {"location": url, "exclude": "on"})
+    assert response.status_code in (200, 302)  # the form again with its error, or saved
+    if response.status_code == 200:
+        assert response.context["adminform"].form.errors["location"]
+    assert nul == []
+
+
+@contextlib.contextmanager
+def _nul_queries() -> Iterator[list[str]]:
+    """The queries run meanwhile whose parameters hold a NUL character."""
+    from django.db import connection
+
+    found: list[str] = []
+
+    def watch(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if any(isinstance(p, str) and "\x00" in p for p in (params or ())):
+            found.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(watch):
+        yield found
+
+
+def test_overview_shows_what_the_latest_build_left_out_and_why(editor: Client) -> None:
+    from django_sitemapx.registry import default_registry
+    from django_sitemapx.sources import ItemSource
+
+    class Custom(ItemSource):
+        def location(self, item):  # type: ignore[no-untyped-def]
+            return item
+
+    with default_registry.temporarily_empty():
+        default_registry.register(
+            "custom", Custom, items=lambda: ["/ok/", None, "http://[x/", "https://other.example/"]
+        )
+        assert Client(HTTP_HOST="testserver").get("/sitemap-custom-1.xml").status_code == 200
+        response = editor.get(reverse(OVERVIEW))
+    (row,) = response.context["rows"]
+    assert [(str(label), count) for label, count in row.skipped] == [
+        ("its location is not a well-formed path or URL", 2),
+        ("the URL is on another host", 1),
+    ]
+    assert "2 \u00d7 its location is not a well-formed path or URL" in response.content.decode()

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -96,3 +101,30 @@ def test_a_storage_alias_becomes_a_folder_or_a_storage_destination() -> None:
     assert isinstance(folder, FolderDestination)
     assert folder.root == Path(storages["default"].path(""))
     assert isinstance(storage_destination("plain_memory"), StorageDestination)
+
+
+def test_a_storage_export_removes_staging_folders_killed_exports_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)  # a PID no process has any more (a killed export's)
+    dead = tmp_path / f"sitemapx-export-{gone.pid}-abc123"
+    old = tmp_path / "sitemapx-export-q1w2e3r4"  # no PID in the name, two days old
+    running = tmp_path / f"sitemapx-export-{os.getpid()}-zzz"  # an export still running
+    unrelated = tmp_path / "other-folder"
+    for folder in (dead, old, running, unrelated):
+        folder.mkdir()
+        (folder / "sitemap.xml.sitemapx-tmp").write_bytes(b"<half")
+    two_days_ago = time.time() - 2 * 86_400
+    os.utime(old, (two_days_ago, two_days_ago))
+
+    destination = StorageDestination(InMemoryStorage())
+    with destination.lock():
+        staging = destination.stage("sitemap.xml").path.parent
+        assert staging.name.startswith(f"sitemapx-export-{os.getpid()}-")
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [running.name, unrelated.name, staging.name]
+        )
+    assert not staging.exists()
+    assert running.exists() and unrelated.exists()

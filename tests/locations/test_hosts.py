@@ -102,7 +102,9 @@ def test_scheme_for_prefers_the_source_then_the_setting_then_the_default() -> No
 def test_origin_for_request_takes_the_host_and_scheme_of_the_request() -> None:
     request = RequestFactory().get("/sitemap.xml", HTTP_HOST="example.com")
     assert origin_for_request(request) == Origin("http", "example.com")
-    secure = RequestFactory().get("/sitemap.xml", HTTP_HOST="example.com:8443", secure=True)
+    secure = RequestFactory().get(
+        "/sitemap.xml", HTTP_HOST="example.com:8443", SERVER_PORT="8443", secure=True
+    )
     assert origin_for_request(secure) == Origin("https", "example.com:8443")
 
 

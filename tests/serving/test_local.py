@@ -64,6 +64,7 @@ def test_a_stored_document_is_kept_locally() -> None:
 def test_an_invalidated_document_is_not_served_from_the_local_copy(client: Client) -> None:
     article = ArticleFactory(slug="first")
     assert b"/first/" in content(client.get("/sitemap-article-1.xml"))
+    assert b"/first/" in content(client.get("/sitemap-article-1.xml"))  # a hit: kept locally
     assert local_copies.size > 0
     article.slug = "second"
     article.save()

@@ -241,7 +241,7 @@ def test_a_document_missing_a_part_is_rebuilt_and_stored_again(
 
 
 @override_settings(CACHES=LOCMEM, SITEMAPX_CHUNK_SIZE=10)
-def test_a_disconnect_mid_stream_leaves_nothing_cached(
+def test_a_disconnect_mid_stream_still_leaves_the_whole_document_cached(
     client: Client, registry: SitemapRegistry
 ) -> None:
     caches["default"].clear()  # LOCMEM is not the cache conftest clears
@@ -249,15 +249,17 @@ def test_a_disconnect_mid_stream_leaves_nothing_cached(
     response = client.get("/sitemap-items-1.xml")
     stream = iter(response.streaming_content)
     next(stream)
-    next(stream)
     # What the server does when the client goes away. (request_finished would
     # close the test's database connection, which is not what this is about.)
     with mock.patch.object(request_finished, "send"):
         response.close()
-    # Neither parts nor a record, and the build lock (``<key>:lock``) is gone.
-    assert not _document_keys()
-    validate_sitemap(content(client.get("/sitemap-items-1.xml")))
-    assert not client.get("/sitemap-items-1.xml").streaming
+    # The document was built and stored before its first byte was sent: its
+    # record and parts are there, and the build lock (``<key>:lock``) is gone.
+    keys = _document_keys()
+    assert keys and not [key for key in keys if key.endswith(":lock")]
+    hit = client.get("/sitemap-items-1.xml")
+    assert not hit.streaming
+    assert len(locs(validate_sitemap(hit.content))) == 100
 
 
 def test_an_empty_page_is_404_and_not_cached(client: Client, registry: SitemapRegistry) -> None:
@@ -409,13 +411,27 @@ def test_waiters_build_themselves_when_the_builder_is_too_slow(
     registry.register("slow", SlowCountingSource)
     SlowCountingSource.builds = 0
     holder = DocumentCache()
-    first = Client().get("/sitemap-slow-1.xml")  # holds the lock while unread
-    second = Client().get("/sitemap-slow-1.xml")
+    # Another process holds the build lock and never stores (it crashed, or is slow).
+    with mock.patch.object(DocumentCache, "claim", return_value=None):
+        first = Client().get("/sitemap-slow-1.xml")
+        second = Client().get("/sitemap-slow-1.xml")
     assert second.status_code == 200
     validate_sitemap(content(second))
     validate_sitemap(content(first))
     assert SlowCountingSource.builds == 2
     assert holder.available
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unread_first_response_holds_no_one_up(registry: SitemapRegistry) -> None:
+    registry.register("slow", SlowCountingSource)
+    SlowCountingSource.builds = 0
+    first = Client().get("/sitemap-slow-1.xml")  # never read until the end
+    second = Client().get("/sitemap-slow-1.xml")
+    assert not second.streaming  # the stored copy, built before the first byte was sent
+    assert SlowCountingSource.builds == 1
+    assert content(first) == second.content
+    validate_sitemap(second.content)
 
 
 def _backends(tmp_path: Any) -> dict[str, dict[str, Any]]:
@@ -512,11 +528,17 @@ def test_a_client_gone_early_closes_the_source_and_frees_the_lock_at_once(
     ):
         response = client.get(path)
         assert response.streaming
+        if cache_alias:
+            # Built to the end into the cache before the response starts: the
+            # source is closed and the lock released already.
+            assert ClosingWatchedSource.log == ["closed"]
+            assert unlocked.call_count == 1
         stream = iter(response.streaming_content)
         for _ in range(chunks_read):
             assert next(stream)
-        assert ClosingWatchedSource.log == []
-        assert unlocked.call_count == 0
+        if not cache_alias:
+            assert ClosingWatchedSource.log == []
+            assert unlocked.call_count == 0
         # What the WSGI server does when the client goes away (request_finished would
         # close the test's database connection, which is not what this is about).
         with mock.patch.object(request_finished, "send"):

@@ -55,6 +55,19 @@ def test_missing_or_non_canonical_files_are_404(stored: Path, path: str) -> None
     assert Client().get(path).status_code == 404
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/sitemap-" + "s" * 300 + "-1.xml",  # over the 255 bytes of a file name: ENAMETOOLONG
+        "/sitemap-" + "é" * 130 + "-1.xml.gz",
+        "/sitemap-%00-1.xml",
+    ],
+)
+def test_a_name_the_file_system_refuses_is_404_not_500(stored: Path, path: str) -> None:
+    client = Client(raise_request_exception=False)
+    assert client.get(path).status_code == 404
+
+
 def test_no_index_exported_yet_is_404(registry: SitemapRegistry, tmp_path: Path) -> None:
     storages = {
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
