@@ -83,7 +83,7 @@ class OverrideAdmin(_ModelAdmin):
         "location",
         "effective_priority",
         "effective_changefreq",
-        "excluded",
+        "listed",
         "effective_lastmod",
         "placed_on",
         "changed_by",
@@ -99,6 +99,11 @@ class OverrideAdmin(_ModelAdmin):
         (_("History"), {"fields": ("placed_on", "changed_by", "created_at", "updated_at")}),
     )
     action_form = OverrideActionForm
+
+    class Media:
+        # Long URLs wrap, so the right-hand columns stay on screen with the sidebar open.
+        css = {"all": ["django_sitemapx/admin.css"]}
+
     actions = ("exclude_urls", "include_urls", "set_priority", "set_changefreq", "place_again")
     list_select_related = ("changed_by",)
 
@@ -112,9 +117,13 @@ class OverrideAdmin(_ModelAdmin):
     def effective_changefreq(self, obj: Override) -> Any:
         return obj.get_changefreq_display() if obj.changefreq else _section_value()
 
-    @admin.display(description=_("excluded"), boolean=True, ordering="exclude")
-    def excluded(self, obj: Override) -> bool:
-        return obj.exclude
+    @admin.display(description=_("in the sitemap"), boolean=True, ordering="-exclude")
+    def listed(self, obj: Override) -> bool | None:
+        # A tick means "listed", a cross "excluded by this override", and the
+        # unknown icon a URL no section was found to list when it was saved.
+        if obj.exclude:
+            return False
+        return True if obj.section else None
 
     @admin.display(description=_("last modified"), ordering="lastmod")
     def effective_lastmod(self, obj: Override) -> Any:

@@ -14,11 +14,11 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from ..documents import index_path, listed_pages, page_path
+from ..documents import index_path, listed_pages, page_path, served_here
 from ..exceptions import SkipReason
 from ..locations.hosts import origin_for_request
 from ..models import Override
-from ..overrides import fetch
+from ..overrides import fetch, table_ready
 from ..registry import default_registry
 from ..values import parse_lastmod
 from . import lookup as locating
@@ -79,17 +79,27 @@ def _require_view(model_admin: OverrideAdmin, request: HttpRequest) -> None:
         raise PermissionDenied
 
 
+def _common_context(model_admin: OverrideAdmin, request: HttpRequest) -> dict[str, Any]:
+    # "served": export-only sites do not include django_sitemapx.urls, so the
+    # document paths are where sitemap_export writes, not links that would 404.
+    return {
+        **model_admin.admin_site.each_context(request),
+        "opts": Override._meta,
+        "served": served_here(),
+        "migrated": table_ready(),
+    }
+
+
 def inspect(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     """Where a pasted URL is in the sitemap, with what values, or why it is absent."""
     _require_view(model_admin, request)
     form = InspectForm(request.GET or None)
     context: dict[str, Any] = {
-        **model_admin.admin_site.each_context(request),
-        "opts": Override._meta,
+        **_common_context(model_admin, request),
         "title": _("URL inspector"),
         "form": form,
     }
-    if form.is_valid():
+    if form.is_valid() and context["migrated"]:
         context.update(_inspect(model_admin, request, form.cleaned_data["url"]))
     return TemplateResponse(request, "admin/django_sitemapx/inspect.html", context)
 
@@ -162,8 +172,9 @@ class SectionRow:
 def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     """Per section: URLs, pages, the latest lastmod and a link to every document."""
     _require_view(model_admin, request)
+    context = _common_context(model_admin, request)
     listed = listed_pages(default_registry)
-    excluded = _excluded_counts()
+    excluded = _excluded_counts() if context["migrated"] else {}
     rows = []
     for section in default_registry.sections:
         pages = [listed_page.summary for listed_page in listed if listed_page.section == section]
@@ -177,9 +188,7 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
                 excluded=excluded.get(section, 0),
             )
         )
-    context = {
-        **model_admin.admin_site.each_context(request),
-        "opts": Override._meta,
+    context |= {
         "title": _("Sitemap overview"),
         "rows": rows,
         "index_url": index_path(),
