@@ -171,3 +171,62 @@ def test_editor_overrides_excludes_and_inspects(
     table = page.inner_text("#sections")
     assert "article" in table and "/sitemap-article-1.xml" in table
     page.screenshot(path=str(shots / "overview.png"), full_page=True)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_the_list_fits_the_window_with_the_sidebar_open(
+    live_server: Any, browser_page: Any, shots: Path, width: int
+) -> None:
+    page = browser_page
+    base = live_server.url
+    news = CategoryFactory(name="News", slug="news")
+    long_slug = "a-very-long-article-slug-that-editors-paste-from-the-address-bar-" * 2
+    article = ArticleFactory(category=news, slug=long_slug.strip("-"), updated_at=WHEN)
+    User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
+    from django_sitemapx.models import Override
+
+    Override.objects.create(
+        location=article.get_absolute_url(), exclude=True, section="article", page=1
+    )
+    Override.objects.create(location="/about", priority="0.3", section="pages", page=1)
+    Override.objects.create(location="/gone/for/good", changefreq="never")
+
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto(f"{base}/admin/login/?next=/admin/django_sitemapx/override/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#result_list")
+    page.evaluate("localStorage.setItem('django.admin.navSidebarIsOpen', 'true')")
+    page.reload()
+    page.wait_for_selector("#result_list")
+    assert page.is_visible("#nav-sidebar")
+    page.screenshot(path=str(shots / f"override-list-{width}.png"), full_page=True)
+
+    # Every column, the last one included, ends inside the list's box and the window:
+    # nothing is hidden behind a horizontal scroll bar.
+    box = page.evaluate(
+        """() => {
+            const results = document.querySelector('#changelist .results');
+            const cells = [...document.querySelectorAll('#result_list thead th')];
+            return {
+                columns: cells.length,
+                last: Math.max(...cells.map(c => c.getBoundingClientRect().right)),
+                box: results.getBoundingClientRect().right,
+                scroll: results.scrollWidth - results.clientWidth,
+                page: document.documentElement.scrollWidth,
+            };
+        }"""
+    )
+    assert box["columns"] == 8  # the checkbox and seven columns
+    assert box["scroll"] <= 0 and box["last"] <= box["box"] + 1, box
+    assert box["page"] <= width, box
+
+    # The "In the sitemap" column: a cross for the excluded URL, a tick for a listed one.
+    header = page.inner_text("#result_list thead th.column-listed")
+    assert header.strip().lower() == "in the sitemap"
+    excluded = page.locator("#result_list tr", has_text="a-very-long-article")
+    assert excluded.locator("td.field-listed img").get_attribute("alt") == "False"
+    listed = page.locator("#result_list tr", has_text="/about")
+    assert listed.locator("td.field-listed img").get_attribute("alt") == "True"

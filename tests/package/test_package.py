@@ -322,9 +322,11 @@ def server(project: dict[str, object]) -> Iterator[str]:
             try:
                 urllib.request.urlopen(f"{base}/admin/login/", timeout=5).close()
                 break
-            except (urllib.error.URLError, ConnectionError):
+            except (urllib.error.URLError, ConnectionError) as error:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"runserver did not start: {process.stderr.read()}")  # type: ignore[union-attr]
+                    assert process.stderr is not None
+                    message = f"runserver did not start: {process.stderr.read()}"
+                    raise AssertionError(message) from error
                 time.sleep(0.3)
         yield base
     finally:
