@@ -202,7 +202,7 @@ def test_the_list_fits_the_window_with_the_sidebar_open(
     page.reload()
     page.wait_for_selector("#result_list")
     assert page.is_visible("#nav-sidebar")
-    page.screenshot(path=str(shots / f"override-list-{width}.png"), full_page=True)
+    page.screenshot(path=str(shots / f"override-list-sidebar-{width}.png"), full_page=True)
 
     # Every column, the last one included, ends inside the list's box and the window:
     # nothing is hidden behind a horizontal scroll bar.
