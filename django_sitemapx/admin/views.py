@@ -181,7 +181,6 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     listed = listed_pages(default_registry)
     excluded = _excluded_counts() if context["migrated"] else {}
 
-
     from .browse import site_choice
 
     site = site_choice(request)
