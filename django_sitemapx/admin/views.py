@@ -80,7 +80,8 @@ def require_view(model_admin: OverrideAdmin, request: HttpRequest) -> None:
         raise PermissionDenied
 
 
-def _common_context(model_admin: OverrideAdmin, request: HttpRequest) -> dict[str, Any]:
+def common_context(model_admin: OverrideAdmin, request: HttpRequest) -> dict[str, Any]:
+    """What every page of the app's admin shows: the admin's context, and its two notes."""
     # "served": export-only sites do not include django_sitemapx.urls, so the
     # document paths are where sitemap_export writes, not links that would 404.
     return {
@@ -99,7 +100,7 @@ def inspect(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     _require_view(model_admin, request)
     form = InspectForm(request.GET or None)
     context: dict[str, Any] = {
-        **_common_context(model_admin, request),
+        **common_context(model_admin, request),
         "title": _("URL inspector"),
         "form": form,
     }
@@ -177,7 +178,7 @@ class SectionRow:
 def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     """Per section: URLs, pages, the latest lastmod and a link to every document."""
     _require_view(model_admin, request)
-    context = _common_context(model_admin, request)
+    context = common_context(model_admin, request)
     listed = listed_pages(default_registry)
     excluded = _excluded_counts() if context["migrated"] else {}
 

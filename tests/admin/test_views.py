@@ -105,12 +105,21 @@ def test_inspector_words_an_excluded_url_without_contradiction(editor: Client) -
     assert "Listed as" in listed and "Its section builds" not in listed
 
 
+BROWSE = [
+    ("admin:django_sitemapx_browse_section", {"section": "pages"}),
+    ("admin:django_sitemapx_browse_page", {"section": "pages", "number": 1}),
+]
+
+
 @override_settings(ROOT_URLCONF="tests.admin_only_urls")
-@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
-def test_an_export_only_site_explains_instead_of_linking(editor: Client, name: str) -> None:
+@pytest.mark.parametrize(("name", "kwargs"), [(INSPECT, {}), (OVERVIEW, {}), *BROWSE])
+def test_an_export_only_site_explains_instead_of_linking(
+    editor: Client, name: str, kwargs: dict[str, object]
+) -> None:
     # The sitemap URLs are not included: no NoReverseMatch, no link that would 404.
     ArticleFactory()
-    response = editor.get(reverse(name), {"url": "/about/"} if name == INSPECT else {})
+    url = reverse(name, kwargs=kwargs)
+    response = editor.get(url, {"url": "/about/"} if name == INSPECT else {})
     body = response.content.decode()
     assert response.status_code == 200
     assert 'id="not-served"' in body and "sitemap_export" in body
