@@ -187,12 +187,20 @@ def ratios(results: list[dict[str, Any]], http: list[dict[str, Any]]) -> list[di
     return out
 
 
-def ratios_markdown(items: list[dict[str, Any]]) -> str:
+NOT_MEASURED = "not measured (--quick)"
+
+
+def ratios_markdown(items: list[dict[str, Any]], measured: bool = True) -> str:
+    """The targets with their verdicts; ``measured=False`` (a ``--quick`` smoke run, too
+    small and too short to measure) gives none, rather than a "no" that reads as a failure."""
     lines = ["| database | N | ratio | value | target | met |", "|---|---|---|---|---|---|"]
     for item in items:
         value = item["value"]
         shown = f"{value:,.2f}" if isinstance(value, float) else str(value)
-        met = {True: "yes", False: "**no**", None: "n/a"}[item["met"]]
+        if measured:
+            met = {True: "yes", False: "**no**", None: "n/a"}[item["met"]]
+        else:
+            met = NOT_MEASURED
         lines.append(
             f"| {item['database']} | {item['n']:,} | {item['ratio']} | {shown} "
             f"| {item['target']} | {met} |"

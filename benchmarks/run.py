@@ -439,7 +439,7 @@ def main(argv: list[str]) -> int:
     print()
     print(report.text_table(results))
     print()
-    print(report.ratios_markdown(targets))
+    print(report.ratios_markdown(targets, measured=not args.quick))
     args.output.mkdir(parents=True, exist_ok=True)
     payload = {
         "machine": info,
@@ -452,7 +452,7 @@ def main(argv: list[str]) -> int:
     markdown = "\n\n".join(
         [
             report.markdown_table(results),
-            report.ratios_markdown(targets),
+            report.ratios_markdown(targets, measured=not args.quick),
             report.http_markdown(http),
         ]
     )

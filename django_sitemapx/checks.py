@@ -23,6 +23,8 @@ Settings:
 - E014 ``SITEMAPX_X_ROBOTS_TAG`` is neither ``None`` nor a one-line, non-empty string.
 - W001 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
 - W002 a ``SITEMAPX_*`` setting that django-sitemapx does not read (a typo, or a renamed one).
+- W003 (``check --deploy`` only) ``SITEMAPX_CACHE_ALIAS`` names a local-memory cache, which
+  each worker process keeps for itself: an edit seen by one is not seen by the others.
 
 Sources, in every registry:
 
@@ -40,6 +42,8 @@ Sources, in every registry:
   ``manage.py check --database default``).
 - E110 a wrapped ``django.contrib.sitemaps`` sitemap cannot be served as contrib serves it
   (a class that needs arguments, a ``limit`` over 50,000, an invalid static value, ...).
+- E111 a ``ModelSource`` has no way to build a location: no ``url_name``, no
+  ``location`` and a model without ``get_absolute_url()``.
 - W101 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
 - W102 a source's ``sites`` names a host that ``ALLOWED_HOSTS`` refuses: never served there.
 """
@@ -248,6 +252,26 @@ def _check_cache() -> Messages:
     return errors
 
 
+def check_deployment(**kwargs: Any) -> Messages:
+    """``check --deploy`` only: settings fine for one process, wrong for several."""
+    alias = app_settings.CACHE_ALIAS
+    if not isinstance(alias, str) or alias not in settings.CACHES:
+        return []  # E010 reports it
+    if not settings.CACHES[alias].get("BACKEND", "").endswith(".LocMemCache"):
+        return []
+    return [
+        checks.Warning(
+            f"SITEMAPX_CACHE_ALIAS {alias!r} is a local-memory cache, which each worker "
+            "process keeps for itself: after an edit, the other processes serve the old "
+            "sitemap until their copy expires (SITEMAPX_CACHE_TIMEOUT).",
+            hint="Point SITEMAPX_CACHE_ALIAS at a cache all processes share (Redis, "
+            "Memcached, database), or set it to None; ignore this warning if one process "
+            "serves the site.",
+            id="django_sitemapx.W003",
+        )
+    ]
+
+
 def _check_unknown() -> Messages:
     unknown = sorted(
         name for name in dir(settings) if name.startswith(PREFIX) and name not in SETTING_NAMES
@@ -379,6 +403,18 @@ def _check_static(source: StaticSource) -> Messages:
 def _check_model_source(source: ModelSource) -> Messages:
     if source.model is None:
         return [_error(f"Section {source.section!r} has no model.", "E103", obj=source)]
+    if source.uses_instances and not hasattr(source.model, "get_absolute_url"):
+        return [
+            _error(
+                f"Section {source.section!r} has no way to build a location: "
+                f"{source.model.__name__} has no get_absolute_url(), and the section sets "
+                "neither url_name nor location.",
+                "E111",
+                hint="Set url_name and url_kwargs (fastest), override location(row), or "
+                "give the model a get_absolute_url() method.",
+                obj=source,
+            )
+        ]
     errors = _check_key(source) + _check_lastmod_field(source)
     if not errors:
         errors += _check_query(source)

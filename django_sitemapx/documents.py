@@ -37,6 +37,15 @@ URL_NAMESPACE = "django_sitemapx"
 PagePath = Callable[[str, int], str]
 
 
+def served_here() -> bool:
+    """True when this site's URLconf includes ``django_sitemapx.urls`` (not export-only)."""
+    try:
+        reverse(f"{URL_NAMESPACE}:index")
+    except NoReverseMatch:
+        return False
+    return True
+
+
 def index_path() -> str:
     """The path of the index: from the URLconf, else ``/sitemap.xml``."""
     try:

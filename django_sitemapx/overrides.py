@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,8 @@ from .signals import overrides_changed
 from .sources import ListedPage
 from .values import format_priority, is_later, lastmod_text
 
+logger = logging.getLogger("django_sitemapx")
+
 # One override as the hot path reads it: (exclude, lastmod, changefreq, priority).
 OverrideValues = tuple[bool, str | None, str | None, str | None]
 
@@ -44,9 +47,37 @@ OverrideValues = tuple[bool, str | None, str | None, str | None]
 PRELOAD_LIMIT = 5_000
 
 
+_table_found = False
+
+
+def table_ready() -> bool:
+    """True once the overrides table exists; until ``migrate`` creates it, logs why not.
+
+    Without the table there can be no override, so documents are served as the
+    sources give them rather than failing with "no such table". Once found, the
+    table is not looked for again in this process.
+    """
+    global _table_found
+    if _table_found:
+        return True
+    from .models import Override
+
+    connection = connections[router.db_for_read(Override)]
+    with connection.cursor() as cursor:
+        names = connection.introspection.table_names(cursor)
+    _table_found = Override._meta.db_table in names
+    if not _table_found:
+        logger.error(
+            "The table of django_sitemapx's overrides (%s) does not exist: run "
+            "`python manage.py migrate`. Sitemaps are served without overrides until then.",
+            Override._meta.db_table,
+        )
+    return _table_found
+
+
 def apply_overrides(chunks: Iterable[list[Entry]]) -> Iterator[list[Entry]]:
     """Yield each chunk with overrides applied: at most one query per chunk."""
-    if not app_settings.OVERRIDES:
+    if not app_settings.OVERRIDES or not table_ready():
         yield from chunks
         return
     lookup = _Lookup()
@@ -152,7 +183,7 @@ def _lastmod(value: Any) -> str | None:
 
 def adjust_index(listed: list[ListedPage]) -> list[ListedPage]:
     """Raise each page's lastmod to the latest forced lastmod placed on it (one query)."""
-    if not listed or not app_settings.OVERRIDES:
+    if not listed or not app_settings.OVERRIDES or not table_ready():
         return listed
     forced = forced_page_lastmods()
     if not forced:

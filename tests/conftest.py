@@ -67,6 +67,18 @@ def content(response) -> bytes:  # type: ignore[no-untyped-def]
     return response.content
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _overrides_table_found() -> None:
+    """pytest-django migrates the test database: skip the one-off lookup of the table.
+
+    Otherwise the first test to serve a document would count one more query.
+    ``tests/test_overrides.py`` covers the lookup itself.
+    """
+    from django_sitemapx import overrides
+
+    overrides._table_found = True
+
+
 @pytest.fixture(autouse=True)
 def _empty_cache() -> Iterator[None]:
     """Every test starts with an empty cache (Redis keeps keys between tests)."""

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import Group
 from django.core import checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
@@ -402,3 +403,46 @@ def test_a_bad_setting_is_reported_by_manage_py_check_not_a_traceback(
     assert done.returncode == 1, done.stderr
     assert f"django_sitemapx.{number}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_e111_a_section_with_no_way_to_build_a_location(registry: SitemapRegistry) -> None:
+    # Group has no get_absolute_url(): its page could only answer 500.
+    registry.register(Group)
+    output = _output_of_failing_check()
+    assert _ID.findall(output) == ["E111"]
+    assert "Group has no get_absolute_url()" in output
+
+
+def test_e110_not_reported_when_url_name_or_location_builds_it(registry: SitemapRegistry) -> None:
+    registry.register(Group, url_name="home")
+    registry.register(Group, section="by-location", location=lambda row: "/about/")
+    assert _warnings() == []
+
+
+# -- deployment (check --deploy) ---------------------------------------------------------
+
+
+def _deploy_warnings() -> list[str]:
+    stderr = io.StringIO()
+    call_command("check", deploy=True, stdout=io.StringIO(), stderr=stderr)
+    return sorted(set(_ID.findall(stderr.getvalue())))
+
+
+LOCMEM = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+SHARED = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "c"}}
+
+
+@override_settings(CACHES=LOCMEM)
+def test_w003_local_memory_cache_is_reported_by_check_deploy_only() -> None:
+    assert _deploy_warnings() == ["W003"]
+    assert _warnings() == []  # plain check: one runserver process is fine
+
+
+@override_settings(CACHES=SHARED)
+def test_w003_not_reported_for_a_shared_cache() -> None:
+    assert _deploy_warnings() == []
+
+
+@override_settings(CACHES=LOCMEM, SITEMAPX_CACHE_ALIAS=None)
+def test_w003_not_reported_when_the_sitemap_cache_is_off() -> None:
+    assert _deploy_warnings() == []

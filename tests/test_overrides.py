@@ -217,3 +217,30 @@ def test_a_forced_lastmod_out_of_range_is_ignored_not_a_500(registry: SitemapReg
         body = content(response)
         assert b"9999" not in body
         validate_sitemap(body)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_before_migrate_documents_are_served_without_overrides_and_say_why(
+    client, monkeypatch, caplog
+) -> None:  # type: ignore[no-untyped-def]
+    # A project that installed the app but has not run migrate yet.
+    from django_sitemapx import overrides
+
+    ArticleFactory()
+    monkeypatch.setattr(overrides, "_table_found", False)
+    with connection.schema_editor() as editor:
+        editor.delete_model(Override)
+    try:
+        with caplog.at_level("ERROR", logger="django_sitemapx"):
+            index = client.get("/sitemap.xml")
+            page = client.get("/sitemap-article-1.xml")
+        assert (index.status_code, page.status_code) == (200, 200)
+        validate_sitemap(b"".join(index.streaming_content) if index.streaming else index.content)
+        assert len(locs(validate_sitemap(b"".join(page.streaming_content)))) == 1
+        assert "run `python manage.py migrate`" in caplog.text
+        assert not overrides.table_ready()
+    finally:
+        with connection.schema_editor() as editor:
+            editor.create_model(Override)
+    assert overrides.table_ready()
+    assert overrides._table_found  # looked up once, then remembered

@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import URLPattern, path
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
@@ -84,11 +85,10 @@ class OverrideAdmin(_ModelAdmin):
         "location",
         "effective_priority",
         "effective_changefreq",
-        "excluded",
+        "listed",
         "effective_lastmod",
         "placed_on",
-        "changed_by",
-        "updated_at",
+        "last_changed",
     )
     list_filter = ("changefreq", "exclude", SectionFilter)
     search_fields = ("location",)
@@ -100,6 +100,11 @@ class OverrideAdmin(_ModelAdmin):
         (_("History"), {"fields": ("placed_on", "changed_by", "created_at", "updated_at")}),
     )
     action_form = OverrideActionForm
+
+    class Media:
+        # Long URLs wrap, so the right-hand columns stay on screen with the sidebar open.
+        css = {"all": ["django_sitemapx/admin.css"]}
+
     actions = ("exclude_urls", "include_urls", "set_priority", "set_changefreq", "place_again")
     list_select_related = ("changed_by",)
 
@@ -113,13 +118,25 @@ class OverrideAdmin(_ModelAdmin):
     def effective_changefreq(self, obj: Override) -> Any:
         return obj.get_changefreq_display() if obj.changefreq else _section_value()
 
-    @admin.display(description=_("excluded"), boolean=True, ordering="exclude")
-    def excluded(self, obj: Override) -> bool:
-        return obj.exclude
+    @admin.display(description=_("in the sitemap"), boolean=True, ordering="-exclude")
+    def listed(self, obj: Override) -> bool | None:
+        # A tick means "listed", a cross "excluded by this override", and the
+        # unknown icon a URL no section was found to list when it was saved.
+        if obj.exclude:
+            return False
+        return True if obj.section else None
 
     @admin.display(description=_("last modified"), ordering="lastmod")
     def effective_lastmod(self, obj: Override) -> Any:
         return obj.lastmod if obj.lastmod is not None else _section_value()
+
+    @admin.display(description=_("last changed"), ordering="updated_at")
+    def last_changed(self, obj: Override) -> Any:
+        # One column for who and when, so the list fits beside the sidebar and filters.
+        when = date_format(timezone.localtime(obj.updated_at), "SHORT_DATETIME_FORMAT")
+        if obj.changed_by is None:
+            return when
+        return format_html("{}<br>{}", obj.changed_by.get_username(), when)
 
     @admin.display(description=_("section and page"), ordering="section")
     def placed_on(self, obj: Override) -> Any:

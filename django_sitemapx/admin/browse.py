@@ -26,7 +26,6 @@ from ..entries import Entry
 from ..exceptions import ExportError, NotRegistered
 from ..locations import Origin
 from ..locations.hosts import canonical_host, known_origins, origin_for_request, scheme_for
-from ..models import Override
 from ..registry import SitemapRegistry, default_registry
 from ..sources import Source
 from .views import require_view
@@ -91,11 +90,9 @@ def _served_source(section: str, site: SiteChoice) -> tuple[Source, Origin]:
 
 
 def _context(model_admin: OverrideAdmin, request: HttpRequest, **values: Any) -> dict[str, Any]:
-    return {
-        **model_admin.admin_site.each_context(request),
-        "opts": Override._meta,
-        **values,
-    }
+    from .views import common_context
+
+    return {**common_context(model_admin, request), **values}
 
 
 def _number(request: HttpRequest, name: str = "p") -> str:

@@ -14,11 +14,11 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from ..documents import index_path, listed_pages, page_path
+from ..documents import index_path, listed_pages, page_path, served_here
 from ..exceptions import SkipReason
 from ..locations.hosts import origin_for_request
 from ..models import Override
-from ..overrides import fetch
+from ..overrides import fetch, table_ready
 from ..registry import default_registry
 from ..skips import recorded_skips
 from ..values import parse_lastmod
@@ -83,6 +83,18 @@ def require_view(model_admin: OverrideAdmin, request: HttpRequest) -> None:
         raise PermissionDenied
 
 
+def common_context(model_admin: OverrideAdmin, request: HttpRequest) -> dict[str, Any]:
+    """What every page of the app's admin shows: the admin's context, and its two notes."""
+    # "served": export-only sites do not include django_sitemapx.urls, so the
+    # document paths are where sitemap_export writes, not links that would 404.
+    return {
+        **model_admin.admin_site.each_context(request),
+        "opts": Override._meta,
+        "served": served_here(),
+        "migrated": table_ready(),
+    }
+
+
 _require_view = require_view
 
 
@@ -91,12 +103,11 @@ def inspect(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     _require_view(model_admin, request)
     form = InspectForm(request.GET or None)
     context: dict[str, Any] = {
-        **model_admin.admin_site.each_context(request),
-        "opts": Override._meta,
+        **common_context(model_admin, request),
         "title": _("URL inspector"),
         "form": form,
     }
-    if form.is_valid():
+    if form.is_valid() and context["migrated"]:
         context.update(_inspect(model_admin, request, form.cleaned_data["url"]))
     return TemplateResponse(request, "admin/django_sitemapx/inspect.html", context)
 
@@ -172,6 +183,10 @@ class SectionRow:
 def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     """Per section: URLs, pages, the latest lastmod and a link to every document."""
     _require_view(model_admin, request)
+    context = common_context(model_admin, request)
+    listed = listed_pages(default_registry)
+    excluded = _excluded_counts() if context["migrated"] else {}
+
     from .browse import site_choice
 
     site = site_choice(request)
@@ -204,9 +219,7 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
                 + (f"?{site.query}" if site.query else ""),
             )
         )
-    context = {
-        **model_admin.admin_site.each_context(request),
-        "opts": Override._meta,
+    context |= {
         "title": _("Sitemap overview"),
         "rows": rows,
         "index_url": site.document_url(index_path()),

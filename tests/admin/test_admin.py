@@ -152,3 +152,25 @@ def test_include_keeps_exclude_only_overrides_without_the_delete_permission() ->
     assert "1 URL included again." in response.content.decode()
     assert Override.objects.get(pk=only_excludes.pk).exclude
     assert not Override.objects.get(pk=with_priority.pk).exclude
+
+
+def test_in_the_sitemap_column_ticks_listed_urls_and_crosses_excluded_ones(
+    editor: Client,
+) -> None:
+    Override.objects.create(location="/about/", priority=Decimal("0.2"), section="pages", page=1)
+    Override.objects.create(location="/contact/", exclude=True, section="pages", page=1)
+    Override.objects.create(location="/gone/", priority=Decimal("0.3"))
+    body = editor.get(reverse(CHANGELIST)).content.decode()
+    assert "In the sitemap" in body and ">Excluded<" not in body
+    cells = {}
+    for location in ("/about", "/contact", "/gone"):
+        row = body.split(f">{location}</a>")[1].split("</tr>")[0]
+        cells[location] = row.split("field-listed")[1].split("</td>")[0]
+    assert 'alt="True"' in cells["/about"]  # listed: a tick
+    assert 'alt="False"' in cells["/contact"]  # excluded: a cross
+    assert 'alt="None"' in cells["/gone"]  # not found in the sitemap
+
+
+def test_the_list_loads_the_stylesheet_that_wraps_long_urls(editor: Client) -> None:
+    body = editor.get(reverse(CHANGELIST)).content.decode()
+    assert "django_sitemapx/admin.css" in body

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Permission, User
 from django.db import connections
+from django.test import Client
 
 from example_project.articles.factories import ArticleFactory, CategoryFactory
 from tests.conftest import NS, validate_sitemap
@@ -171,3 +173,67 @@ def test_editor_overrides_excludes_and_inspects(
     table = page.inner_text("#sections")
     assert "article" in table and "/sitemap-article-1.xml" in table
     page.screenshot(path=str(shots / "overview.png"), full_page=True)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_the_list_fits_the_window_with_the_sidebar_open(
+    live_server: Any, browser_page: Any, shots: Path, width: int
+) -> None:
+    page = browser_page
+    base = live_server.url
+    news = CategoryFactory(name="News", slug="news")
+    long_slug = "a-very-long-article-slug-that-editors-paste-from-the-address-bar-" * 2
+    article = ArticleFactory(category=news, slug=long_slug.strip("-"), updated_at=WHEN)
+    admin_user = User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
+    from django_sitemapx.models import Override
+
+    Override.objects.create(
+        location=article.get_absolute_url(), exclude=True, section="article", page=1
+    )
+    Override.objects.create(location="/about", priority="0.3", section="pages", page=1)
+    Override.objects.create(location="/gone/for/good", changefreq="never")
+
+    page.set_viewport_size({"width": width, "height": 800})
+    # Logged in through a session cookie: the login form is tested above, and hashing
+    # the password twice more only slows this test down on a busy machine.
+    client = Client()
+    client.force_login(admin_user)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": base}]
+    )
+    page.goto(f"{base}/admin/django_sitemapx/override/")
+    page.wait_for_selector("#result_list")
+    page.evaluate("localStorage.setItem('django.admin.navSidebarIsOpen', 'true')")
+    page.reload()
+    page.wait_for_selector("#result_list")
+    assert page.is_visible("#nav-sidebar")
+    page.screenshot(path=str(shots / f"override-list-sidebar-{width}.png"), full_page=True)
+
+    # Every column, the last one included, ends inside the list's box and the window:
+    # nothing is hidden behind a horizontal scroll bar.
+    box = page.evaluate(
+        """() => {
+            const results = document.querySelector('#changelist .results');
+            const cells = [...document.querySelectorAll('#result_list thead th')];
+            return {
+                columns: cells.length,
+                last: Math.max(...cells.map(c => c.getBoundingClientRect().right)),
+                box: results.getBoundingClientRect().right,
+                scroll: results.scrollWidth - results.clientWidth,
+                page: document.documentElement.scrollWidth,
+            };
+        }"""
+    )
+    assert box["columns"] == 8  # the checkbox and seven columns
+    assert box["scroll"] <= 0 and box["last"] <= box["box"] + 1, box
+    assert box["page"] <= width, box
+
+    # The "In the sitemap" column: a cross for the excluded URL, a tick for a listed one.
+    header = page.inner_text("#result_list thead th.column-listed")
+    assert header.strip().lower() == "in the sitemap"
+    excluded = page.locator("#result_list tr", has_text="a-very-long-article")
+    assert excluded.locator("td.field-listed img").get_attribute("alt") == "False"
+    listed = page.locator("#result_list tr", has_text="/about")
+    assert listed.locator("td.field-listed img").get_attribute("alt") == "True"

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import reverse
 
 from django_sitemapx.admin.views import SKIP_REASONS
@@ -180,3 +180,59 @@ def test_overview_shows_what_the_latest_build_left_out_and_why(editor: Client) -
         ("the URL is on another host", 1),
     ]
     assert "2 \u00d7 its location is not a well-formed path or URL" in response.content.decode()
+
+
+def test_inspector_words_an_excluded_url_without_contradiction(editor: Client) -> None:
+    Override.objects.create(location="/about", exclude=True, section="pages", page=1)
+    body = editor.get(reverse(INSPECT), {"url": "/about/"}).content.decode()
+    assert "Override key" not in body and "Address" in body
+    assert "URL in the sitemap" not in body and "Listed as" not in body
+    assert "Its section builds" in body and "Would be in" in body
+    listed = editor.get(reverse(INSPECT), {"url": "/about/"}).content.decode()
+    Override.objects.all().delete()
+    listed = editor.get(reverse(INSPECT), {"url": "/about/"}).content.decode()
+    assert "Listed as" in listed and "Its section builds" not in listed
+
+
+BROWSE = [
+    ("admin:django_sitemapx_browse_section", {"section": "pages"}),
+    ("admin:django_sitemapx_browse_page", {"section": "pages", "number": 1}),
+]
+
+
+@override_settings(ROOT_URLCONF="tests.admin_only_urls")
+@pytest.mark.parametrize(("name", "kwargs"), [(INSPECT, {}), (OVERVIEW, {}), *BROWSE])
+def test_an_export_only_site_explains_instead_of_linking(
+    editor: Client, name: str, kwargs: dict[str, object]
+) -> None:
+    # The sitemap URLs are not included: no NoReverseMatch, no link that would 404.
+    ArticleFactory()
+    url = reverse(name, kwargs=kwargs)
+    response = editor.get(url, {"url": "/about/"} if name == INSPECT else {})
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="not-served"' in body and "sitemap_export" in body
+    assert 'href="/sitemap' not in body and ">/sitemap-pages-1.xml</code>" in body
+
+
+@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
+def test_a_served_site_links_its_documents(editor: Client, name: str) -> None:
+    ArticleFactory()
+    body = editor.get(reverse(name), {"url": "/about/"} if name == INSPECT else {}).content
+    assert b'href="/sitemap-pages-1.xml"' in body and b'id="not-served"' not in body
+
+
+@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
+def test_before_migrate_the_pages_say_to_run_migrate(
+    editor: Client, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_sitemapx import overrides
+
+    monkeypatch.setattr(overrides, "_table_found", False)
+    monkeypatch.setattr(
+        "django.db.backends.base.introspection.BaseDatabaseIntrospection.table_names",
+        lambda self, cursor=None, include_views=False: [],
+    )
+    response = editor.get(reverse(name), {"url": "/about/"} if name == INSPECT else {})
+    assert response.status_code == 200
+    assert b'id="not-migrated"' in response.content and b"manage.py migrate" in response.content
