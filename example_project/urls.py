@@ -1,8 +1,9 @@
-"""URLs of the example site; the sitemap is served at the root."""
+"""URLs of the example site: the sitemap (and IndexNow key file) at the root, and robots.txt."""
 
 from django.contrib import admin
 from django.urls import include, path
 
+from django_sitemapx.views import robots_txt
 from example_project.articles import views
 
 urlpatterns = [
@@ -11,5 +12,6 @@ urlpatterns = [
     path("articles/<slug:category>/", views.category_detail, name="category-detail"),
     path("articles/<slug:category>/<str:slug>/", views.article_detail, name="article-detail"),
     path("admin/", admin.site.urls),
+    path("robots.txt", robots_txt, name="robots-txt"),
     path("", include("django_sitemapx.urls")),
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "Batch",
     "Outcome",
     "Report",
+    "add_pending",
     "enqueue_submission",
     "is_enabled",
     "key_location",
@@ -81,10 +82,19 @@ def queue_urls(urls: Iterable[str]) -> None:
         return
     urls = list(urls)
     if urls:
-        transaction.on_commit(partial(_store, urls), robust=True)
+        transaction.on_commit(partial(_store_and_enqueue, urls), robust=True)
 
 
-def _store(urls: list[str]) -> None:
+def _store_and_enqueue(urls: list[str]) -> None:
+    if add_pending(urls):
+        enqueue_submission()
+
+
+def add_pending(urls: Iterable[str]) -> int:
+    """Store absolute URLs as pending now (no task); returns how many were kept.
+
+    A URL of a host the site does not serve is left out with a warning.
+    """
     from ..models import PendingUrl
 
     hosts = set(served_hosts())
@@ -96,9 +106,8 @@ def _store(urls: list[str]) -> None:
             rows.append(PendingUrl(url=url, host=host))
         else:
             logger.warning("IndexNow: %s is not a URL of a host this site serves; left out.", url)
-    if rows:
-        PendingUrl.objects.bulk_create(rows)
-        enqueue_submission()
+    PendingUrl.objects.bulk_create(rows)
+    return len(rows)
 
 
 def enqueue_submission() -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from django_sitemapx.indexnow import Batch, Outcome, is_enabled, queue_urls, submit_pending
+from django_sitemapx.indexnow import Batch, Outcome, add_pending, is_enabled, submit_pending
 
 
 class Command(BaseCommand):
@@ -37,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError("IndexNow is off: set SITEMAPX_INDEXNOW_KEY.")
         self.verbosity = verbosity
         if urls and not dry_run:
-            queue_urls(urls)
+            add_pending(urls)
         report = submit_pending(dry_run=dry_run, on_batch=self._batch)
         if dry_run and urls:
             self.stdout.write(f"Would queue first: {', '.join(urls)}")
