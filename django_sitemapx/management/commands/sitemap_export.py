@@ -50,7 +50,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--files-base-url",
             metavar="URL",
-            help="Where the files will be served, for the index (default: the base URL).",
+            help="Where the files will be served, for the index (default: "
+            "SITEMAPX_FILES_BASE_URL, else the base URL).",
         )
         parser.add_argument(
             "--section",
@@ -89,7 +90,7 @@ class Command(BaseCommand):
             result = export_sitemap(
                 _destination(output_dir, storage),
                 origin=_origin(base_url, site),
-                files_base_url=files_base_url,
+                files_base_url=files_base_url or app_settings.FILES_BASE_URL,
                 sections=sections,
                 gzip=gzip,
                 dry_run=dry_run,
