@@ -479,8 +479,10 @@ def test_w202_immediate_backend_runs_in_the_request() -> None:
         assert _warnings() == []
 
 
-@pytest.mark.parametrize("urlconf", ["tests.layout_urls", "tests.bare_urls"])
-def test_w203_key_file_not_at_the_root(urlconf: str, registry: SitemapRegistry) -> None:
+@pytest.mark.parametrize(
+    "urlconf", ["tests.urls_sitemaps_elsewhere", "tests.urls_sitemaps_nowhere"]
+)
+def test_w203_key_file_not_at_the_root(urlconf: str) -> None:
     with override_settings(
         SITEMAPX_INDEXNOW_KEY=GOOD_KEY, TASKS=_backend("dummy.DummyBackend"), ROOT_URLCONF=urlconf
     ):

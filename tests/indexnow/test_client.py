@@ -157,3 +157,17 @@ def test_real_sleeps_between_retries(server: Endpoint) -> None:
     sender = Submission(server.url, KEY, retries=1, backoff=0.01, timeout=5)
 
     assert sender.send("example.com", KEY_LOCATION, URLS).attempts == 2
+
+
+def test_the_test_suite_never_reaches_the_real_endpoint(settings) -> None:  # type: ignore[no-untyped-def]
+    import urllib.request
+
+    from django_sitemapx.conf import DEFAULT_INDEXNOW_ENDPOINT
+    from tests.conftest import OffMachineTraffic
+
+    assert settings.SITEMAPX_INDEXNOW_ENDPOINT.startswith("http://127.0.0.1:")
+    sender, _ = submission(DEFAULT_INDEXNOW_ENDPOINT, retries=0)
+    with pytest.raises(OffMachineTraffic):
+        sender.send("example.com", KEY_LOCATION, URLS)
+    with pytest.raises(OffMachineTraffic):
+        urllib.request.urlopen("https://www.bing.com/indexnow", timeout=1)
