@@ -290,27 +290,31 @@ def test_other_txt_paths_reach_the_projects_own_patterns(client: Any, endpoint: 
 # -- the task on a real queue: django-tasks' database backend ------------------------------
 
 
-def test_the_task_runs_on_the_database_backend_worker(
-    settings: Any, endpoint: Endpoint, django_capture_on_commit_callbacks: Any
-) -> None:
+# Real commits: the worker closes a connection left outside autocommit, as a
+# test's wrapping transaction would be.
+@pytest.mark.django_db(transaction=True)
+def test_the_task_runs_on_the_database_backend_worker(settings: Any, endpoint: Endpoint) -> None:
     pytest.importorskip("django_tasks_db")
     from django_tasks_db.models import DBTaskResult
 
     settings.TASKS = {"db": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     settings.SITEMAPX_INDEXNOW_TASK_BACKEND = "db"
 
-    category = CategoryFactory()
-    with django_capture_on_commit_callbacks(execute=True):
-        article = ArticleFactory(is_published=True, category=category)
+    with override_settings(SITEMAPX_INDEXNOW_KEY=None):
+        category = CategoryFactory()
+    article = ArticleFactory(is_published=True, category=category)  # commits: queued, enqueued
 
     assert endpoint.received == []  # queued, not run
+    assert PendingUrl.objects.count() == 2
     assert DBTaskResult.objects.count() == 1
 
     call_command("db_worker", "--batch", "--no-startup-delay", "--backend", "db", verbosity=0)
 
     assert endpoint.url_lists == article_urls(article)
     assert not PendingUrl.objects.exists()
-    assert DBTaskResult.objects.get().return_value == {
+    result = DBTaskResult.objects.get()
+    assert result.status == "SUCCESSFUL"
+    assert result.return_value == {
         "batches": 2,
         "submitted": 2,
         "rejected": 0,
