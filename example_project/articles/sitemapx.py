@@ -1,12 +1,27 @@
-"""The example's sitemap sections, found by django-sitemapx's autodiscovery."""
+"""The example's sitemap sections, found by django-sitemapx's autodiscovery.
+
+Two sites from one project (see docs/guide/sites.md): with the example's
+settings, ``localhost`` and ``127.0.0.1`` serve the magazine (articles,
+categories, pages) and ``news.localhost`` serves the news desk (news articles
+and the news front page). Without ``EXAMPLE_MAIN_HOSTS`` and
+``EXAMPLE_NEWS_HOST`` every section is served on every host.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
 
 import django_sitemapx as sitemapx
 from example_project.articles.models import Article, Category
 
 
-@sitemapx.register(Article)
 class ArticleSitemap(sitemapx.ModelSource):
-    """Published articles, streamed as plain rows: no model instance per URL."""
+    """Published articles, streamed as plain rows: no model instance per URL.
+
+    Served on every host; on the news host, only the news category's.
+    """
 
     queryset = Article.objects.filter(is_published=True)
     url_name = "article-detail"
@@ -14,16 +29,47 @@ class ArticleSitemap(sitemapx.ModelSource):
     lastmod_field = "updated_at"
     changefreq = "weekly"
     priority = 0.6
+    news_host: str | None = None
+
+    def get_queryset(self) -> QuerySet[Any]:
+        rows = super().get_queryset()
+        # self.origin is the host being served (None in system checks).
+        if self.origin is not None and self.news_host and self.origin.host == self.news_host:
+            rows = rows.filter(category__slug="news")
+        return rows
 
 
-sitemapx.default_registry.register(
-    Category,
-    url_name="category-detail",
-    url_kwargs={"category": "slug"},
-    changefreq="daily",
-    priority=0.5,
-)
+def register_sections(
+    registry: sitemapx.SitemapRegistry,
+    *,
+    main_hosts: Sequence[str] | None = None,
+    news_host: str | None = None,
+) -> None:
+    """The example's sections, the magazine's limited to ``main_hosts`` (None: every host)."""
+    registry.register(Article, ArticleSitemap, news_host=news_host)
+    registry.register(
+        Category,
+        url_name="category-detail",
+        url_kwargs={"category": "slug"},
+        changefreq="daily",
+        priority=0.5,
+        sites=main_hosts,
+    )
+    registry.register(
+        "pages", sitemapx.StaticSource, url_names=["home", "about"], priority=0.8, sites=main_hosts
+    )
+    if news_host:
+        registry.register(
+            "news-front",
+            sitemapx.StaticSource,
+            url_names=[("category-detail", {"category": "news"})],
+            changefreq="hourly",
+            sites=[news_host],
+        )
 
-sitemapx.default_registry.register(
-    "pages", sitemapx.StaticSource, url_names=["home", "about"], priority=0.8
+
+register_sections(
+    sitemapx.default_registry,
+    main_hosts=getattr(settings, "EXAMPLE_MAIN_HOSTS", None),
+    news_host=getattr(settings, "EXAMPLE_NEWS_HOST", None),
 )
