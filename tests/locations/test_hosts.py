@@ -247,6 +247,8 @@ def test_served_origins_follow_the_scheme_rule() -> None:
     assert served_origins("article", "https")[0] == Origin("https", "example.com")
 
 
+@pytest.mark.django_db
+@override_settings(SITEMAPX_USE_SITES=True)
 def test_origin_for_request_carries_the_site_id() -> None:
     Site.objects.filter(pk=1).update(domain="Example.com")
     Site.objects.clear_cache()
