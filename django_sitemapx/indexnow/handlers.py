@@ -47,8 +47,12 @@ def _sources_of(instance: models.Model) -> list[ModelSource]:
 def _uris(instance: models.Model, sources: list[ModelSource]) -> list[str]:
     uris: list[str] = []
     for source in sources:
-        origins = served_origins(source.section, source.protocol)
-        uris += source.uris_of(instance, [LocationBuilder(origin) for origin in origins])
+        for origin in served_origins(source.section, source.protocol):
+            # Only the hosts that serve the section, with the rows it lists there.
+            if source.serves(origin):
+                bound = source.for_origin(origin)
+                assert isinstance(bound, ModelSource)
+                uris += bound.uris_of(instance, [LocationBuilder(origin)])
     return uris
 
 

@@ -321,3 +321,20 @@ def test_the_task_runs_on_the_database_backend_worker(settings: Any, endpoint: E
         "unavailable": 0,
         "pending": 0,
     }
+
+
+def test_a_section_limited_to_some_sites_is_submitted_only_for_them(
+    registry: Any, endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+) -> None:
+    registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        sites=["other.example"],
+    )
+    category = CategoryFactory()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        article = ArticleFactory(is_published=True, category=category)
+
+    assert endpoint.url_lists == article_urls(article, ("other.example",))
