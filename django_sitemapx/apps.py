@@ -16,9 +16,17 @@ class SimpleSitemapxConfig(AppConfig):
 
     def ready(self) -> None:
         from . import handlers  # noqa: F401  (connects the receivers)
-        from .checks import check_deployment, check_settings, check_site_ids, check_sources
+        from .checks import (
+            check_deployment,
+            check_discovery,
+            check_settings,
+            check_site_ids,
+            check_sources,
+        )
+        from .indexnow import handlers as indexnow_handlers  # noqa: F401
 
         checks.register(check_settings)
+        checks.register(check_discovery)
         checks.register(check_sources, checks.Tags.urls)
         checks.register(check_site_ids, checks.Tags.database)
         checks.register(check_deployment, checks.Tags.caches, deploy=True)

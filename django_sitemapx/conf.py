@@ -22,6 +22,13 @@ DEFAULT_CACHE_LOCAL_BYTES = 64 * 1024 * 1024
 
 PREFIX = "SITEMAPX_"
 
+# IndexNow (indexnow.org/documentation): "up to 10,000 URLs per post"; a key is
+# 8 to 128 characters of a-z, A-Z, 0-9 and "-".
+INDEXNOW_MAX_URLS = 10_000
+INDEXNOW_KEY_PATTERN = r"[a-zA-Z0-9-]{8,128}"
+DEFAULT_INDEXNOW_ENDPOINT = "https://api.indexnow.org/indexnow"
+DEFAULT_ROBOTS_RULES = "User-agent: *\nDisallow:\n"
+
 
 class Settings:
     """Typed access to the app's settings; ``SETTING`` reads ``SITEMAPX_SETTING``."""
@@ -123,6 +130,60 @@ class Settings:
     def CACHE_LOCAL_BYTES(self) -> int:
         """Bytes of recent documents each process keeps in memory (0: none)."""
         value: int = getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", DEFAULT_CACHE_LOCAL_BYTES)
+        return value
+
+    @property
+    def HOSTS(self) -> list[str] | None:
+        """The hosts the site serves; ``None``: the Sites framework's, else ``ALLOWED_HOSTS``'."""
+        value: list[str] | None = getattr(settings, "SITEMAPX_HOSTS", None)
+        return value
+
+    @property
+    def FILES_BASE_URL(self) -> str | None:
+        """Where exported files are served (a CDN), if not at the site's own URLs."""
+        value: str | None = getattr(settings, "SITEMAPX_FILES_BASE_URL", None)
+        return value
+
+    @property
+    def ROBOTS_RULES(self) -> str:
+        """The rules ``robots.txt`` serves before its ``Sitemap`` line."""
+        value: str = getattr(settings, "SITEMAPX_ROBOTS_RULES", DEFAULT_ROBOTS_RULES)
+        return value
+
+    @property
+    def INDEXNOW_KEY(self) -> str | None:
+        """The IndexNow key; ``None`` (the default) leaves IndexNow off."""
+        value: str | None = getattr(settings, "SITEMAPX_INDEXNOW_KEY", None)
+        return value
+
+    @property
+    def INDEXNOW_ENDPOINT(self) -> str:
+        """The URL changed URLs are POSTed to."""
+        value: str = getattr(settings, "SITEMAPX_INDEXNOW_ENDPOINT", DEFAULT_INDEXNOW_ENDPOINT)
+        return value
+
+    @property
+    def INDEXNOW_TASK_BACKEND(self) -> str | None:
+        """``TASKS`` alias submissions are enqueued on; ``None``: the cron command only."""
+        value: str | None = getattr(settings, "SITEMAPX_INDEXNOW_TASK_BACKEND", "default")
+        return value
+
+    @property
+    def INDEXNOW_RETRIES(self) -> int:
+        """Retries of a batch answered 429 or 5xx (or not at all) before it waits for a run."""
+        value: int = getattr(settings, "SITEMAPX_INDEXNOW_RETRIES", 3)
+        return value
+
+    @property
+    def INDEXNOW_BACKOFF(self) -> float:
+        """Seconds before the first retry; each further retry waits twice as long."""
+        value: float = getattr(settings, "SITEMAPX_INDEXNOW_BACKOFF", 2.0)
+        return value
+
+    @property
+    def INDEXNOW_TIMEOUT(self) -> float:
+        """Seconds one submission request may take."""
+        value: float = getattr(settings, "SITEMAPX_INDEXNOW_TIMEOUT", 10.0)
         return value
 
 

@@ -248,3 +248,24 @@ class PageState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.section} {self.number}"
+
+
+class PendingUrl(models.Model):
+    """A changed URL waiting to be submitted to IndexNow.
+
+    Rows are added after the change commits and removed once a search engine
+    accepted them, or refused them for good (see ``django_sitemapx.indexnow``).
+    A URL may appear more than once: a submission sends it once per batch.
+    """
+
+    url = models.CharField(_("URL"), max_length=2048)
+    host = models.CharField(_("host"), max_length=255)
+    queued_at = models.DateTimeField(_("queued"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("URL waiting for IndexNow")
+        verbose_name_plural = _("URLs waiting for IndexNow")
+        indexes = (models.Index(fields=["host", "id"], name="sitemapx_pending_host"),)
+
+    def __str__(self) -> str:
+        return self.url

@@ -5,13 +5,36 @@
 - ``/sitemap-<section>-<page>.xml``: page ``page`` (1, 2, ...) of ``section``.
 - ``/sitemap.xml.gz`` and ``/sitemap-<section>-<page>.xml.gz``: the same documents
   gzip-compressed, served as ``application/gzip`` files.
+- ``/<key>.txt``: the IndexNow key file, only for ``SITEMAPX_INDEXNOW_KEY`` (any
+  other path falls through to the project's patterns).
+
+robots.txt is routed by the project (``views.robots_txt``), since many projects
+already serve one.
 """
 
 from __future__ import annotations
 
-from django.urls import path, re_path
+from django.urls import path, re_path, register_converter
 
 from . import views
+from .conf import INDEXNOW_KEY_PATTERN, app_settings
+
+
+class IndexNowKeyConverter:
+    """Matches only the configured IndexNow key, read per request."""
+
+    regex = INDEXNOW_KEY_PATTERN
+
+    def to_python(self, value: str) -> str:
+        if value != app_settings.INDEXNOW_KEY:
+            raise ValueError("not the IndexNow key")  # no match: the next pattern is tried
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(IndexNowKeyConverter, "sitemapx_indexnow_key")
 
 app_name = "django_sitemapx"
 
@@ -37,4 +60,5 @@ urlpatterns = [
         {"gz": True},
         name="section-gz",
     ),
+    path("<sitemapx_indexnow_key:key>.txt", views.indexnow_key, name="indexnow-key"),
 ]

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.http import Http404, HttpRequest, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from .conf import app_settings
@@ -14,6 +15,7 @@ from .documents import URL_NAMESPACE
 from .exceptions import NotRegistered
 from .locations.hosts import origin_for_request
 from .registry import SitemapRegistry, default_registry
+from .robots import rules_text
 from .serving import content_type as document_type
 from .serving import index_document, page_document, serve
 from .serving.storage import exported_file_response
@@ -163,3 +165,32 @@ def parse_page(page: str) -> int:
     if len(page) > _MAX_PAGE_DIGITS:
         raise Http404("No such sitemap page.")
     return int(page)
+
+
+def robots_txt(
+    request: HttpRequest, template_name: str = "django_sitemapx/robots.txt"
+) -> HttpResponse:
+    """``/robots.txt`` for the requested host: the site's rules, then the ``Sitemap`` line.
+
+    The rules are ``SITEMAPX_ROBOTS_RULES`` (the template's ``rules``); for rules
+    that need logic, override the template ``django_sitemapx/robots.txt`` or pass
+    ``template_name``, and write ``{% load sitemapx %}{% sitemap_robots_lines %}``
+    where the line goes.
+    """
+    return render(
+        request,
+        template_name,
+        {"rules": rules_text()},
+        content_type="text/plain; charset=utf-8",
+    )
+
+
+def indexnow_key(request: HttpRequest, key: str) -> HttpResponse:
+    """The IndexNow key file: the key as UTF-8 text, at ``/<key>.txt``.
+
+    The URL pattern only matches the configured key (``SITEMAPX_INDEXNOW_KEY``),
+    so any other ``.txt`` path reaches the project's own patterns.
+    """
+    if key != app_settings.INDEXNOW_KEY:  # the key was changed since the URL resolved
+        raise Http404("Not the IndexNow key.")
+    return HttpResponse(key, content_type="text/plain; charset=utf-8")

@@ -91,3 +91,13 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {"django_sitemapx": {"handlers": ["console"], "level": "INFO"}},
 }
+
+# robots.txt (example_project/urls.py routes django_sitemapx.views.robots_txt).
+SITEMAPX_ROBOTS_RULES = "User-agent: *\nDisallow: /admin/\n"
+
+# IndexNow, off unless INDEXNOW_KEY is set (8 to 128 of a-z, A-Z, 0-9, "-"). The example
+# runs no task worker, so submissions wait for `manage.py sitemap_indexnow` (cron); with a
+# worker, name its TASKS alias here instead. URLs are submitted for the public hosts of
+# ALLOWED_HOSTS (e.g. ALLOWED_HOSTS=example.com,www.example.com).
+SITEMAPX_INDEXNOW_KEY = env("INDEXNOW_KEY", default=None)
+SITEMAPX_INDEXNOW_TASK_BACKEND = None

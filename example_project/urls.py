@@ -1,4 +1,4 @@
-"""URLs of the example site; the sitemap is served at the root.
+"""URLs of the example site: the sitemap (and IndexNow key file) at the root, robots.txt.
 
 Home, about and the category listings exist in every language of ``LANGUAGES``
 (``/about/``, ``/de/about/``, ``/fr/about/``): their sitemap sections list each
@@ -9,12 +9,14 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 
+from django_sitemapx.views import robots_txt
 from example_project.articles import views
 
 urlpatterns = [
     path("articles/<slug:category>/<str:slug>/", views.article_detail, name="article-detail"),
     path("authors/<uuid:author>/", views.author_detail, name="author-detail"),
     path("admin/", admin.site.urls),
+    path("robots.txt", robots_txt, name="robots-txt"),
     path("", include("django_sitemapx.urls")),
     *i18n_patterns(
         path("", views.home, name="home"),

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from lxml import etree
@@ -28,6 +33,42 @@ _WRAPPER = """<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
 </xs:schema>"""
 
 _schemas: dict[str, etree.XMLSchema] = {}
+
+
+class OffMachineTraffic(RuntimeError):
+    """A test tried to reach an address that is not this machine's loopback."""
+
+
+def _is_local(host: Any) -> bool:
+    if not isinstance(host, str):
+        return True  # not an internet address (a Unix socket path is bytes or str, see below)
+    host = host.strip("[]")
+    if host in ("localhost", "") or host == socket.gethostname():
+        return True
+    try:
+        return ipaddress.ip_address(host.partition("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _loopback_only(event: str, args: tuple[Any, ...]) -> None:
+    """Refuse any URL, connection or name lookup off the machine (IndexNow's real endpoint)."""
+    if event == "urllib.Request":
+        host = urlsplit(args[0]).hostname
+    elif event == "socket.connect":
+        address = args[1]
+        if not isinstance(address, tuple):  # a Unix socket
+            return
+        host = address[0]
+    elif event == "socket.getaddrinfo":
+        host = args[0].decode() if isinstance(args[0], bytes) else args[0]
+    else:
+        return
+    if not _is_local(host):
+        raise OffMachineTraffic(f"Tests never leave the machine: {event} {host!r} refused.")
+
+
+sys.addaudithook(_loopback_only)
 
 
 def _schema(main: str) -> etree.XMLSchema:

@@ -39,6 +39,13 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
 
+try:  # the Tasks framework's database backend, for the IndexNow task tests
+    import django_tasks_db  # noqa: F401
+except ImportError:
+    pass
+else:
+    INSTALLED_APPS.append("django_tasks_db")
+
 ROOT_URLCONF = "tests.urls"
 TEMPLATES = [
     {
@@ -70,3 +77,9 @@ TIME_ZONE = "Europe/Paris"
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
 STATIC_URL = "static/"
+
+# IndexNow stays off unless a test turns it on, and no test may ever reach the
+# real endpoint: tests point it at their own server on 127.0.0.1 (see
+# tests/support/endpoint.py), and this default refuses connections (port 9,
+# discard, has no listener). tests/conftest.py also refuses any URL off the machine.
+SITEMAPX_INDEXNOW_ENDPOINT = "http://127.0.0.1:9/indexnow"

@@ -26,6 +26,15 @@ DEFAULTS: dict[str, object] = {
     "CACHE_WAIT": 10.0,
     "CACHE_LOCK_TIMEOUT": 60,
     "CACHE_LOCAL_BYTES": 64 * 1024 * 1024,
+    "HOSTS": None,
+    "FILES_BASE_URL": None,
+    "ROBOTS_RULES": "User-agent: *\nDisallow:\n",
+    "INDEXNOW_KEY": None,
+    "INDEXNOW_ENDPOINT": "https://api.indexnow.org/indexnow",
+    "INDEXNOW_TASK_BACKEND": "default",
+    "INDEXNOW_RETRIES": 3,
+    "INDEXNOW_BACKOFF": 2.0,
+    "INDEXNOW_TIMEOUT": 10.0,
 }
 
 

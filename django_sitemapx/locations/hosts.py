@@ -7,12 +7,14 @@ way the scheme follows one rule, :func:`scheme_for`.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.apps import apps
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.http import Http404, HttpRequest
@@ -142,6 +144,49 @@ def request_host(request: HttpRequest, scheme: str) -> str:
     except (TypeError, ValueError):
         reached = set()
     return canonical_host(host, scheme, ports=reached)
+
+
+def served_hosts() -> list[str]:
+    """Every public host the site serves, for what needs them all at once (IndexNow).
+
+    ``SITEMAPX_HOSTS`` when set; else, with the Sites framework, the domain of
+    every ``Site``; otherwise the exact names in ``ALLOWED_HOSTS``. Of the last
+    two, a wildcard (``*``, ``.example.com``) names no host, and a name no search
+    engine can reach (``localhost``, ``testserver``, a loopback or private
+    address) is left out.
+    """
+    if app_settings.HOSTS is not None:
+        return list(dict.fromkeys(name.lower() for name in app_settings.HOSTS))
+    if uses_sites_framework():
+        from django.contrib.sites.models import Site
+
+        names = list(Site.objects.order_by("pk").values_list("domain", flat=True))
+    else:
+        names = list(settings.ALLOWED_HOSTS)
+    return list(dict.fromkeys(name.lower() for name in names if _is_public_host(name)))
+
+
+def served_origins(section: str | None = None, protocol: str | None = None) -> list[Origin]:
+    """The origins whose documents list ``section`` (every section when None).
+
+    Every served host serves every section today; a host limited to some
+    sections is filtered here, so robots.txt and IndexNow follow the same rule.
+    The scheme follows :func:`scheme_for`, defaulting to https.
+    """
+    scheme = scheme_for(protocol, "https")
+    return [Origin(scheme, host) for host in served_hosts()]
+
+
+def _is_public_host(name: str) -> bool:
+    host = name.rpartition(":")[0] if name.count(":") == 1 else name
+    host = host.strip("[]")
+    if not host or host == "*" or host.startswith("."):
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return "." in host  # "localhost", "testserver": no public name has no dot
+    return address.is_global
 
 
 def origin_from_url(url: str) -> Origin:

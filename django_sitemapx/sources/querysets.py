@@ -431,6 +431,28 @@ class ModelSource(Source):
         name = LASTMOD_ALIAS if _is_postgresql(using) else column
         return _checked_lastmod(attrgetter(name), count)
 
+    def uris_of(self, instance: models.Model, builders: Sequence[LocationBuilder]) -> list[str]:
+        """The URIs this section lists for ``instance`` as the database has it now.
+
+        One per builder's origin; none when the section does not list the row
+        (filtered out, a NULL URL field, or another model). One query, read
+        through the same queryset and location code as the pages.
+        """
+        assert self.model is not None
+        if instance._meta.concrete_model is not self.model._meta.concrete_model:
+            return []
+        found = self._listable().filter(pk=instance.pk)
+        rows = list(found[:1] if self.uses_instances else self.rows_queryset(found)[:1])
+        uris: list[str] = []
+        for builder in builders:
+            location, _bulk = self._row_location(builder)
+            for row in rows:
+                try:
+                    uris.append(location(row))
+                except Skip:
+                    continue
+        return uris
+
     # -- invalidation -------------------------------------------------------------
 
     def pages_touched_by(

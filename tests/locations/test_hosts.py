@@ -23,6 +23,8 @@ from django_sitemapx.locations.hosts import (
     origin_from_url,
     parse_sites,
     scheme_for,
+    served_hosts,
+    served_origins,
     uses_sites_framework,
 )
 
@@ -169,6 +171,34 @@ def test_origin_from_sites_framework_needs_the_app() -> None:
         origin_from_sites_framework()
 
 
+# -- the hosts the site serves ------------------------------------------------------------
+
+
+@override_settings(
+    ALLOWED_HOSTS=[
+        "Example.com",
+        "www.example.com:8443",
+        "*",
+        ".wild.example",
+        "localhost",
+        "testserver",
+        "127.0.0.1",
+        "[::1]",
+        "10.0.0.5",
+        "192.168.1.2",
+        "8.8.8.8",
+        "example.com",
+    ]
+)
+def test_served_hosts_are_the_public_exact_names_of_allowed_hosts() -> None:
+    assert served_hosts() == ["example.com", "www.example.com:8443", "8.8.8.8"]
+
+
+@override_settings(SITEMAPX_HOSTS=["WWW.example.com", "localhost"], ALLOWED_HOSTS=["*"])
+def test_sitemapx_hosts_is_taken_as_given() -> None:
+    assert served_hosts() == ["www.example.com", "localhost"]
+
+
 # -- one canonical host, and the sites a section is limited to ---------------------------
 
 
@@ -201,6 +231,22 @@ def test_host_name(host: str, name: str) -> None:
 def test_origin_for_request_is_canonical() -> None:
     request = RequestFactory().get("/sitemap.xml", HTTP_HOST="Example.COM.")
     assert origin_for_request(request) == Origin("http", "example.com")
+
+
+@pytest.mark.django_db
+@override_settings(SITEMAPX_USE_SITES=True)
+def test_served_hosts_with_the_sites_framework_are_every_sites_domain() -> None:
+    Site.objects.update_or_create(pk=1, defaults={"domain": "example.com", "name": "a"})
+    Site.objects.create(domain="other.example", name="b")
+    Site.objects.create(domain="localhost:8000", name="dev")
+
+    assert served_hosts() == ["example.com", "other.example"]
+
+
+@override_settings(ALLOWED_HOSTS=["example.com", "other.example"], SITEMAPX_PROTOCOL="http")
+def test_served_origins_follow_the_scheme_rule() -> None:
+    assert served_origins() == [Origin("http", "example.com"), Origin("http", "other.example")]
+    assert served_origins("article", "https")[0] == Origin("https", "example.com")
 
 
 @pytest.mark.django_db

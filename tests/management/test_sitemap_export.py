@@ -247,3 +247,14 @@ def test_empty_sitemap_writes_nothing(registry: SitemapRegistry, tmp_path: Path)
     with pytest.raises(CommandError, match="no URL yet"):
         run("--output-dir", str(tmp_path / "out"), "--base-url", BASE)
     assert not (tmp_path / "out").exists()
+
+
+def test_files_base_url_defaults_to_the_setting(items: SitemapRegistry, tmp_path: Path) -> None:
+    with override_settings(SITEMAPX_FILES_BASE_URL="https://cdn.example.net/maps"):
+        run(output_dir=tmp_path, base_url=BASE)
+        index = validate_sitemap(exported(tmp_path)["sitemap.xml"])
+        assert {loc.rsplit("/", 1)[0] for loc in locs(index)} == {"https://cdn.example.net/maps"}
+
+        run(output_dir=tmp_path, base_url=BASE, files_base_url=BASE)  # the option wins
+        index = validate_sitemap(exported(tmp_path)["sitemap.xml"])
+        assert {loc.rsplit("/", 1)[0] for loc in locs(index)} == {BASE}

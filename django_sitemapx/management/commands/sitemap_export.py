@@ -57,8 +57,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--files-base-url",
             metavar="URL",
-            help="Where the files will be served, for the index (default: the base URL); "
-            "with --all-sites, {host} stands for each site's folder.",
+            help="Where the files will be served, for the index (default: "
+            "SITEMAPX_FILES_BASE_URL, else the base URL); with --all-sites, {host} stands "
+            "for each site's folder.",
         )
         parser.add_argument(
             "--section",
@@ -95,7 +96,7 @@ class Command(BaseCommand):
         self._bar_shown = 0.0
         show_bar = verbosity >= 1 and self.stdout.isatty()
         options_: dict[str, Any] = {
-            "files_base_url": files_base_url,
+            "files_base_url": files_base_url or app_settings.FILES_BASE_URL,
             "sections": sections,
             "gzip": gzip,
             "dry_run": dry_run,

@@ -1,0 +1,134 @@
+"""robots.txt: the view, the template tags and the helpers, per requested host."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.sites.models import Site
+from django.template import Context, Template, TemplateSyntaxError
+from django.test import RequestFactory, override_settings
+
+from django_sitemapx.robots import sitemap_index_url_for_request, sitemap_lines
+from django_sitemapx.views import robots_txt
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_view_serves_the_rules_then_the_sitemap_line(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.get("/robots.txt")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.content.decode() == (
+        "User-agent: *\nDisallow:\n\nSitemap: http://testserver/sitemap.xml\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "secure", "line"),
+    [
+        ("example.com", True, "Sitemap: https://example.com/sitemap.xml"),
+        ("other.example", False, "Sitemap: http://other.example/sitemap.xml"),
+        ("example.com:8443", True, "Sitemap: https://example.com:8443/sitemap.xml"),
+    ],
+)
+def test_the_line_names_the_requested_hosts_index(client, host, secure, line) -> None:  # type: ignore[no-untyped-def]
+    with override_settings(ALLOWED_HOSTS=["example.com", "other.example"]):
+        response = client.get("/robots.txt", HTTP_HOST=host, secure=secure)
+
+    assert response.content.decode().splitlines()[-1] == line
+
+
+@override_settings(SITEMAPX_PROTOCOL="https")
+def test_the_line_follows_the_scheme_setting(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.get("/robots.txt")
+
+    assert "Sitemap: https://testserver/sitemap.xml\n" in response.content.decode()
+
+
+@override_settings(SITEMAPX_USE_SITES=True, SITE_ID=None)
+def test_with_the_sites_framework_each_site_gets_its_own_domain(client) -> None:  # type: ignore[no-untyped-def]
+    Site.objects.update_or_create(pk=1, defaults={"domain": "example.com", "name": "a"})
+    Site.objects.create(domain="other.example", name="b")
+
+    first = client.get("/robots.txt", HTTP_HOST="example.com").content.decode()
+    second = client.get("/robots.txt", HTTP_HOST="other.example").content.decode()
+    unknown = client.get("/robots.txt", HTTP_HOST="testserver").content.decode()
+
+    assert first.endswith("Sitemap: http://example.com/sitemap.xml\n")
+    assert second.endswith("Sitemap: http://other.example/sitemap.xml\n")
+    # No site serves this host: the rules, and no sitemap to announce.
+    assert unknown == "User-agent: *\nDisallow:\n\n"
+
+
+@pytest.mark.parametrize(
+    ("rules", "body"),
+    [
+        ("User-agent: *\nDisallow: /admin/", "User-agent: *\nDisallow: /admin/\n\n"),
+        ("User-agent: *\nDisallow: /a\n\n\n", "User-agent: *\nDisallow: /a\n\n"),
+        ("", ""),
+        ("Disallow: /search?q=<x>&y", "Disallow: /search?q=<x>&y\n\n"),
+    ],
+)
+def test_the_rules_come_from_the_setting_unescaped(client, rules, body) -> None:  # type: ignore[no-untyped-def]
+    with override_settings(SITEMAPX_ROBOTS_RULES=rules):
+        response = client.get("/robots.txt")
+
+    assert response.content.decode() == body + "Sitemap: http://testserver/sitemap.xml\n"
+
+
+@override_settings(SITEMAPX_FILES_BASE_URL="https://cdn.example.net/sitemaps/")
+def test_exported_files_served_elsewhere_are_announced_at_their_base_url(client) -> None:  # type: ignore[no-untyped-def]
+    body = client.get("/robots.txt", HTTP_HOST="example.com").content.decode()
+
+    assert body.endswith("\nSitemap: https://cdn.example.net/sitemaps/sitemap.xml\n")
+
+
+@override_settings(SITEMAPX_SERVE_FROM_STORAGE="default")
+def test_files_served_from_storage_by_the_app_are_at_the_hosts_own_url(client) -> None:  # type: ignore[no-untyped-def]
+    body = client.get("/robots.txt", HTTP_HOST="example.com").content.decode()
+
+    assert body.endswith("\nSitemap: http://example.com/sitemap.xml\n")
+
+
+@override_settings(ROOT_URLCONF="tests.layout_urls")
+def test_the_index_path_comes_from_the_urlconf() -> None:
+    request = RequestFactory().get("/robots.txt")
+
+    assert sitemap_lines(request) == "Sitemap: http://testserver/maps/sitemap.xml\n"
+
+
+def test_a_project_template_places_the_line_with_the_tags() -> None:
+    request = RequestFactory().get("/robots.txt", HTTP_HOST="example.com")
+
+    response = robots_txt(request, template_name="testapp/robots.txt")
+
+    assert response.content.decode() == (
+        "User-agent: *\nDisallow: /private/\n\n"
+        "Sitemap: http://example.com/sitemap.xml\n"
+        "# index: http://example.com/sitemap.xml\n"
+    )
+
+
+def test_the_tags_in_any_template() -> None:
+    template = Template("{% load sitemapx %}{% sitemap_robots_lines %}|{% sitemap_index_url %}")
+    request = RequestFactory().get("/", HTTP_HOST="other.example")
+
+    assert template.render(Context({"request": request})) == (
+        "Sitemap: http://other.example/sitemap.xml\n|http://other.example/sitemap.xml"
+    )
+
+
+@pytest.mark.parametrize("tag", ["sitemap_robots_lines", "sitemap_index_url"])
+def test_a_tag_without_the_request_says_what_is_missing(tag: str) -> None:
+    template = Template(f"{{% load sitemapx %}}{{% {tag} %}}")
+
+    with pytest.raises(TemplateSyntaxError, match="needs the request"):
+        template.render(Context({}))
+
+
+@override_settings(SITEMAPX_USE_SITES=True, SITE_ID=None)
+def test_the_helpers_give_nothing_for_a_host_no_site_serves() -> None:
+    request = RequestFactory().get("/", HTTP_HOST="testserver")
+
+    assert sitemap_index_url_for_request(request) is None
+    assert sitemap_lines(request) == ""
