@@ -60,6 +60,7 @@ def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
 
 @override_settings(MIDDLEWARE=example_settings.MIDDLEWARE)
 def test_translated_pages_list_their_language_versions_and_each_answers_in_its_language() -> None:
+    # A port the request did not reach the server on is left out of <loc>s (#14).
     client = Client(HTTP_HOST="127.0.0.1:8000")
     root = validate_sitemap(content(client.get("/sitemap-pages-1.xml")))
     assert root.nsmap["xhtml"] == "http://www.w3.org/1999/xhtml"
@@ -70,10 +71,10 @@ def test_translated_pages_list_their_language_versions_and_each_answers_in_its_l
         for url in root.iterfind("sm:url", NS)
     }
     versions = {
-        "en": "http://127.0.0.1:8000/about/",
-        "de": "http://127.0.0.1:8000/de/about/",
-        "fr": "http://127.0.0.1:8000/fr/about/",
-        "x-default": "http://127.0.0.1:8000/about/",
+        "en": "http://127.0.0.1/about/",
+        "de": "http://127.0.0.1/de/about/",
+        "fr": "http://127.0.0.1/fr/about/",
+        "x-default": "http://127.0.0.1/about/",
     }
     for language in ("en", "de", "fr"):
         assert about[versions[language]] == versions  # reciprocal, itself included
