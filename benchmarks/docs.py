@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +91,30 @@ def write(docs: Path, payload: dict[str, Any]) -> Path:
     parts += ["## HTTP\n", report.http_markdown(http) + "\n", METHOD]
     page = docs / "performance.md"
     page.parent.mkdir(parents=True, exist_ok=True)
-    page.write_text("\n".join(parts))
+    # Sections other scripts write (benchmarks/i18n_bench.py) are kept as they are.
+    kept = kept_sections(page.read_text()) if page.exists() else ""
+    page.write_text("\n".join(parts) + (f"\n{kept}" if kept else ""))
     return page
+
+
+def kept_sections(text: str) -> str:
+    """The blocks between ``<!-- section:NAME -->`` and ``<!-- /section:NAME -->`` in ``text``."""
+    return "\n".join(
+        match.group(0)
+        for match in re.finditer(r"<!-- section:(\w+) -->.*?<!-- /section:\1 -->\n?", text, re.S)
+    )
+
+
+def replace_section(page: Path, name: str, body: str) -> None:
+    """Write ``body`` as the block ``name`` of ``page``, replacing the previous one."""
+    text = page.read_text() if page.exists() else ""
+    block = f"<!-- section:{name} -->\n{body.rstrip()}\n<!-- /section:{name} -->\n"
+    pattern = re.compile(rf"<!-- section:{name} -->.*?<!-- /section:{name} -->\n?", re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _match: block, text)
+    else:
+        text = text.rstrip() + "\n\n" + block
+    page.write_text(text)
 
 
 LIMITS = """\

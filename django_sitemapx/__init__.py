@@ -10,7 +10,7 @@ imports models, so this module is safe to import from settings and
 
 from __future__ import annotations
 
-from .entries import Alternate, Entry, EntryStream, Extras, Skipped
+from .entries import XHTML_NAMESPACE, Alternate, Entry, EntryStream, Extras, Skipped
 from .exceptions import (
     AlreadyRegistered,
     ExportError,
@@ -31,7 +31,6 @@ from .sources import (
     Source,
     StaticSource,
 )
-from .writer import XHTML_NAMESPACE
 
 __all__ = [
     "XHTML_NAMESPACE",

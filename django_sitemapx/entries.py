@@ -13,6 +13,9 @@ from typing import NamedTuple
 
 from .exceptions import SkipReason
 
+# The namespace of ``<xhtml:link>``, the element alternates are written as.
+XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
+
 
 class Alternate(NamedTuple):
     """A language version of a URL: ``<xhtml:link rel="alternate" hreflang href>``."""

@@ -57,8 +57,10 @@ class SkipReason(StrEnum):
     TOO_LONG = "too_long"
     MISSING_VALUE = "missing_value"
     NO_REVERSE_MATCH = "no_reverse_match"
-    # The writer leaves the entry out: the document is full, or it holds a
-    # character XML 1.0 forbids.
+    # get_languages_for_item() gave a language the source's languages do not hold.
+    UNKNOWN_LANGUAGE = "unknown_language"
+    # The writer leaves the entry out: the document is full, the entry is larger
+    # than its source's max_url_bytes(), or it holds a character XML 1.0 forbids.
     OVER_URL_LIMIT = "over_url_limit"
     OVER_SIZE_LIMIT = "over_size_limit"
     ILLEGAL_CHARACTERS = "illegal_characters"

@@ -13,11 +13,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .entries import Entry, Extras
+from .entries import XHTML_NAMESPACE, Entry, Extras
 from .exceptions import SkipReason
 
 SITEMAP_NAMESPACE = "http://www.sitemaps.org/schemas/sitemap/0.9"
-XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 URLSET_CLOSE = "</urlset>\n"
@@ -136,8 +135,13 @@ class DocumentWriter:
 
     ``render`` returns the bytes of a chunk of elements (the opening tag comes
     with the first non-empty chunk), ``close`` the closing tag. Elements past
-    ``max_urls`` or that would take the document over ``max_bytes`` are
-    counted in ``stats`` and left out.
+    ``max_urls``, larger than ``max_element_bytes``, or that would take the
+    document over ``max_bytes`` are counted in ``stats`` and left out.
+
+    ``max_element_bytes`` is the source's promise (``Source.max_url_bytes()``)
+    that pages are sized on: enforcing it per element keeps every page within
+    ``max_bytes``, so the document-size trim below is only a backstop for a
+    custom source whose pages hold more than it can.
     """
 
     def __init__(
@@ -148,8 +152,10 @@ class DocumentWriter:
         max_urls: int,
         max_bytes: int,
         namespaces: Mapping[str, str] | None = None,
+        max_element_bytes: int | None = None,
     ) -> None:
         self._opening = opening
+        self.max_element_bytes = max_element_bytes
         self.namespaces = dict(namespaces or {})
         self._closing = closing
         self._closing_size = len(closing.encode())
@@ -183,6 +189,10 @@ class DocumentWriter:
             chunk, text = clean, "".join(clean)
             if not chunk:
                 return b""
+        if self.max_element_bytes is not None:
+            chunk, text = self._within_element_bound(chunk, text, self.max_element_bytes)
+            if not chunk:
+                return b""
         head = b"" if self.started else self._opening.encode()
         data = head + text.encode()
         budget = self.max_bytes - self._closing_size - stats.bytes
@@ -196,6 +206,18 @@ class DocumentWriter:
         stats.urls += len(chunk)
         stats.bytes += len(data)
         return data
+
+    def _within_element_bound(
+        self, chunk: list[str], text: str, bound: int
+    ) -> tuple[list[str], str]:
+        # ASCII (nearly always: URIs are percent-encoded) has one byte per character.
+        ascii_text = text.isascii()
+        sizes = list(map(len, chunk)) if ascii_text else [len(e.encode()) for e in chunk]
+        if max(sizes) <= bound:
+            return chunk, text
+        kept = [element for element, size in zip(chunk, sizes, strict=True) if size <= bound]
+        self.stats.skip(SkipReason.OVER_SIZE_LIMIT, len(chunk) - len(kept))
+        return kept, "".join(kept)
 
     def close(self) -> bytes:
         """The closing tag, or nothing if no element was ever written."""
@@ -220,7 +242,11 @@ class DocumentWriter:
 
 
 def urlset_writer(
-    *, max_urls: int, max_bytes: int, namespaces: Mapping[str, str] | None = None
+    *,
+    max_urls: int,
+    max_bytes: int,
+    namespaces: Mapping[str, str] | None = None,
+    max_element_bytes: int | None = None,
 ) -> DocumentWriter:
     """A writer for a ``<urlset>`` document declaring the extension ``namespaces``."""
     return DocumentWriter(
@@ -229,6 +255,7 @@ def urlset_writer(
         max_urls=max_urls,
         max_bytes=max_bytes,
         namespaces=namespaces,
+        max_element_bytes=max_element_bytes,
     )
 
 

@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "django_sitemapx",
     "example_project.articles",
     "tests.testapp",
+    "tests.contribapp",
 ]
 
 MIDDLEWARE = [
@@ -72,6 +73,9 @@ SITEMAPX_USE_SITES = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 TIME_ZONE = "Europe/Paris"
+# The example project's languages: its pages and category sections list all three.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
 STATIC_URL = "static/"
 
 # IndexNow stays off unless a test turns it on, and no test may ever reach the

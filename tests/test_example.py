@@ -1,13 +1,25 @@
 """The example project: seeding is idempotent and its sitemap validates end to end."""
 
+from collections.abc import Iterator
+
 import pytest
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, override_settings
+from django.utils import translation
 
+from example_project import settings as example_settings
 from example_project.articles.models import Article
-from tests.conftest import content, locs, validate_sitemap
+from tests.conftest import NS, content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    # LocaleMiddleware activates each request's language in this thread and
+    # leaves it active: later tests must reverse in the default language.
+    yield
+    translation.deactivate()
 
 
 def test_seed_demo_is_idempotent_and_every_tenth_is_unpublished() -> None:
@@ -23,6 +35,10 @@ def test_seed_demo_is_idempotent_and_every_tenth_is_unpublished() -> None:
     assert Article.objects.count() == 150
 
 
+XHTML_LINK = "{http://www.w3.org/1999/xhtml}link"
+
+
+@override_settings(MIDDLEWARE=example_settings.MIDDLEWARE)
 def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
     call_command("seed_demo", count=40, verbosity=0)
     client = Client(HTTP_HOST="127.0.0.1:8000")
@@ -30,9 +46,34 @@ def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
     urls = []
     for loc in locs(index):
         urls += locs(validate_sitemap(content(client.get(loc))))
-    assert len(urls) == 36 + 5 + 2
-    for url in urls[:5] + urls[-7:]:
+    # 36 published articles (one language), 5 categories and 2 pages in 3 languages.
+    assert len(urls) == 36 + 3 * (5 + 2)
+    for url in urls[:5] + urls[-21:]:
         assert client.get(url).status_code == 200, url
+
+
+@override_settings(MIDDLEWARE=example_settings.MIDDLEWARE)
+def test_translated_pages_list_their_language_versions_and_each_answers_in_its_language() -> None:
+    client = Client(HTTP_HOST="127.0.0.1:8000")
+    root = validate_sitemap(content(client.get("/sitemap-pages-1.xml")))
+    assert root.nsmap["xhtml"] == "http://www.w3.org/1999/xhtml"
+    about = {
+        url.findtext("sm:loc", namespaces=NS): {
+            link.get("hreflang"): link.get("href") for link in url.iter(XHTML_LINK)
+        }
+        for url in root.iterfind("sm:url", NS)
+    }
+    versions = {
+        "en": "http://127.0.0.1:8000/about/",
+        "de": "http://127.0.0.1:8000/de/about/",
+        "fr": "http://127.0.0.1:8000/fr/about/",
+        "x-default": "http://127.0.0.1:8000/about/",
+    }
+    for language in ("en", "de", "fr"):
+        assert about[versions[language]] == versions  # reciprocal, itself included
+        response = client.get(versions[language])
+        assert response.status_code == 200
+        assert response.headers["Content-Language"] == language
 
 
 def test_seed_demo_refuses_a_negative_count() -> None:

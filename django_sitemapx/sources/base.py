@@ -15,11 +15,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..conf import PROTOCOL_MAX_URLS, app_settings
-from ..entries import EntryStream
+from ..conf import (
+    PROTOCOL_MAX_BYTES,
+    PROTOCOL_MAX_LOC_LENGTH,
+    PROTOCOL_MAX_URLS,
+    app_settings,
+    default_language,
+    language_codes,
+)
+from ..entries import XHTML_NAMESPACE, EntryStream
 from ..exceptions import SourceConfigurationError
-from ..locations.hosts import SiteSelection, parse_sites
-from ..values import VALUE_NAMES, static_value
+from ..locations.hosts import SiteSelection, parse_sites, scheme_for
+from ..values import VALUE_NAMES, format_hreflang, static_value
 
 if TYPE_CHECKING:
     from django.core.checks import CheckMessage
@@ -32,13 +39,54 @@ def _parsed_sites(sites: tuple[object, ...]) -> SiteSelection:
     return parse_sites(sites)
 
 
+# -- the worst-case size of one <url>, in bytes (see Source.max_url_bytes) --------
+
+# A <loc> or an href: at most 2,047 characters, each at most six bytes once
+# escaped for XML (a "'" is written "&apos;"; anything else non-ASCII is
+# percent-encoded, so the text is ASCII).
+MAX_ESCAPED_LOCATION_BYTES = PROTOCOL_MAX_LOC_LENGTH * len("&apos;")
+# "https://", a DNS name (253 characters at most) and ":65535": the origin part
+# of a location, for bounds computed from a path.
+MAX_ORIGIN_LENGTH = len("https://") + 253 + len(":65535")
+# <url>, its <loc> tags and the three values, each at its longest: lastmod
+# text as a source may give it (W3C Datetime with a fraction of a second),
+# "monthly", and a priority with three decimals.
+URL_VALUES_BYTES = len(
+    "<url><loc></loc><lastmod></lastmod><changefreq></changefreq><priority></priority></url>\n"
+) + (64 + len("monthly") + len("0.125"))
+# One <xhtml:link> less its hreflang and href values, declaring its namespace
+# (the longer form the writer has).
+ALTERNATE_FRAME_BYTES = len(
+    f'<xhtml:link xmlns:xhtml="{XHTML_NAMESPACE}" rel="alternate" hreflang="" href=""/>'
+)
+# What a page's bytes budget keeps for the XML declaration, the <urlset> tag
+# with its namespace declarations, and the closing tag.
+DOCUMENT_FRAME_BYTES = 4_096
+
+
+def escaped_length(text: str) -> int:
+    """The length of ASCII ``text`` once escaped for XML as the writer escapes it."""
+    return (
+        len(text)
+        + 4 * text.count("&")
+        + 3 * (text.count("<") + text.count(">"))
+        + 5 * (text.count("'") + text.count('"'))
+    )
+
+
 @dataclass(frozen=True)
 class PageSummary:
-    """A non-empty page of a section: its number, row count and greatest lastmod."""
+    """A non-empty page of a section: its number, row count and greatest lastmod.
+
+    ``undated`` counts the rows that have no lastmod: a page's ``Last-Modified``
+    is known only when it is 0 (see ``serving.conditional``). A source that
+    cannot tell leaves it 0 only if ``lastmod`` covers every row.
+    """
 
     number: int
     rows: int
     lastmod: str | None
+    undated: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,12 +129,18 @@ class Source:
     sites: Sequence[int | str] | None = None
     origin: Origin | None = None
     protocol: str | None = None
-    # Extension namespaces the entries use, declared on each page's root:
-    # {"xhtml": writer.XHTML_NAMESPACE} for alternates.
+    # Extension namespaces the entries use, declared on each page's root (see
+    # get_namespaces(), which adds xhtml for alternates itself).
     namespaces: Mapping[str, str] = {}
     changefreq: Any = None
     priority: Any = None
     lastmod: Any = None
+    # Multilingual sitemaps, with django.contrib.sitemaps' names and meaning:
+    # one <url> per (item, language), located with the language active.
+    i18n: bool = False
+    languages: Sequence[str] | None = None
+    alternates: bool = False
+    x_default: bool | str = False
 
     def __init__(self, section: str = "", **options: Any) -> None:
         self.section = section
@@ -133,11 +187,103 @@ class Source:
     def rows_per_page(self) -> int:
         """How many items (rows) one page holds: what the source pages by.
 
-        Today one item is one URL, so this is :meth:`get_limit`; a source whose
-        items give several URLs, or URLs too large for ``limit`` of them to fit
-        the protocol's byte limit, holds fewer.
+        The one place for a page's capacity: at most ``limit`` URLs, and at
+        most what the protocol's 50 MB holds when every URL takes
+        :meth:`max_url_bytes`. An item gives :meth:`urls_per_row` URLs (one
+        per language for ``i18n``). The writer skips (and counts) any entry
+        larger than :meth:`max_url_bytes`, so no page can overflow and no URL
+        is cut for lack of room.
         """
-        return self.get_limit()
+        # validate() runs at registration, often while the URLconf is still
+        # being imported, so nothing here is computed (or reversed) before a
+        # document or the index asks. At least one item per page: only an item
+        # in some sixty languages of URLs near 2,047 characters overflows 50 MB
+        # by itself, and the writer's size backstop then counts what it cuts.
+        per_row = self.urls_per_row()
+        budget = PROTOCOL_MAX_BYTES - DOCUMENT_FRAME_BYTES
+        rows = min(self.get_limit() // per_row, budget // (per_row * self.max_url_bytes()))
+        return max(1, rows)
+
+    def urls_per_row(self) -> int:
+        """The most ``<url>`` elements one item gives: its languages with ``i18n``, else 1."""
+        return len(self.get_languages()) if self.i18n else 1
+
+    def max_url_bytes(self) -> int:
+        """The most bytes one ``<url>`` element of this source takes, XML escaping included.
+
+        The sum of the element's parts, each at its worst case: the frame and
+        the three values, the ``<loc>`` (:meth:`max_location_bytes`), and the
+        alternates (:meth:`max_alternates_bytes`). A source that writes more
+        (image, video, news elements) adds its part here. Pages are sized on
+        it (:meth:`rows_per_page`) and the writer enforces it per entry: an
+        entry over it is left out and counted as ``over_size_limit``.
+        """
+        parts = [URL_VALUES_BYTES, self.max_location_bytes(), self.max_alternates_bytes()]
+        return sum(parts)
+
+    def max_location_bytes(self) -> int:
+        """The most bytes one escaped location (a ``<loc>`` or an href) takes.
+
+        The protocol's worst case (2,047 characters, each escaped to six
+        bytes) unless the source knows better: ``ModelSource`` and
+        ``StaticSource`` compute a bound from their URL patterns. Override it
+        to declare a smaller bound (larger pages); a location over it is left
+        out, counted.
+        """
+        return MAX_ESCAPED_LOCATION_BYTES
+
+    def max_alternates_bytes(self) -> int:
+        """The most bytes the ``<xhtml:link>`` elements of one ``<url>`` take."""
+        if not (self.i18n and self.alternates):
+            return 0
+        codes = self.get_languages()
+        links = len(codes) + (1 if self.x_default_language() is not None else 0)
+        hreflang = max([len("x-default"), *map(len, codes)])
+        return links * (ALTERNATE_FRAME_BYTES + hreflang + self.max_location_bytes())
+
+    # -- languages ------------------------------------------------------------
+
+    def get_languages(self) -> list[str]:
+        """The language codes of a multilingual source: ``languages``, else ``LANGUAGES``'."""
+        if self.languages is not None:
+            return list(self.languages)
+        return language_codes()
+
+    def get_languages_for_item(self, item: Any) -> Sequence[str]:
+        """The languages ``item`` is listed in: all of :meth:`get_languages` by default.
+
+        Override it to list an item in some languages only; it receives what
+        ``lastmod()`` receives (an item, or a ``ModelSource`` row). Codes
+        outside :meth:`get_languages` are left out, counted as
+        ``unknown_language``.
+        """
+        return self.get_languages()
+
+    def x_default_language(self) -> str | None:
+        """The language whose URL ``x-default`` points to, or None for no ``x-default``.
+
+        ``x_default = True`` means ``LANGUAGE_CODE``; a language code names
+        another one. Written only when the item is listed in that language.
+        """
+        if self.x_default is False:
+            return None
+        return default_language() if self.x_default is True else self.x_default
+
+    @property
+    def has_languages_per_item(self) -> bool:
+        """True when ``get_languages_for_item`` is overridden (a method or an option)."""
+        return (
+            "get_languages_for_item" in vars(self)
+            or type(self).get_languages_for_item is not Source.get_languages_for_item
+        )
+
+    def get_namespaces(self) -> dict[str, str]:
+        """The extension namespaces a page's root declares: ``namespaces``, plus xhtml for
+        alternates (and only then)."""
+        namespaces = dict(self.namespaces)
+        if self.i18n and self.alternates:
+            namespaces["xhtml"] = XHTML_NAMESPACE
+        return namespaces
 
     def validate(self) -> None:
         """Raise ``SourceConfigurationError`` for a value of this source the protocol refuses.
@@ -168,6 +314,47 @@ class Source:
         for name in VALUE_NAMES:
             if not callable(getattr(self, name, None)):
                 static_value(self, name)
+        self._validate_languages()
+
+    def _validate_languages(self) -> None:
+        name = type(self).__name__
+        if not self.i18n:
+            if self.alternates or self.x_default is not False:
+                raise SourceConfigurationError(
+                    f"{name} sets alternates or x_default without i18n = True: "
+                    "set i18n = True to list the section in every language."
+                )
+            return
+        if self.x_default is not False and not self.alternates:
+            raise SourceConfigurationError(
+                f"{name}.x_default is written with the alternates: set alternates = True."
+            )
+        codes = self.get_languages()
+        if not codes:
+            raise SourceConfigurationError(
+                f"{name} sets i18n = True but has no language: set languages or LANGUAGES."
+            )
+        if len(set(codes)) != len(codes):
+            raise SourceConfigurationError(f"{name}.languages lists a language twice: {codes}")
+        for code in codes:
+            try:
+                format_hreflang(code)
+            except ValueError:
+                raise SourceConfigurationError(
+                    f"{name}: language {code!r} is not a language tag hreflang accepts"
+                ) from None
+        x_default = self.x_default_language()
+        if x_default is not None and x_default not in codes:
+            raise SourceConfigurationError(
+                f"{name}.x_default points to {x_default!r}, which is not one of its "
+                f"languages {codes}; set x_default to one of them (True means LANGUAGE_CODE)."
+            )
+        limit = self.limit  # SITEMAPX_LIMIT is the checks' business (E001)
+        if isinstance(limit, int) and limit < len(codes):
+            raise SourceConfigurationError(
+                f"{name}.limit ({limit}) is below its {len(codes)} languages: "
+                "a page must hold every language version of an item."
+            )
 
     def check(self) -> list[CheckMessage]:
         """A custom source's own system-check messages (``checks.py`` has the built-in ones)."""
@@ -176,6 +363,22 @@ class Source:
     def page_summaries(self) -> list[PageSummary]:
         """Every non-empty page, in order."""
         raise NotImplementedError
+
+    def scheme(self, default: str) -> str:
+        """The scheme of this section's URLs and of the index's links to its pages.
+
+        The source's ``protocol``, else ``SITEMAPX_PROTOCOL``, else ``default``
+        (the request's scheme).
+        """
+        return scheme_for(self.protocol, default)
+
+    def page_at(self, number: int, origin: Origin) -> Page | None:
+        """Page ``number`` as served for ``origin``: :meth:`page` unless the source needs it.
+
+        ``ContribSitemapSource`` does: its sitemap makes whole URLs, so one call for
+        the served origin gives both the summary and the entries.
+        """
+        return self.page(number)
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         """Page ``number`` (1-based) to serve, or None if it has no entry.

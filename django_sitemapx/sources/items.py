@@ -1,23 +1,36 @@
-"""Sources over an in-memory list of items, paged like ``django.contrib.sitemaps``."""
+"""Sources over an in-memory list of items, paged like ``django.contrib.sitemaps``.
+
+``ContribSitemapSource``, which serves a contrib ``Sitemap`` itself, is in ``contrib``.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from django.urls import reverse
+from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf, reverse
+from django.utils import translation
 
-from ..conf import PROTOCOL_MAX_URLS, app_settings
+from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
-from ..exceptions import Skip, SkipReason, SourceConfigurationError
-from ..values import VALUE_NAMES, formatted, latest_lastmod
-from .base import Page, PageSummary, Source
+from ..exceptions import InvalidValue, Skip, SkipReason
+from ..locations import iri_to_uri
+from ..values import VALUE_NAMES, formatted, lastmod_text, latest_lastmod
+from .base import (
+    MAX_ESCAPED_LOCATION_BYTES,
+    MAX_ORIGIN_LENGTH,
+    Page,
+    PageSummary,
+    Source,
+    escaped_length,
+)
+from .languages import LanguageVersions
 
 if TYPE_CHECKING:
-    from django.contrib.sitemaps import Sitemap as ContribSitemap
-
     from ..locations import LocationBuilder
 
 
@@ -62,8 +75,9 @@ class ItemSource(Source):
         return [items[start : start + limit] for start in range(0, len(items), limit)]
 
     def _summary(self, number: int, items: list[Any]) -> PageSummary:
-        latest = latest_lastmod(self._raw_value(item, "lastmod") for item in items)
-        return PageSummary(number, len(items), latest)
+        raw = [self._raw_value(item, "lastmod") for item in items]
+        undated = sum(1 for value in raw if _lastmod_or_none(value) is None)
+        return PageSummary(number, len(items), latest_lastmod(raw), undated)
 
     def _raw_value(self, item: Any, name: str) -> Any:
         if isinstance(item, Mapping) and name in item:
@@ -72,6 +86,9 @@ class ItemSource(Source):
         return attribute(item) if callable(attribute) else attribute
 
     def _entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
+        if self.i18n:
+            yield from self._language_entries(items, builder)
+            return
         chunk: list[Entry] = []
         skipped: Counter[SkipReason] = Counter()
 
@@ -96,6 +113,64 @@ class ItemSource(Source):
         for reason, number in skipped.items():
             yield Skipped(reason, number)
 
+    def _language_entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
+        """One entry per (item, language), each item located once per language.
+
+        Items go by chunk, and each language is activated once per chunk
+        (``translation.override``), so ``i18n_patterns`` prefixes and
+        translated patterns come out as ``reverse()`` gives them.
+        """
+        skipped: Counter[SkipReason] = Counter()
+
+        def count(reason: SkipReason) -> None:
+            skipped[reason] += 1
+
+        versions = LanguageVersions(self)
+        per_item = self.has_languages_per_item
+        chunk_size = max(1, app_settings.CHUNK_SIZE // len(versions.codes))
+        rows = iter(items)
+        while batch := list(islice(rows, chunk_size)):
+            located: dict[str, list[str | Skip]] = {}
+            for code in versions.codes:
+                with translation.override(code):
+                    located[code] = [self._located(item, builder) for item in batch]
+            chunk: list[Entry] = []
+            for index, item in enumerate(batch):
+                codes = (
+                    versions.for_item(self.get_languages_for_item(item), count)
+                    if per_item
+                    else versions.codes
+                )
+                found = []
+                for code in codes:
+                    uri = located[code][index]
+                    if isinstance(uri, Skip):
+                        count(uri.reason)
+                    else:
+                        found.append((code, uri))
+                if found:
+                    values = [
+                        formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
+                    ]
+                    chunk += versions.entries(found, *values)
+            if chunk:
+                yield chunk
+            yield from (Skipped(reason, number) for reason, number in skipped.items())
+            skipped.clear()
+
+    def _located(self, item: Any, builder: LocationBuilder) -> str | Skip:
+        try:
+            return builder.absolute(self.location(item))
+        except Skip as skip:
+            return skip
+
+
+def _lastmod_or_none(value: Any) -> str | None:
+    try:
+        return lastmod_text(value)
+    except InvalidValue:
+        return None
+
 
 class StaticSource(ItemSource):
     """Named URL patterns (home, about, ...): ``url_names=["home", "about"]``.
@@ -114,48 +189,35 @@ class StaticSource(ItemSource):
             return reverse(name, kwargs=dict(kwargs))
         return reverse(item)
 
+    def max_location_bytes(self) -> int:
+        """The longest of its URL names reversed, in every language: the paths are known."""
+        if type(self).items is not StaticSource.items or "items" in vars(self):
+            return super().max_location_bytes()
+        if type(self).location is not StaticSource.location or "location" in vars(self):
+            return super().max_location_bytes()
+        codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
+        key = (
+            get_resolver(get_urlconf()),
+            get_script_prefix(),
+            tuple(codes),
+            repr(self.url_names),
+        )
+        memo = self.__dict__.get("_location_bound")
+        if memo is not None and memo[0] == key:
+            return int(memo[1])
+        bound = self._reversed_bound(codes)
+        self.__dict__["_location_bound"] = (key, bound)
+        return bound
 
-class ContribSitemapSource(ItemSource):
-    """Serves an existing ``django.contrib.sitemaps.Sitemap`` through this app.
-
-    ``default_registry.register("blog", BlogSitemap)`` wraps it automatically, so a site can move
-    section by section. Pages follow the contrib sitemap's own ``items()`` order.
-    """
-
-    sitemap: ContribSitemap[Any] | type[ContribSitemap[Any]] | None = None
-
-    def __init__(self, section: str = "", **options: Any) -> None:
-        super().__init__(section, **options)
-        if isinstance(self.sitemap, type):
-            self.sitemap = self.sitemap()
-        if self.sitemap is None:
-            raise SourceConfigurationError("ContribSitemapSource needs a 'sitemap' option")
-        # Options given to register() win over the wrapped sitemap's values.
-        if "limit" not in options:
-            self.limit = min(int(self.sitemap.limit), PROTOCOL_MAX_URLS)
-        if "protocol" not in options:
-            self.protocol = self.sitemap.protocol
-        for name in VALUE_NAMES:
-            value = getattr(self.sitemap, name, None)
-            if value is not None and name not in options:
-                setattr(self, name, value)
-
-    def validate(self) -> None:
-        sitemap = self._sitemap()
-        if getattr(sitemap, "i18n", False) or getattr(sitemap, "alternates", False):
-            raise SourceConfigurationError(
-                f"{type(sitemap).__name__} uses i18n/alternates, which "
-                "ContribSitemapSource does not serve yet; keep it on django.contrib.sitemaps."
-            )
-        super().validate()
-
-    def items(self) -> Iterable[Any]:
-        return self._sitemap().items()
-
-    def location(self, item: Any) -> str:
-        location = self._sitemap().location
-        return str(location(item) if callable(location) else location)
-
-    def _sitemap(self) -> ContribSitemap[Any]:
-        assert self.sitemap is not None and not isinstance(self.sitemap, type)
-        return self.sitemap
+    def _reversed_bound(self, codes: list[str | None]) -> int:
+        longest = 0
+        for code in codes:
+            active = translation.override(code) if code else contextlib.nullcontext()
+            with active:
+                for item in self.items():
+                    try:
+                        path = iri_to_uri(self.location(item))
+                    except NoReverseMatch:  # reported by the checks; skipped when served
+                        continue
+                    longest = max(longest, escaped_length(path))
+        return min(MAX_ORIGIN_LENGTH + longest, MAX_ESCAPED_LOCATION_BYTES)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models import Count, F, Max
+from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf
+from django.utils import translation
 
 from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
@@ -20,7 +22,14 @@ from ..exceptions import Skip, SkipReason
 from ..locations.reverse import CompiledUrl, compile_url
 from ..locations.rows import RowLocations
 from ..values import lastmod_text, per_item_reader, static_value
-from .base import Page, PageSummary, Source
+from .base import (
+    MAX_ESCAPED_LOCATION_BYTES,
+    MAX_ORIGIN_LENGTH,
+    Page,
+    PageSummary,
+    Source,
+    escaped_length,
+)
 from .keyset import (
     LASTMOD_ALIAS,
     W3CDatetime,
@@ -29,6 +38,7 @@ from .keyset import (
     page_for_key,
     page_range,
 )
+from .languages import LanguageVersions
 
 if TYPE_CHECKING:
     from ..locations import LocationBuilder
@@ -124,6 +134,74 @@ class ModelSource(Source):
         assert self.url_name is not None
         return compile_url(self.url_name, self.url_fields())
 
+    def compiled_url_for(self, language: str | None) -> CompiledUrl:
+        """:meth:`compiled_url` with ``language`` active (None: as it is), kept while the
+        URLconf, the script prefix and the source's URL stay the same.
+
+        Page sizing and every document of every language use it, so a section
+        reverses its URL once per language, not once per document.
+        """
+        key = (
+            language,
+            get_resolver(get_urlconf()),
+            get_script_prefix(),
+            self.url_name,
+            tuple(self.url_fields().items()),
+        )
+        memo: dict[Any, CompiledUrl] = self.__dict__.setdefault("_compiled_urls", {})
+        found = memo.get(key)
+        if found is None:
+            if language is None:
+                found = self.compiled_url()
+            else:
+                with translation.override(language):
+                    found = self.compiled_url()
+            if len(memo) > 64:  # URLconfs swapped many times (tests): start again
+                memo.clear()
+            memo[key] = found
+        return found
+
+    def max_location_bytes(self) -> int:
+        """A bound computed from ``url_name``'s pattern, in each language, and the fields.
+
+        The pattern's literal text, plus for each URL field its longest value
+        as the converter writes it: 20 characters for an integer, the field's
+        ``max_length`` for a slug (a slug is never encoded or escaped), twelve
+        times ``max_length`` for ``str``/``path`` (a four-byte UTF-8 character
+        percent-encodes to twelve). The protocol's worst case when a field has
+        no ``max_length`` or a converter is not one of Django's.
+        """
+        if not self.uses_url_name:
+            return super().max_location_bytes()
+        codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
+        longest = 0
+        for code in codes:
+            try:
+                url = self.compiled_url_for(code)
+            except NoReverseMatch:  # reported by the checks
+                return super().max_location_bytes()
+            bound = self._template_bound(url)
+            if bound is None:
+                return super().max_location_bytes()
+            longest = max(longest, bound)
+        return min(MAX_ORIGIN_LENGTH + longest, MAX_ESCAPED_LOCATION_BYTES)
+
+    def _template_bound(self, url: CompiledUrl) -> int | None:
+        plain = url.plain
+        if plain is None:
+            return None
+        assert self.model is not None
+        total = sum(map(escaped_length, plain.literals))
+        for field, kind in zip(plain.fields, plain.kinds, strict=True):
+            if kind == "int":
+                total += _INT_LENGTH
+                continue
+            length = _max_length(self.model, field)
+            if length is None:
+                return None
+            total += length if kind == "slug" else length * _WORST_ENCODING
+        return total
+
     # -- pages ------------------------------------------------------------------
 
     def page_for_key(self, key: Any) -> int | None:
@@ -133,8 +211,13 @@ class ModelSource(Source):
     def page_summaries(self) -> list[PageSummary]:
         rows = self._listable()
         latest = self._latest(rows.db)
-        buckets = bucket_summaries(rows, self.key_name, self.rows_per_page(), latest)
-        return [self._summary(number, rows, value, latest) for number, rows, value in buckets]
+        buckets = bucket_summaries(
+            rows, self.key_name, self.rows_per_page(), latest, self._dated()
+        )
+        return [
+            self._summary(number, count, value, latest, count - dated)
+            for number, count, value, dated in buckets
+        ]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         low, high = page_range(number, self.rows_per_page())
@@ -147,10 +230,14 @@ class ModelSource(Source):
             aggregates: dict[str, Any] = {"rows": Count("pk")}
             if latest is not None:
                 aggregates["latest"] = latest
+            dated = self._dated()
+            if dated is not None:
+                aggregates["dated"] = dated
             found = rows.order_by().aggregate(**aggregates)
             if not found["rows"]:
                 return None
-            summary = self._summary(number, found["rows"], found.get("latest"), latest)
+            undated = found["rows"] - found.get("dated", found["rows"])
+            summary = self._summary(number, found["rows"], found.get("latest"), latest, undated)
         return Page(summary, functools.partial(self._entries, rows))
 
     def _latest(self, using: str) -> Max | W3CDatetime | None:
@@ -163,14 +250,28 @@ class ModelSource(Source):
             return W3CDatetime(Max(column))
         return Max(column)
 
+    def _dated(self) -> Count | None:
+        """The aggregate counting a page's rows that have a lastmod; None if all have one."""
+        column = self.lastmod_column
+        if column is None:
+            return None
+        assert self.model is not None
+        return Count(column) if self.model._meta.get_field(column).null else None
+
     def _summary(
-        self, number: int, rows: int, latest_value: Any, latest: Max | W3CDatetime | None
+        self,
+        number: int,
+        rows: int,
+        latest_value: Any,
+        latest: Max | W3CDatetime | None,
+        undated: int = 0,
     ) -> PageSummary:
         if latest is None:  # no lastmod column: the source's constant, if any
             text = None if callable(self.lastmod) else lastmod_text(self.lastmod)
+            undated = 0 if text is not None else rows
         else:
             text = lastmod_text(latest_value)
-        return PageSummary(number, rows, text)
+        return PageSummary(number, rows, text, undated)
 
     def _lastmod_in_sql(self, using: str) -> bool:
         column = self.lastmod_column
@@ -233,26 +334,45 @@ class ModelSource(Source):
             queryset = self.rows_queryset(page_rows, named=named).order_by(self.key_name)
             rows = queryset.iterator(chunk_size=chunk_size)
             lastmod = self._row_lastmod(count, queryset.db)
-        location, bulk = self._row_location(builder)
         values = (
             lastmod,
             self._column_reader("changefreq", count),
             self._column_reader("priority", count),
         )
+        if self.i18n:
+            locators = [
+                (code, *self._row_location(builder, code)) for code in self.get_languages()
+            ]
+            languages = self.get_languages_for_item if self.has_languages_per_item else None
+            yield from _language_chunks(
+                rows, locators, values, LanguageVersions(self), languages, skipped, chunk_size
+            )
+            return
+        location, bulk = self._row_location(builder)
         yield from _chunks(rows, location, bulk, values, skipped, chunk_size)
 
     def _rows_are_private(self) -> bool:
         """True when no user code sees a row, so plain tuples can replace named ones."""
-        return self.uses_url_name and not any(
-            callable(getattr(self, name)) for name in ("lastmod", "changefreq", "priority")
+        return (
+            self.uses_url_name
+            and not (self.i18n and self.has_languages_per_item)
+            and not any(
+                callable(getattr(self, name)) for name in ("lastmod", "changefreq", "priority")
+            )
         )
 
     def _row_location(
-        self, builder: LocationBuilder
+        self, builder: LocationBuilder, language: str | None = None
     ) -> tuple[Callable[[Any], str], BulkLocations | None]:
+        """How a row becomes a URI; for ``language``, the URL compiled with it active.
+
+        One compiled URL per language, once per document: a translated pattern
+        or an ``i18n_patterns`` prefix is part of the template.
+        """
         if not self.uses_url_name:
             return (lambda row: builder.absolute(self.location(row))), None
-        locations = RowLocations(builder.prefix, self.compiled_url(), self.row_fields())
+        url = self.compiled_url_for(language)
+        locations = RowLocations(builder.prefix, url, self.row_fields())
         return locations.one, locations.many
 
     def _column_reader(self, name: str, count: Callable[[SkipReason], None]) -> Reader | Fixed:
@@ -355,6 +475,31 @@ def _nullable(model: type[models.Model], path: str) -> bool:
     return bool(field.null) or not field.concrete or field.is_relation
 
 
+# The longest integer a URL's int converter writes (a 64-bit key has 19 digits).
+_INT_LENGTH = 20
+# The most characters one character of a str/path value becomes in a location:
+# four UTF-8 bytes, each percent-encoded as three characters.
+_WORST_ENCODING = 12
+
+
+def _max_length(model: type[models.Model], path: str) -> int | None:
+    """The most characters ``path``'s value can have, or None if nothing bounds it."""
+    *relations, last = path.split("__")
+    try:
+        for name in relations:
+            related = model._meta.get_field(name).related_model
+            if not isinstance(related, type):
+                return None
+            model = related
+        field = model._meta.get_field(last)
+    except FieldDoesNotExist:
+        return None
+    if isinstance(field, models.IntegerField | models.AutoField):
+        return _INT_LENGTH
+    length = getattr(field, "max_length", None)
+    return length if isinstance(length, int) else None
+
+
 @dataclass(frozen=True)
 class Fixed:
     """A value that is the same for every row of a section."""
@@ -398,3 +543,66 @@ def _chunks(
         if skipped:
             yield from (Skipped(reason, number) for reason, number in skipped.items())
             skipped.clear()
+
+
+# (language code, one row's URI, a chunk's URIs) for each language of a section.
+Locator = tuple[str, Callable[[Any], str], BulkLocations | None]
+
+
+def _language_chunks(
+    rows: Iterator[Any],
+    locators: list[Locator],
+    values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
+    versions: LanguageVersions,
+    languages: Callable[[Any], Sequence[str]] | None,
+    skipped: Counter[SkipReason],
+    chunk_size: int,
+) -> EntryStream:
+    """Every language version of each row: rows read once, located once per language.
+
+    Each language's URIs for a whole chunk come from its own compiled URL (in
+    bulk when the values are plain), with the language active for a custom
+    ``location()``. ``languages`` is ``get_languages_for_item`` when it is
+    overridden: called on the row already read, it costs no query.
+    """
+
+    def count(reason: SkipReason) -> None:
+        skipped[reason] += 1
+
+    per_chunk = max(1, chunk_size // len(locators))
+    all_codes = versions.codes
+    while batch := list(islice(rows, per_chunk)):
+        located: dict[str, list[str | Skip]] = {}
+        for code, location, bulk in locators:
+            with translation.override(code):
+                uris: list[str | Skip] | None = bulk(batch) if bulk is not None else None  # type: ignore[assignment]
+                if uris is None:
+                    uris = [_located(location, row) for row in batch]
+            located[code] = uris
+        columns = [list(_column(reader, batch)) for reader in values]
+        chunk: list[Entry] = []
+        for index, (row, lastmod, changefreq, priority) in enumerate(
+            zip(batch, *columns, strict=True)
+        ):
+            codes = all_codes if languages is None else versions.for_item(languages(row), count)
+            found = []
+            for code in codes:
+                uri = located[code][index]
+                if isinstance(uri, Skip):
+                    count(uri.reason)
+                else:
+                    found.append((code, uri))
+            if found:
+                chunk += versions.entries(found, lastmod, changefreq, priority)
+        if chunk:
+            yield chunk
+        if skipped:
+            yield from (Skipped(reason, number) for reason, number in skipped.items())
+            skipped.clear()
+
+
+def _located(location: Callable[[Any], str], row: Any) -> str | Skip:
+    try:
+        return location(row)
+    except Skip as skip:
+        return skip

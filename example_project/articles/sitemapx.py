@@ -47,6 +47,8 @@ def register_sections(
 ) -> None:
     """The example's sections, the magazine's limited to ``main_hosts`` (None: every host)."""
     registry.register(Article, ArticleSitemap, news_host=news_host)
+    # Category listings and the static pages exist in every language of LANGUAGES:
+    # one <url> per language, each listing all of them (and x-default, the English page).
     registry.register(
         Category,
         url_name="category-detail",
@@ -54,9 +56,19 @@ def register_sections(
         changefreq="daily",
         priority=0.5,
         sites=main_hosts,
+        i18n=True,
+        alternates=True,
+        x_default=True,
     )
     registry.register(
-        "pages", sitemapx.StaticSource, url_names=["home", "about"], priority=0.8, sites=main_hosts
+        "pages",
+        sitemapx.StaticSource,
+        url_names=["home", "about"],
+        priority=0.8,
+        sites=main_hosts,
+        i18n=True,
+        alternates=True,
+        x_default=True,
     )
     if news_host:
         registry.register(

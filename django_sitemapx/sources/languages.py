@@ -1,0 +1,64 @@
+"""The language versions of an item: one entry per language, each listing them all.
+
+Shared by every source with ``i18n``: which of an item's languages count, how
+each code is spelled as ``hreflang``, and the entries of one item built from
+its located versions. The entries of one item share one ``Extras``, so the
+alternates are reciprocal by construction: every version lists the same set,
+itself included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from ..entries import Alternate, Entry, Extras
+from ..exceptions import SkipReason
+from ..values import format_hreflang
+
+if TYPE_CHECKING:
+    from .base import Source
+
+# (language code, absolute URI) of one located version of an item.
+Located = tuple[str, str]
+
+
+class LanguageVersions:
+    """One document's view of a multilingual source's languages (read once per document)."""
+
+    def __init__(self, source: Source) -> None:
+        self.codes = source.get_languages()
+        self._known = frozenset(self.codes)
+        self._hreflang = {code: format_hreflang(code) for code in self.codes}
+        self.alternates = source.alternates
+        self._x_default = source.x_default_language()
+
+    def for_item(self, codes: Iterable[str], count: Callable[[SkipReason], None]) -> Sequence[str]:
+        """``codes`` (from ``get_languages_for_item``) less repeats and unknown languages."""
+        kept: dict[str, None] = {}
+        for code in codes:
+            if code in self._known:
+                kept[code] = None
+            else:
+                count(SkipReason.UNKNOWN_LANGUAGE)
+        return list(kept)
+
+    def entries(
+        self,
+        located: Sequence[Located],
+        lastmod: str | None,
+        changefreq: str | None,
+        priority: str | None,
+    ) -> list[Entry]:
+        """The entries of one item, one per located version, in the order given."""
+        if not self.alternates:
+            return [Entry(uri, lastmod, changefreq, priority, None) for _code, uri in located]
+        hreflang = self._hreflang
+        links = [Alternate(hreflang[code], uri) for code, uri in located]
+        if self._x_default is not None:
+            for code, uri in located:
+                if code == self._x_default:
+                    links.append(Alternate("x-default", uri))
+                    break
+        extras = Extras(tuple(links))
+        return [Entry(uri, lastmod, changefreq, priority, extras) for _code, uri in located]
