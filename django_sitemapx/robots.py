@@ -10,21 +10,50 @@ is accepted for the site because the site's robots.txt points at it.
 
 from __future__ import annotations
 
+import logging
+
 from django.http import Http404, HttpRequest
 
 from .conf import app_settings
-from .documents import index_path
+from .documents import index_path, index_paths
 from .locations import Origin
 from .locations.hosts import files_root_from_url, origin_for_request
+from .registry import SitemapRegistry, default_registry
+
+logger = logging.getLogger("django_sitemapx")
 
 
 def sitemap_index_url(origin: Origin) -> str:
     """The absolute URL of the sitemap index crawlers of ``origin`` are told about."""
+    return _base(origin) + index_path()
+
+
+def sitemap_index_urls(origin: Origin, registry: SitemapRegistry | None = None) -> list[str]:
+    """Every index file of ``origin``: none for a host that serves no section (its index
+    is a 404), and ``/sitemap-index-2.xml`` ... beside ``/sitemap.xml`` for a sitemap of
+    more pages than one index lists (a sitemap index cannot list another index).
+    """
+    registry = registry or default_registry
+    if not registry.for_origin(origin):
+        return []
+    base = _base(origin)
+    try:
+        paths = index_paths(registry, origin)
+    except Exception:
+        # robots.txt is fetched for the whole site: a section that cannot list its
+        # pages (its own error, logged here and answered by its index) must not take
+        # it down; the first index file always exists.
+        logger.exception("robots.txt: the sitemap's index files could not be counted")
+        paths = [index_path()]
+    return [base + path for path in paths]
+
+
+def _base(origin: Origin) -> str:
     files_base_url = app_settings.FILES_BASE_URL
     if files_base_url:
         files_origin, prefix = files_root_from_url(files_base_url)
-        return files_origin.prefix + prefix + index_path()
-    return origin.prefix + index_path()
+        return files_origin.prefix + prefix
+    return origin.prefix
 
 
 def sitemap_index_url_for_request(request: HttpRequest) -> str | None:
@@ -36,13 +65,18 @@ def sitemap_index_url_for_request(request: HttpRequest) -> str | None:
     return sitemap_index_url(origin)
 
 
-def sitemap_lines(request: HttpRequest) -> str:
-    """The robots.txt ``Sitemap:`` line for the request's host, with its newline; or ``""``.
+def sitemap_lines(request: HttpRequest, registry: SitemapRegistry | None = None) -> str:
+    """The robots.txt ``Sitemap:`` lines for the request's host, each with its newline.
 
-    For a robots.txt view of your own: ``rules + "\\n" + sitemap_lines(request)``.
+    One per index file (see :func:`sitemap_index_urls`); ``""`` for a host that
+    serves no section. For a robots.txt view of your own:
+    ``rules + "\\n" + sitemap_lines(request)``.
     """
-    url = sitemap_index_url_for_request(request)
-    return f"Sitemap: {url}\n" if url is not None else ""
+    try:
+        origin = origin_for_request(request)
+    except Http404:  # the Sites framework knows no site for this host
+        return ""
+    return "".join(f"Sitemap: {url}\n" for url in sitemap_index_urls(origin, registry))
 
 
 def rules_text() -> str:

@@ -134,3 +134,30 @@ def test_the_helpers_give_nothing_for_a_host_no_site_serves() -> None:
 
     assert sitemap_index_url_for_request(request) is None
     assert sitemap_lines(request) == ""
+
+
+def test_a_host_that_serves_no_section_gets_no_sitemap_line(client, registry) -> None:  # type: ignore[no-untyped-def]
+    import django_sitemapx as sitemapx
+
+    registry.register("pages", sitemapx.StaticSource, url_names=["home"], sites=["example.com"])
+    with override_settings(ALLOWED_HOSTS=["example.com", "other.example"]):
+        served = client.get("/robots.txt", HTTP_HOST="example.com").content.decode()
+        other = client.get("/robots.txt", HTTP_HOST="other.example").content.decode()
+        # Its index is a 404: pointing crawlers at it would only cost them a request.
+        assert client.get("/sitemap.xml", HTTP_HOST="other.example").status_code == 404
+    assert served.endswith("Sitemap: http://example.com/sitemap.xml\n")
+    assert "Sitemap:" not in other
+
+
+def test_every_index_file_gets_a_line(client, registry, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import django_sitemapx as sitemapx
+
+    monkeypatch.setattr("django_sitemapx.documents.INDEX_CAPACITY", 1)
+    registry.register("pages", sitemapx.StaticSource, url_names=["home"])
+    registry.register("more", sitemapx.StaticSource, url_names=["about"])
+    lines = client.get("/robots.txt").content.decode().splitlines()
+    assert [line for line in lines if line.startswith("Sitemap:")] == [
+        "Sitemap: http://testserver/sitemap.xml",
+        "Sitemap: http://testserver/sitemap-index-2.xml",
+    ]
+    assert client.get("/sitemap-index-2.xml").status_code == 200
