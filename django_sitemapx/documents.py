@@ -18,6 +18,7 @@ from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
 from .registry import SitemapRegistry
 from .sources import ListedPage, Page, Source
+from .sources.extensions import document_namespaces
 from .writer import (
     DocumentWriter,
     WriteStats,
@@ -114,7 +115,9 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     page is known before any response starts (an empty ``<urlset>`` is invalid).
     """
     writer = urlset_writer(
-        max_urls=source.get_limit(), max_bytes=PROTOCOL_MAX_BYTES, namespaces=source.namespaces
+        max_urls=source.get_limit(),
+        max_bytes=PROTOCOL_MAX_BYTES,
+        namespaces=document_namespaces(source),
     )
     section = source.section
     stream = page.entries(LocationBuilder(origin))

@@ -53,6 +53,14 @@ SKIP_REASONS: dict[str, Any] = {
     SkipReason.INVALID_LASTMOD: _("its last modification date is invalid"),
     SkipReason.INVALID_CHANGEFREQ: _("its change frequency is invalid"),
     SkipReason.INVALID_PRIORITY: _("its priority is invalid"),
+    SkipReason.MISSING_NEWS: _("it has no news data (publication date and title)"),
+    SkipReason.INVALID_NEWS: _("its news data is invalid"),
+    SkipReason.OLD_NEWS: _("its news item is older than two days"),
+    SkipReason.INVALID_IMAGE: _("one of its images has an invalid URL"),
+    SkipReason.OVER_IMAGE_LIMIT: _("it has more images than a URL may list"),
+    SkipReason.INVALID_VIDEO: _("one of its videos is invalid"),
+    SkipReason.OVER_VIDEO_LIMIT: _("it has more videos than a URL may list"),
+    SkipReason.OVER_VIDEO_TAG_LIMIT: _("a video has more than 32 tags"),
 }
 SOURCE, OVERRIDE, NONE = _("section"), _("override"), _("not set")
 

@@ -70,6 +70,9 @@ class Prepared:
     etag_basis: str
     lastmods: tuple[str | None, ...]
     render: Callable[[], DocumentStream | None]
+    # When the document stops being true by itself (seconds since the epoch):
+    # a news page whose oldest item ages out. None: only invalidation stales it.
+    expires: float | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,13 @@ def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePat
             for listed_page in listed
         )
         lastmods = tuple(listed_page.summary.lastmod for listed_page in listed)
-        return Prepared(basis, lastmods, lambda: render_index(listed, origin, page_path))
+        expiries = [when for source in registry if (when := source.expires()) is not None]
+        return Prepared(
+            basis,
+            lastmods,
+            lambda: render_index(listed, origin, page_path),
+            min(expiries, default=None),
+        )
 
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
@@ -112,6 +121,7 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
     """Page ``number`` of ``source`` for ``origin``."""
 
     def prepare() -> Prepared:
+        expires = source.expires()  # before the rows are read: never later than they say
         page = source.page(number)
         if page is None:
             raise Http404("This sitemap page has no URL.")
@@ -120,6 +130,7 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
             f"{summary.rows}:{summary.lastmod}",
             (summary.lastmod,),
             lambda: render_page(source, page, origin),
+            expires,
         )
 
     return DocumentSpec(
@@ -175,9 +186,8 @@ def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBas
         if lock is None:  # another request builds it, or the cache could not lock
             body = ClosingBody(encode(stream, gz, None), stream.close)
             return _streaming(request, body, validators, gz)
-        return _streaming(
-            request, _filling(store, key, lock, stream, validators, gz), validators, gz
-        )
+        filling = _filling(store, key, lock, stream, validators, gz, prepared.expires)
+        return _streaming(request, filling, validators, gz)
     except BaseException:
         if lock is not None:
             store.unlock(lock)
@@ -207,11 +217,12 @@ def _filling(
     stream: DocumentStream,
     validators: Validators,
     gz: bool,
+    expires: float | None = None,
 ) -> ClosingBody:
     """The streamed miss: both variants stored once complete, the lock released however it ends."""
 
     def keep(plain: bytes, packed: bytes) -> None:
-        record = Record(validators.etag, validators.last_modified, {})
+        record = Record(validators.etag, validators.last_modified, {}, expires)
         store.store(key, record, {XML: plain, GZ: packed})
 
     def release() -> None:

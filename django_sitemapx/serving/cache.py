@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import re
 import secrets
 import time
@@ -102,16 +103,34 @@ class Record:
     etag: str
     last_modified: float | None
     parts: dict[str, int]
+    # Seconds since the epoch after which the document is stale by itself (news
+    # items age out); None: only invalidation makes it stale.
+    expires: float | None = None
 
     def as_record(self) -> dict[str, Any]:
-        return {"etag": self.etag, "last_modified": self.last_modified, "parts": self.parts}
+        return {
+            "etag": self.etag,
+            "last_modified": self.last_modified,
+            "parts": self.parts,
+            "expires": self.expires,
+        }
 
     @classmethod
     def from_record(cls, record: Any) -> Record | None:
         try:
-            return cls(record["etag"], record["last_modified"], dict(record["parts"]))
-        except (TypeError, KeyError):
+            return cls(
+                record["etag"],
+                record["last_modified"],
+                dict(record["parts"]),
+                record.get("expires"),
+            )
+        except (TypeError, KeyError, AttributeError):
             return None
+
+    @property
+    def expired(self) -> bool:
+        """True once the document's own expiry has passed."""
+        return self.expires is not None and self.expires <= time.time()
 
 
 @dataclass(frozen=True)
@@ -192,9 +211,14 @@ class DocumentCache:
     def record(self, key: str) -> Record | None:
         """The record of a complete stored document, if any."""
         local = local_copies.get(self._local_key(key))
-        if local is not None:
-            return local[0]
-        return Record.from_record(self._call(lambda: self.backend.get(key), None))
+        record = (
+            local[0]
+            if local is not None
+            else Record.from_record(self._call(lambda: self.backend.get(key), None))
+        )
+        # A backend keeps a value up to its timeout, rounded to whole seconds or
+        # more: the record's own expiry is what decides.
+        return None if record is None or record.expired else record
 
     def body(self, key: str, record: Record, variant: str) -> bytes | None:
         """The bytes of one variant of a stored document, or None if a part is gone."""
@@ -216,8 +240,17 @@ class DocumentCache:
         return f"{self.alias}|{key}"
 
     def store(self, key: str, record: Record, bodies: dict[str, bytes]) -> None:
-        """Store every variant in parts, then the record that makes them visible."""
+        """Store every variant in parts, then the record that makes them visible.
+
+        A record with an expiry is kept no longer than until then.
+        """
         timeout = app_settings.CACHE_TIMEOUT
+        if record.expires is not None:
+            remaining = record.expires - time.time()
+            if remaining <= 0:
+                return
+            # Whole seconds, rounded up: the record's own expiry is checked on read.
+            timeout = min(timeout, math.ceil(remaining)) if timeout else math.ceil(remaining)
         values: dict[str, bytes] = {}
         parts: dict[str, int] = {}
         for variant, data in bodies.items():
@@ -229,7 +262,7 @@ class DocumentCache:
         failed = self._call(lambda: self.backend.set_many(values, timeout), None)
         if failed is None or failed:
             return
-        complete = Record(record.etag, record.last_modified, parts)
+        complete = Record(record.etag, record.last_modified, parts, record.expires)
         self._call(lambda: self.backend.set(key, complete.as_record(), timeout), None)
         if self.available:
             local_copies.put(self._local_key(key), complete, bodies)

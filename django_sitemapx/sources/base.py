@@ -9,6 +9,7 @@ index, a page's headers and its body always agree.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -71,6 +72,18 @@ class Source:
     changefreq: Any = None
     priority: Any = None
     lastmod: Any = None
+    # Image, video and news extensions (see ``sources.extensions``): a value for
+    # every item, a method taking one item, or a related-model declaration.
+    images: Any = None
+    videos: Any = None
+    news: Any = None
+    news_publication: Any = None
+    # The most images and videos one URL lists: extra ones are skipped and
+    # counted. Pages are sized for URLs this large, so that none is dropped.
+    max_images: int = 1_000
+    max_videos: int = 10
+    # Most seconds a cached document of this section is served; None: SITEMAPX_CACHE_TIMEOUT.
+    cache_timeout: float | None = None
 
     def __init__(self, section: str = "", **options: Any) -> None:
         self.section = section
@@ -91,9 +104,22 @@ class Source:
 
         Today one item is one URL, so this is :meth:`get_limit`; a source whose
         items give several URLs, or URLs too large for ``limit`` of them to fit
-        the protocol's byte limit, holds fewer.
+        the protocol's byte limit, holds fewer: a source with images, videos or
+        news holds as many of its largest URLs as fit 50 MB.
         """
-        return self.get_limit()
+        from .extensions import extension_rows_per_page
+
+        return extension_rows_per_page(self, self.get_limit())
+
+    def expires(self) -> float | None:
+        """When documents built now stop being true by themselves (seconds since the epoch).
+
+        None (the default) when only a change to the data, caught by
+        invalidation, changes them; a news section's items age out.
+        """
+        if self.cache_timeout is None:
+            return None
+        return time.time() + self.cache_timeout
 
     def validate(self) -> None:
         """Raise ``SourceConfigurationError`` for a value of this source the protocol refuses.
@@ -119,6 +145,9 @@ class Source:
         for name in VALUE_NAMES:
             if not callable(getattr(self, name, None)):
                 static_value(self, name)
+        from .extensions import validate_extensions
+
+        validate_extensions(self)
 
     def check(self) -> list[CheckMessage]:
         """A custom source's own system-check messages (``checks.py`` has the built-in ones)."""

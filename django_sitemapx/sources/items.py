@@ -14,6 +14,7 @@ from ..entries import Entry, EntryStream, Skipped
 from ..exceptions import Skip, SkipReason, SourceConfigurationError
 from ..values import VALUE_NAMES, formatted, latest_lastmod
 from .base import Page, PageSummary, Source
+from .extensions import extras_reader
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap as ContribSitemap
@@ -72,27 +73,37 @@ class ItemSource(Source):
         return attribute(item) if callable(attribute) else attribute
 
     def _entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
-        chunk: list[Entry] = []
         skipped: Counter[SkipReason] = Counter()
 
         def count(reason: SkipReason) -> None:
             skipped[reason] += 1
 
-        for item in items:
-            try:
-                loc = builder.absolute(self.location(item))
-            except Skip as skip:
-                count(skip.reason)
-                continue
-            lastmod, changefreq, priority = (
-                formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
-            )
-            chunk.append((loc, lastmod, changefreq, priority, None))  # type: ignore[arg-type]
-            if len(chunk) >= app_settings.CHUNK_SIZE:
+        extras = extras_reader(self, builder, count)
+        size = app_settings.CHUNK_SIZE
+        for start in range(0, len(items), size):
+            chunk: list[Entry] = []
+            kept: list[Any] = []
+            for item in items[start : start + size]:
+                try:
+                    loc = builder.absolute(self.location(item))
+                except Skip as skip:
+                    count(skip.reason)
+                    continue
+                lastmod, changefreq, priority = (
+                    formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
+                )
+                chunk.append((loc, lastmod, changefreq, priority, None))  # type: ignore[arg-type]
+                kept.append(item)
+            if extras is not None and kept:
+                found = extras(kept)
+                chunk = [
+                    (*entry[:4], value) if value is not None else entry  # type: ignore[misc]
+                    for entry, value in zip(chunk, found, strict=True)
+                    if not isinstance(value, SkipReason)
+                ]
+                skipped.update(value for value in found if isinstance(value, SkipReason))
+            if chunk:
                 yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
         for reason, number in skipped.items():
             yield Skipped(reason, number)
 

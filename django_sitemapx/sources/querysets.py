@@ -21,6 +21,7 @@ from ..locations.reverse import CompiledUrl, compile_url
 from ..locations.rows import RowLocations
 from ..values import lastmod_text, per_item_reader, static_value
 from .base import Page, PageSummary, Source
+from .extensions import ExtrasReader, chunk_extras, extras_reader
 from .keyset import (
     LASTMOD_ALIAS,
     W3CDatetime,
@@ -239,12 +240,14 @@ class ModelSource(Source):
             self._column_reader("changefreq", count),
             self._column_reader("priority", count),
         )
-        yield from _chunks(rows, location, bulk, values, skipped, chunk_size)
+        extras = extras_reader(self, builder, count)
+        yield from _chunks(rows, location, bulk, values, skipped, chunk_size, extras)
 
     def _rows_are_private(self) -> bool:
         """True when no user code sees a row, so plain tuples can replace named ones."""
         return self.uses_url_name and not any(
-            callable(getattr(self, name)) for name in ("lastmod", "changefreq", "priority")
+            callable(getattr(self, name))
+            for name in ("lastmod", "changefreq", "priority", "images", "videos", "news")
         )
 
     def _row_location(
@@ -353,6 +356,7 @@ def _chunks(
     values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
     skipped: Counter[SkipReason],
     chunk_size: int,
+    extras_reader: ExtrasReader | None = None,
 ) -> EntryStream:
     """Entries in chunks of at most ``chunk_size``, each followed by what it skipped."""
     while batch := list(islice(rows, chunk_size)):
@@ -367,12 +371,19 @@ def _chunks(
                     continue
                 kept.append(row)
             batch = kept
+        extras: Iterable[Any] = repeat(None, len(batch))
+        if extras_reader is not None and batch:
+            kept_rows, found, dropped = chunk_extras(extras_reader, batch)
+            if dropped:
+                skipped.update(dropped)
+                keep = {id(row) for row in kept_rows}
+                uris = [uri for uri, row in zip(uris, batch, strict=True) if id(row) in keep]
+                batch = kept_rows
+            extras = found or ()
         if batch:
             columns = [_column(reader, batch) for reader in values]
             # Plain tuples are entries too: zip() builds them with no Python call per row.
-            yield cast(
-                list[Entry], list(zip(uris, *columns, repeat(None, len(batch)), strict=True))
-            )
+            yield cast(list[Entry], list(zip(uris, *columns, extras, strict=True)))
         if skipped:
             yield from (Skipped(reason, number) for reason, number in skipped.items())
             skipped.clear()
