@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from ..documents import index_path, listed_pages, page_path
+from ..entries import NewsElement, VideoElement
 from ..exceptions import SkipReason
 from ..locations.hosts import origin_for_request
 from ..models import Override
@@ -121,7 +122,32 @@ def _inspect(model_admin: OverrideAdmin, request: HttpRequest, url: str) -> dict
         if finding.found and finding.page
         else None,
         "override_url": _override_url(model_admin, request, finding.key, override),
+        "media": _media(finding, request),
     }
+
+
+@dataclass(frozen=True)
+class Media:
+    """A section's images, videos and news for the inspected URL."""
+
+    section: str
+    page: int | None
+    images: tuple[str, ...]
+    videos: tuple[VideoElement, ...]
+    news: NewsElement | None
+
+
+def _media(finding: locating.Finding, request: HttpRequest) -> list[Media]:
+    found = locating.extension_findings(default_registry, finding, origin_for_request(request))
+    media = []
+    for other in found:
+        assert other.entry is not None
+        extras = other.entry[4]
+        if extras:
+            media.append(
+                Media(other.section, other.page, extras.images, extras.videos, extras.news)
+            )
+    return media
 
 
 def _values(finding: locating.Finding, override: Override | None) -> list[Value]:
