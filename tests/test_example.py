@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from example_project.articles.models import Article
+from example_project.articles.models import Article, ArticleImage, ArticleVideo
 from tests.conftest import content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
@@ -17,10 +17,14 @@ def test_seed_demo_is_idempotent_and_every_tenth_is_unpublished() -> None:
     assert Article.objects.filter(is_published=False).count() == 12
     call_command("seed_demo", count=150, verbosity=0)
     assert Article.objects.count() == 150
+    images = ArticleImage.objects.count()
+    assert images == sum(n % 4 for n in range(1, 151))
+    assert ArticleVideo.objects.count() == 6
     Article.objects.filter(slug="demo-article-7").delete()
     call_command("seed_demo", count=150, verbosity=0)
     assert Article.objects.filter(slug="demo-article-7").exists()
     assert Article.objects.count() == 150
+    assert ArticleImage.objects.count() == images
 
 
 def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
@@ -28,9 +32,27 @@ def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
     client = Client(HTTP_HOST="127.0.0.1:8000")
     index = validate_sitemap(content(client.get("/sitemap.xml")))
     urls = []
+    by_section: dict[str, int] = {}
+    roots = []
     for loc in locs(index):
-        urls += locs(validate_sitemap(content(client.get(loc))))
-    assert len(urls) == 36 + 5 + 2
+        root = validate_sitemap(content(client.get(loc)))
+        roots.append(root)
+        section = loc.rsplit("/sitemap-", 1)[1].rsplit("-", 1)[0]
+        by_section[section] = by_section.get(section, 0) + len(locs(root))
+        urls += locs(root)
+    # 36 published articles of 40; those with images (n % 4 != 0); the 36 newest
+    # published are news; one in 25 has a video.
+    assert by_section == {
+        "article": 36,
+        "category": 5,
+        "pages": 2,
+        "article-images": 28,
+        "news": 36,
+        "videos": 1,
+    }
+    assert any(root.nsmap.get("image") for root in roots)
+    assert any(root.nsmap.get("news") for root in roots)
+    assert any(root.nsmap.get("video") for root in roots)
     for url in urls[:5] + urls[-7:]:
         assert client.get(url).status_code == 200, url
 
