@@ -90,8 +90,22 @@ def write(docs: Path, payload: dict[str, Any]) -> Path:
     parts += ["## HTTP\n", report.http_markdown(http) + "\n", METHOD]
     page = docs / "performance.md"
     page.parent.mkdir(parents=True, exist_ok=True)
-    page.write_text("\n".join(parts))
+    kept = _kept_sections(page)
+    page.write_text("\n".join(parts) + ("\n" + kept if kept else ""))
     return page
+
+
+# Sections measured by other scripts (benchmarks/images_bench.py) follow this marker;
+# a regenerated page keeps them as they are.
+KEPT_MARKER = "<!-- kept: sections below come from other benchmark scripts -->"
+
+
+def _kept_sections(page: Path) -> str:
+    if not page.exists():
+        return ""
+    text = page.read_text()
+    index = text.find(KEPT_MARKER)
+    return text[index:] if index >= 0 else ""
 
 
 LIMITS = """\

@@ -196,6 +196,13 @@ def validate_extensions(source: Source) -> None:
         value = getattr(source, limit)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise SourceConfigurationError(f"{name}.{limit} must be a positive integer")
+    timeout = source.cache_timeout
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise SourceConfigurationError(
+            f"{name}.cache_timeout must be None or a positive number of seconds, not {timeout!r}"
+        )
     if source.max_images > MAX_IMAGES_PER_URL:
         raise SourceConfigurationError(
             f"{name}.max_images is {source.max_images}: Google reads at most "
@@ -232,9 +239,6 @@ def validate_extensions(source: Source) -> None:
         raise SourceConfigurationError(
             f"{name}.news_publication must be a Publication(name, language)"
         )
-    if news is not None and publication is None:
-        # A News may still name its own publication; nothing to check here.
-        pass
 
 
 def _validate_related(source: Source, declaration: Related) -> None:

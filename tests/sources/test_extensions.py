@@ -190,6 +190,8 @@ def test_static_values_are_refused_at_the_boundary(registry: SitemapRegistry) ->
         registry.register("d", sitemapx.StaticSource, url_names=["home"], max_images=1001)
     with pytest.raises(SourceConfigurationError, match="news must be a method"):
         registry.register("e", sitemapx.StaticSource, url_names=["home"], news="x")
+    with pytest.raises(SourceConfigurationError, match="cache_timeout"):
+        registry.register("g", sitemapx.StaticSource, url_names=["home"], cache_timeout=0)
     registry.register("f", sitemapx.StaticSource, url_names=["home"], videos=[bad_video])
 
 
