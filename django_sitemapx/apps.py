@@ -16,10 +16,11 @@ class SimpleSitemapxConfig(AppConfig):
 
     def ready(self) -> None:
         from . import handlers  # noqa: F401  (connects the receivers)
-        from .checks import check_settings, check_sources
+        from .checks import check_settings, check_site_ids, check_sources
 
         checks.register(check_settings)
         checks.register(check_sources, checks.Tags.urls)
+        checks.register(check_site_ids, checks.Tags.database)
 
 
 class SitemapxConfig(SimpleSitemapxConfig):

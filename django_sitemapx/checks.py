@@ -33,7 +33,11 @@ Sources, in every registry:
 - E105 a ``ModelSource`` ``lastmod_field`` is not a date or datetime field.
 - E106 a ``ModelSource`` ``url_name`` cannot be reversed with its ``url_kwargs``.
 - E107 a ``ModelSource`` names a field its queryset cannot select.
+- E108 a source's ``sites`` names site IDs but ``django.contrib.sites`` is not installed.
+- E109 a source's ``sites`` names a site ID that no ``Site`` has (a database check:
+  ``manage.py check --database default``).
 - W101 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
+- W102 a source's ``sites`` names a host that ``ALLOWED_HOSTS`` refuses: never served there.
 """
 
 from __future__ import annotations
@@ -45,11 +49,13 @@ from django.conf import settings
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist, FieldError
 from django.core.files.storage import storages
-from django.db import models
+from django.db import DatabaseError, models
+from django.http.request import validate_host
 from django.urls import NoReverseMatch, reverse
 
 from .conf import PREFIX, PROTOCOL_MAX_URLS, RENAMED_SETTINGS, SETTING_NAMES, app_settings
 from .exceptions import SourceConfigurationError
+from .locations.hosts import host_name
 from .registry import all_registries, is_module_name
 from .sources import ModelSource, Source, StaticSource
 
@@ -265,7 +271,75 @@ def check_source(source: Source) -> Messages:
         errors += _check_static(source)
     if isinstance(source, ModelSource):
         errors += _check_model_source(source)
+    errors += _check_sites(source)
     return errors + source.check()
+
+
+def _check_sites(source: Source) -> Messages:
+    try:
+        selection = source.site_selection()
+    except ValueError:  # reported as E101
+        return []
+    if selection is None:
+        return []
+    errors: Messages = []
+    if selection.site_ids and not apps.is_installed("django.contrib.sites"):
+        errors.append(
+            _error(
+                f"Section {source.section!r} is limited to site IDs "
+                f"{sorted(selection.site_ids)}, but django.contrib.sites is not installed.",
+                "E108",
+                hint="Add django.contrib.sites to INSTALLED_APPS, or name the hosts instead.",
+                obj=source,
+            )
+        )
+    allowed = settings.ALLOWED_HOSTS
+    for host in sorted(selection.hosts):
+        if allowed and not validate_host(host_name(host), allowed):
+            errors.append(
+                checks.Warning(
+                    f"Section {source.section!r} is limited to host {host!r}, which "
+                    "ALLOWED_HOSTS refuses: it is never served there.",
+                    hint="Add the host to ALLOWED_HOSTS, or correct the sites option.",
+                    obj=source,
+                    id="django_sitemapx.W102",
+                )
+            )
+    return errors
+
+
+def check_site_ids(databases: Any = None, **kwargs: Any) -> Messages:
+    """Site IDs named by sources that no ``Site`` has (needs the database)."""
+    if not databases or not apps.is_installed("django.contrib.sites"):
+        return []
+    from django.contrib.sites.models import Site
+
+    errors: Messages = []
+    for registry in list(all_registries):
+        for source in registry:
+            try:
+                selection = source.site_selection()
+            except ValueError:
+                continue
+            if selection is None or not selection.site_ids:
+                continue
+            try:
+                known = set(
+                    Site.objects.filter(pk__in=selection.site_ids).values_list("pk", flat=True)
+                )
+            except DatabaseError:  # not migrated yet (migrate runs the checks first)
+                return []
+            for site_id in sorted(selection.site_ids - known):
+                errors.append(
+                    _error(
+                        f"Section {source.section!r} is limited to site ID {site_id}, which "
+                        "no django.contrib.sites Site has.",
+                        "E109",
+                        hint="Create the site, or correct the sites option.",
+                        obj=source,
+                    )
+                )
+    return errors
 
 
 def _check_static(source: StaticSource) -> Messages:

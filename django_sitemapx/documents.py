@@ -7,6 +7,7 @@ an exported file are the same bytes.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
 from .entries import Entry, EntryStream, Skipped
+from .exceptions import SkipReason
 from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
 from .registry import SitemapRegistry
@@ -73,11 +75,16 @@ class DocumentStream:
         _close(self._source)
 
 
-def listed_pages(registry: SitemapRegistry) -> list[ListedPage]:
-    """Every non-empty page of every section, in registration order."""
+def listed_pages(registry: SitemapRegistry, origin: Origin | None = None) -> list[ListedPage]:
+    """Every non-empty page of every section served on ``origin``, in registration order.
+
+    Each source counts its rows as served on that host (see ``Source.for_origin``);
+    with no ``origin``, every section of the registry is listed, unbound.
+    """
+    sources = list(registry) if origin is None else registry.for_origin(origin)
     listed = [
         ListedPage(source.section, summary)
-        for source in registry
+        for source in sources
         for summary in source.page_summaries()
     ]
     return adjust_index(listed)
@@ -106,6 +113,29 @@ def render_index(
             len(listed),
         )
     return DocumentStream(iter([body, writer.close()]), writer.stats)
+
+
+def page_entries(source: Source, page: Page, origin: Origin, skipped: Counter[str]) -> list[Entry]:
+    """The entries of ``page`` as its document lists them, overrides applied, for people to read.
+
+    The admin's page browser reads these rather than the XML. ``skipped`` counts
+    the entries the source left out, by reason; entries past the source's limit,
+    which the writer would leave out too, are counted as ``over_url_limit``.
+    """
+    stats = WriteStats()
+    stream = page.entries(LocationBuilder(origin))
+    entries: list[Entry] = []
+    try:
+        for chunk in apply_overrides(_counted(stream, stats)):
+            entries.extend(chunk)
+    finally:
+        _close(stream)
+    skipped.update(stats.skipped)
+    limit = source.get_limit()
+    if len(entries) > limit:
+        skipped[SkipReason.OVER_URL_LIMIT] += len(entries) - limit
+        del entries[limit:]
+    return entries
 
 
 def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | None:

@@ -23,6 +23,10 @@ class ExportError(Exception):
     """An export cannot run as asked (bad argument, destination not writable, ...)."""
 
 
+class NothingToExport(ExportError):
+    """The sitemap has no URL on the host exported: nothing would be written."""
+
+
 class InvalidValue(ValueError):
     """A value cannot be written to a sitemap (bad priority, changefreq or date).
 

@@ -66,11 +66,18 @@ def override_deleted(sender: type[Override], instance: Override, **kwargs: Any) 
 def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
     """Invalidate the cached pages holding ``instance``, now and again after commit.
 
+    A saved or deleted ``django.contrib.sites`` site invalidates every document.
+
     The first invalidation covers this process at once; the one after commit
     covers a request in another process that rebuilt the page from the rows
     as they were before the transaction committed.
     """
-    pages = _pages_touched_by(instance)
+    if sender._meta.label == "sites.Site":
+        # A site's domain decides which sections a host serves (``sites``) and
+        # the host of every URL: every document may change.
+        pages: list[tuple[str | None, int | None]] = [(None, None)]
+    else:
+        pages = list(_pages_touched_by(instance))
     if not pages:
         return
     using = kwargs.get("using")

@@ -6,7 +6,7 @@ import contextlib
 import traceback
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
@@ -15,6 +15,9 @@ from django.utils.module_loading import autodiscover_modules
 from .conf import app_settings
 from .exceptions import AlreadyRegistered, NotRegistered
 from .sources import ContribSitemapSource, ItemSource, ModelSource, Source
+
+if TYPE_CHECKING:
+    from .locations import Origin
 
 SourceT = TypeVar("SourceT", bound=type[Any])
 Target = type[models.Model] | str
@@ -102,6 +105,19 @@ class SitemapRegistry:
     def sections(self) -> list[str]:
         """Section names in registration order (the order of the index)."""
         return list(self._registry)
+
+    def for_origin(self, origin: Origin) -> list[Source]:
+        """The sources served on ``origin``'s host, each bound to it, in registration order."""
+        return [source.for_origin(origin) for source in self if source.serves(origin)]
+
+    def site_hosts(self) -> list[str]:
+        """The host names the sections' ``sites`` options name, in registration order."""
+        hosts: dict[str, None] = {}
+        for source in self:
+            selection = source.site_selection()
+            if selection is not None:
+                hosts.update(dict.fromkeys(sorted(selection.hosts)))
+        return list(hosts)
 
     def autodiscover(self) -> None:
         """Import every installed app's sitemap module (``sitemapx.py`` by default).

@@ -27,7 +27,7 @@ def index(
     section_url_name: str | None = None,
     gz: bool = False,
 ) -> HttpResponseBase:
-    """The ``<sitemapindex>`` of every non-empty page; 404 when there is none.
+    """The ``<sitemapindex>`` of every non-empty page served on the host; 404 when there is none.
 
     ``section_url_name`` names the URL of the section view the index links to;
     by default ``section`` (``section-gz`` with ``SITEMAPX_INDEX_LINKS_GZIP``)
@@ -59,7 +59,9 @@ def section(
         raise Http404(f"No sitemap section {section!r}.") from None
     number = parse_page(page)
     origin = origin_for_request(request, source.protocol)
-    return serve(request, page_document(source, number, origin), gz)
+    if not source.serves(origin):
+        raise Http404(f"The sitemap section {section!r} is not served on this host.")
+    return serve(request, page_document(source.for_origin(origin), number, origin), gz)
 
 
 def _section_paths(request: HttpRequest, url_name: str | None) -> Callable[[str, int], str]:

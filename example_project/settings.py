@@ -14,13 +14,20 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env(
     DEBUG=(bool, True),
-    ALLOWED_HOSTS=(list, ["127.0.0.1", "localhost", "[::1]"]),
+    ALLOWED_HOSTS=(list, ["127.0.0.1", "localhost", "[::1]", "news.localhost"]),
+    MAIN_HOSTS=(list, ["127.0.0.1", "localhost", "[::1]"]),
 )
 
 DEBUG = env("DEBUG")
 # Only for local runs; set SECRET_KEY in any real deployment.
 SECRET_KEY = env("SECRET_KEY", default="example-project-insecure-key-for-local-runs-only")
 ALLOWED_HOSTS = env("ALLOWED_HOSTS")
+
+# Two sites from one project (docs/guide/sites.md, articles/sitemapx.py): the
+# magazine on these hosts, the news desk on news.localhost (browsers and curl
+# resolve *.localhost to the loopback address).
+EXAMPLE_MAIN_HOSTS = env("MAIN_HOSTS")
+EXAMPLE_NEWS_HOST = env("NEWS_HOST", default="news.localhost")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

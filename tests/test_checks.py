@@ -294,6 +294,40 @@ def test_w101_instances_per_url(registry: SitemapRegistry) -> None:
     assert _warnings() == ["W101"]
 
 
+def test_e101_ill_formed_sites_set_after_registration(registry: SitemapRegistry) -> None:
+    source = registry.register("pages", sitemapx.StaticSource, url_names=["home"])
+    source.sites = ["https://example.com/"]
+    output = _output_of_failing_check()
+    assert _ID.findall(output) == ["E101"]
+    assert "give a host name" in output
+
+
+def test_e108_site_ids_without_the_sites_framework(registry: SitemapRegistry) -> None:
+    registry.register("pages", sitemapx.StaticSource, url_names=["home"], sites=[1])
+    with modify_settings(INSTALLED_APPS={"remove": "django.contrib.sites"}):
+        assert _errors() == ["E108"]
+
+
+@pytest.mark.django_db
+def test_e109_unknown_site_id_is_a_database_check(registry: SitemapRegistry) -> None:
+    registry.register("pages", sitemapx.StaticSource, url_names=["home"], sites=[1, 404])
+    assert _warnings() == []  # without --database, no query
+    with pytest.raises(SystemCheckError) as info:
+        call_command("check", databases=["default"], stdout=io.StringIO(), stderr=io.StringIO())
+    output = str(info.value)
+    assert _ID.findall(output) == ["E109"]
+    assert "site ID 404" in output
+
+
+def test_w102_host_that_allowed_hosts_refuses(registry: SitemapRegistry) -> None:
+    registry.register(
+        "pages", sitemapx.StaticSource, url_names=["home"], sites=["example.com", "nowhere.test"]
+    )
+    assert _warnings() == ["W102"]
+    with override_settings(ALLOWED_HOSTS=[".test", "example.com"]):
+        assert _warnings() == []
+
+
 @pytest.fixture
 def custom() -> Iterator[SitemapRegistry]:
     """A registry of one test; emptied afterwards, as a lingering frame may keep it alive."""

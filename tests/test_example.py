@@ -62,3 +62,63 @@ def test_seed_demo_refuses_a_negative_count() -> None:
 
     with pytest.raises(CommandError, match="zero or more"):
         call_command("seed_demo", count=-1, verbosity=0)
+
+
+def test_the_example_serves_two_hosts_with_different_sections() -> None:
+    from django_sitemapx.documents import listed_pages
+    from django_sitemapx.locations import Origin
+    from django_sitemapx.registry import SitemapRegistry
+    from example_project.articles.sitemapx import register_sections
+
+    call_command("seed_demo", count=40, verbosity=0)
+    registry = SitemapRegistry()
+    register_sections(registry, main_hosts=["localhost"], news_host="news.localhost")
+
+    def sections(host: str) -> list[str]:
+        return [page.section for page in listed_pages(registry, Origin("http", host))]
+
+    assert sections("localhost") == [
+        "article",
+        "category",
+        "pages",
+        "article-images",
+        "news",
+        "videos",
+    ]
+    # The news section follows the article section: the news category's on the news host.
+    assert sections("news.localhost") == ["article", "news", "news-front"]
+    news = listed_pages(registry, Origin("http", "news.localhost"))[0].summary.rows
+    everything = listed_pages(registry, Origin("http", "localhost"))[0].summary.rows
+    assert news == Article.objects.filter(is_published=True, category__slug="news").count()
+    assert 0 < news < everything == 36
+    for section in registry.sections:
+        registry.unregister(section)
+
+
+def test_the_example_project_settings_name_the_two_hosts() -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='example_project.settings';"
+            "django.setup(); from django_sitemapx import default_registry as r;"
+            "from django_sitemapx.locations import Origin as O;"
+            "print([s.section for s in r.for_origin(O('http', 'news.localhost'))],"
+            "[s.section for s in r.for_origin(O('http', 'localhost:8000'))])",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+    )
+    assert result.stdout.strip() == (
+        "['article', 'news', 'news-front'] "
+        "['article', 'category', 'pages', 'article-images', 'news', 'videos']"
+    )

@@ -25,7 +25,7 @@ from ..models import CHANGEFREQ_CHOICES, Override
 from ..overrides import Place, send_overrides_changed
 from ..registry import default_registry
 from ..values import CHANGEFREQS
-from . import views
+from . import browse, views
 from .lookup import place
 
 if TYPE_CHECKING:
@@ -276,6 +276,16 @@ class OverrideAdmin(_ModelAdmin):
         return [
             path("inspect/", wrap(self.inspect_view), name="django_sitemapx_inspect"),
             path("overview/", wrap(self.overview_view), name="django_sitemapx_overview"),
+            path(
+                "browse/<str:section>/",
+                wrap(self.browse_section_view),
+                name="django_sitemapx_browse_section",
+            ),
+            path(
+                "browse/<str:section>/<int:number>/",
+                wrap(self.browse_page_view),
+                name="django_sitemapx_browse_page",
+            ),
             *super().get_urls(),
         ]
 
@@ -284,6 +294,12 @@ class OverrideAdmin(_ModelAdmin):
 
     def overview_view(self, request: HttpRequest) -> Any:
         return views.overview(self, request)
+
+    def browse_section_view(self, request: HttpRequest, section: str) -> Any:
+        return browse.section_pages(self, request, section)
+
+    def browse_page_view(self, request: HttpRequest, section: str, number: int) -> Any:
+        return browse.page_urls(self, request, section, number)
 
 
 def _send(rows: list[Override]) -> None:

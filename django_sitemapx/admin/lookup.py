@@ -61,7 +61,7 @@ class Finding:
 
 
 def locate(registry: SitemapRegistry, value: str, origin: Origin) -> Finding:
-    """Search every section of ``registry`` for ``value`` (a path or URL)."""
+    """Search every section of ``registry`` served on ``origin`` for ``value`` (a path or URL)."""
     try:
         key = location_key(value)
     except InvalidLocation as error:
@@ -75,7 +75,7 @@ def locate(registry: SitemapRegistry, value: str, origin: Origin) -> Finding:
         finding.reason = TOO_LONG
         return finding
     builder = LocationBuilder(origin)
-    for source in registry:
+    for source in registry.for_origin(origin):
         if _search(source, key, builder, finding):
             return finding
     finding.reason = (

@@ -83,9 +83,13 @@ class Value:
     origin: Any
 
 
-def _require_view(model_admin: OverrideAdmin, request: HttpRequest) -> None:
+def require_view(model_admin: OverrideAdmin, request: HttpRequest) -> None:
+    """403 unless the user may view overrides: the rule of every page of this admin."""
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
+
+
+_require_view = require_view
 
 
 def inspect(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
@@ -191,24 +195,35 @@ class SectionRow:
     pages: list[tuple[int, str, str | None]]
     latest: str | None
     excluded: int
+    browse_url: str = ""
 
 
 def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     """Per section: URLs, pages, the latest lastmod and a link to every document."""
     _require_view(model_admin, request)
-    listed = listed_pages(default_registry)
+    from .browse import site_choice
+
+    site = site_choice(request)
+    listed = listed_pages(default_registry, site.origin)
     excluded = _excluded_counts()
     rows = []
-    for section in default_registry.sections:
+    for section in [source.section for source in default_registry if source.serves(site.origin)]:
         pages = [listed_page.summary for listed_page in listed if listed_page.section == section]
         lastmods = [page.lastmod for page in pages if page.lastmod]
         rows.append(
             SectionRow(
                 section=section,
                 urls=sum(page.rows for page in pages),
-                pages=[(p.number, page_path(section, p.number), p.lastmod) for p in pages],
+                pages=[
+                    (p.number, site.document_url(page_path(section, p.number)), p.lastmod)
+                    for p in pages
+                ],
                 latest=max(lastmods, key=_moment) if lastmods else None,
                 excluded=excluded.get(section, 0),
+                browse_url=reverse(
+                    "admin:django_sitemapx_browse_section", kwargs={"section": section}
+                )
+                + (f"?{site.query}" if site.query else ""),
             )
         )
     context = {
@@ -216,9 +231,10 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
         "opts": Override._meta,
         "title": _("Sitemap overview"),
         "rows": rows,
-        "index_url": index_path(),
+        "index_url": site.document_url(index_path()),
         "total_urls": sum(row.urls for row in rows),
         "page_link_limit": 50,
+        "site": site,
     }
     return TemplateResponse(request, "admin/django_sitemapx/overview.html", context)
 

@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..compression import GZIP_SUFFIX
 from ..documents import (
@@ -32,10 +33,12 @@ from ..documents import (
     render_index,
     render_page,
 )
-from ..exceptions import ExportError
+from ..exceptions import ExportError, NothingToExport
 from ..locations import Origin
 from ..locations.hosts import (
     files_root_from_url,
+    host_folder,
+    known_origins,
     origin_from_sites_framework,
     origin_from_url,
     scheme_for,
@@ -56,7 +59,9 @@ __all__ = [
     "ExportResult",
     "ExportedFile",
     "FolderDestination",
+    "SiteExport",
     "StorageDestination",
+    "export_every_site",
     "export_sitemap",
     "origin_from_sites_framework",
     "origin_from_url",
@@ -132,9 +137,9 @@ def export_sitemap(
         files_origin, files_prefix = Origin(scheme_for(None, origin.scheme), origin.host), ""
     else:
         files_origin, files_prefix = files_root_from_url(files_base_url)
-    listed = listed_pages(registry)
+    listed = listed_pages(registry, origin)
     if not listed:
-        raise ExportError("The sitemap has no URL yet: nothing to export.")
+        raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
     destination.validate(dry_run=dry_run)
     result = ExportResult(destination.description, dry_run)
     run = _Run(destination, gzip=gzip, dry_run=dry_run, result=result)
@@ -156,7 +161,9 @@ def export_sitemap(
                 [listed_page for listed_page in in_index if listed_page.section not in selected]
             )
             # A section that left the registry is stale too; another section's files are not.
-            scope = selected | {""} | (set(previous.values()) - set(registry.sections))
+            # So is one no longer served on this host (its sites changed).
+            served = {source.section for source in registry if source.serves(origin)}
+            scope = selected | {""} | (set(previous.values()) - served)
             stale = sorted(
                 name
                 for name, section in previous.items()
@@ -169,6 +176,58 @@ def export_sitemap(
         result.removed = stale
     result.seconds = time.monotonic() - started
     return result
+
+
+@dataclass(frozen=True)
+class SiteExport:
+    """One site of :func:`export_every_site`: its origin, folder and result (None: skipped)."""
+
+    origin: Origin
+    folder: str
+    result: ExportResult | None
+
+
+def export_every_site(
+    destination: Destination,
+    *,
+    files_base_url: str | None = None,
+    registry: SitemapRegistry | None = None,
+    **options: Any,
+) -> list[SiteExport]:
+    """Export every site the project knows into its own folder of ``destination``.
+
+    The sites are the ``django.contrib.sites`` sites (when installed), then the
+    host names the sections' ``sites`` options name; each is exported as
+    :func:`export_sitemap` would, to a folder named by its host
+    (:func:`host_folder`), with only its own sections. A site with no URL (no
+    section, or only empty ones) is skipped. ``files_base_url`` may hold
+    ``{host}``, replaced by each site's folder. ``options`` are
+    :func:`export_sitemap`'s. Raises ``ExportError`` when no site is known.
+    """
+    registry = registry if registry is not None else default_registry
+    origins = known_origins(registry.site_hosts())
+    if not origins:
+        raise ExportError(
+            "No site to export: add sites to django.contrib.sites, or name hosts in the "
+            "sections' sites option."
+        )
+    exports = []
+    for origin in origins:
+        folder = host_folder(origin.host)
+        files_url = None if files_base_url is None else files_base_url.replace("{host}", folder)
+        try:
+            result = export_sitemap(
+                destination.subfolder(folder),
+                origin=origin,
+                files_base_url=files_url,
+                registry=registry,
+                **options,
+            )
+        except NothingToExport:
+            logger.info("The sitemap has no URL on %s; not exported.", origin.host)
+            result = None
+        exports.append(SiteExport(origin, folder, result))
+    return exports
 
 
 class _Run:
@@ -202,9 +261,12 @@ class _Run:
         done = 0
         written = []
         for listed_page in listed:
-            source = registry.get(listed_page.section)
+            registered = registry.get(listed_page.section)
+            page_origin = Origin(
+                scheme_for(registered.protocol, origin.scheme), origin.host, origin.site_id
+            )
+            source = registered.for_origin(page_origin)
             page = source.page(listed_page.summary.number, listed_page.summary)
-            page_origin = Origin(scheme_for(source.protocol, origin.scheme), origin.host)
             stream = None if page is None else render_page(source, page, page_origin)
             if stream is None:
                 # Emptied since the index was read, or every entry skipped: leave it

@@ -74,6 +74,10 @@ class Destination:
         """A new staging file for the document ``name``."""
         raise NotImplementedError
 
+    def subfolder(self, name: str) -> Destination:
+        """The destination of the folder ``name`` inside this one (one site's files)."""
+        raise NotImplementedError
+
     def commit(self, staged: StagedFile) -> None:
         """Put a complete staging file in place under its name, in one step."""
         raise NotImplementedError
@@ -115,6 +119,9 @@ class FolderDestination(Destination):
         self.root = Path(root)
         self.permissions = permissions
         self.description = str(self.root)
+
+    def subfolder(self, name: str) -> Destination:
+        return FolderDestination(self.root / name, permissions=self.permissions)
 
     def validate(self, *, dry_run: bool) -> None:
         if self.root.exists() and not self.root.is_dir():
@@ -191,10 +198,20 @@ class FolderDestination(Destination):
 class StorageDestination(Destination):
     """Any Django storage: documents are staged on local disk, then uploaded whole."""
 
-    def __init__(self, storage: Storage, *, alias: str = "") -> None:
+    def __init__(self, storage: Storage, *, alias: str = "", folder: str = "") -> None:
         self.storage = storage
-        self.description = f"storage {alias!r}" if alias else repr(storage)
+        self.alias = alias
+        # Names are relative to this folder of the storage ("" for its root).
+        self.folder = folder.strip("/")
+        where = f"storage {alias!r}" if alias else repr(storage)
+        self.description = f"{where}, folder {self.folder}" if self.folder else where
         self._staging: Path | None = None
+
+    def subfolder(self, name: str) -> Destination:
+        return StorageDestination(self.storage, alias=self.alias, folder=self._name(name))
+
+    def _name(self, name: str) -> str:
+        return f"{self.folder}/{name}" if self.folder else name
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
@@ -213,7 +230,7 @@ class StorageDestination(Destination):
         return StagedFile(name, Path(path))
 
     def commit(self, staged: StagedFile) -> None:
-        name = staged.name
+        name = self._name(staged.name)
         if self.storage.exists(name) and self.storage.get_available_name(name) != name:
             # This storage saves under a new name rather than replace: remove the old
             # file first, so the name is briefly missing (S3 and GCS overwrite by default).
@@ -225,22 +242,23 @@ class StorageDestination(Destination):
             )
             self.storage.delete(name)
         with open(staged.path, "rb") as handle:
-            saved = self.storage.save(staged.name, File(handle, name=staged.name))
+            saved = self.storage.save(name, File(handle, name=name))
         staged.discard()
-        if saved != staged.name:
+        if saved != name:
             self.storage.delete(saved)
             raise ExportError(
-                f"{self.description} saved {staged.name} as {saved}; enable overwriting "
+                f"{self.description} saved {name} as {saved}; enable overwriting "
                 "(file_overwrite / allow_overwrite, depending on the backend)."
             )
 
     def exists(self, name: str) -> bool:
-        return self.storage.exists(name)
+        return self.storage.exists(self._name(name))
 
     def delete(self, name: str) -> None:
-        self.storage.delete(name)
+        self.storage.delete(self._name(name))
 
     def read_bytes(self, name: str) -> bytes | None:
+        name = self._name(name)
         if not self.storage.exists(name):
             return None
         with self.storage.open(name, "rb") as handle:

@@ -10,7 +10,7 @@ knows of sources or the registry.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
@@ -26,10 +26,16 @@ CONTROL_CHARS = re.compile("[\x00-\x1f\x7f]")
 
 @dataclass(frozen=True)
 class Origin:
-    """The scheme and host (with any port) every URL of one document is written for."""
+    """The scheme and host (with any port) every URL of one document is written for.
+
+    ``site_id`` is the ``django.contrib.sites`` site the host came from, when it
+    came from the Sites framework; two origins with the same scheme and host are
+    equal whatever it is.
+    """
 
     scheme: str
     host: str
+    site_id: int | None = field(default=None, compare=False)
 
     @property
     def prefix(self) -> str:

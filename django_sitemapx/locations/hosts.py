@@ -7,18 +7,49 @@ way the scheme follows one rule, :func:`scheme_for`.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.http import Http404, HttpRequest
+from django.http.request import split_domain_port
 
 from ..conf import app_settings
 from ..exceptions import ExportError
 from . import Origin, ascii_host, iri_to_uri
 
 _validate_url = URLValidator(schemes=["http", "https"])
+
+
+def canonical_host(host: str) -> str:
+    """The one spelling of a host that sites are matched and documents cached under.
+
+    Lower case, without the trailing dot of a fully qualified name, in ASCII
+    (IDNA) form; a port is kept (``example.com:8000``). ``Example.COM.`` and
+    ``example.com`` are the same host.
+    """
+    host = host.strip().lower()
+    if host.startswith("["):  # an IPv6 literal, with any port
+        return host
+    name, colon, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
+    return ascii_host(name.rstrip(".")) + colon + port
+
+
+def host_name(host: str) -> str:
+    """``host`` without its port: ``example.com`` for ``example.com:8000``."""
+    if host.startswith("["):
+        return host.partition("]")[0] + "]"
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def host_folder(host: str) -> str:
+    """The folder a host's exported files go to: the canonical host, with any character
+    other than a letter, digit, ``.`` or ``-`` (a port's ``:``) as ``_``."""
+    return re.sub(r"[^A-Za-z0-9.\-]", "_", canonical_host(host))
 
 
 def scheme_for(protocol: str | None, default: str) -> str:
@@ -46,12 +77,11 @@ def origin_for_request(request: HttpRequest, protocol: str | None = None) -> Ori
         from django.contrib.sites.shortcuts import get_current_site
 
         try:
-            host = get_current_site(request).domain
+            site = get_current_site(request)
         except Site.DoesNotExist:
             raise Http404("No Site matches this host.") from None
-    else:
-        host = request.get_host()
-    return Origin(scheme, host)
+        return Origin(scheme, canonical_host(site.domain), getattr(site, "pk", None))
+    return Origin(scheme, canonical_host(request.get_host()))
 
 
 def origin_from_url(url: str) -> Origin:
@@ -80,13 +110,24 @@ def origin_from_sites_framework(site_id: int | None = None) -> Origin:
     from django.contrib.sites.models import Site
 
     try:
-        if site_id is None:
-            domain = Site.objects.get_current().domain
-        else:
-            domain = Site.objects.get(pk=site_id).domain
+        site = Site.objects.get_current() if site_id is None else Site.objects.get(pk=site_id)
     except Site.DoesNotExist:
         raise ExportError(f"No site with ID {site_id} in django.contrib.sites.") from None
-    return origin_from_url(f"{scheme_for(None, 'https')}://{domain}")
+    return site_origin(site.domain, site.pk)
+
+
+def site_origin(domain: str, site_id: int | None = None, default_scheme: str = "https") -> Origin:
+    """The origin of a Sites framework domain (scheme by :func:`scheme_for`).
+
+    Raises ``ExportError`` for a domain that is no host (``example.com/shop``).
+    """
+    try:
+        origin = origin_from_url(f"{scheme_for(None, default_scheme)}://{domain}")
+    except ExportError:
+        raise ExportError(
+            f"The domain {domain!r} of django.contrib.sites site {site_id} is not a host name."
+        ) from None
+    return Origin(origin.scheme, origin.host, site_id)
 
 
 def _split(url: str, label: str) -> tuple[Origin, str]:
@@ -94,7 +135,7 @@ def _split(url: str, label: str) -> tuple[Origin, str]:
     problem = _problem(url)
     if problem is None:
         # urlsplit() lower-cases the host name.
-        host = ascii_host(parts.hostname or "")
+        host = canonical_host(parts.hostname or "")
         netloc = f"[{host}]" if ":" in host else host
         if parts.port is not None:
             netloc += f":{parts.port}"
@@ -121,3 +162,90 @@ def _problem(url: str) -> str | None:
     except ValueError:
         return "its port is not a number from 0 to 65535"
     return None
+
+
+@dataclass(frozen=True)
+class SiteSelection:
+    """The sites a section is limited to: ``django.contrib.sites`` IDs and host names.
+
+    A host name without a port matches the host on any port; one with a port
+    matches only that port.
+    """
+
+    site_ids: frozenset[int]
+    hosts: frozenset[str]
+
+    def matches(self, origin: Origin) -> bool:
+        """Whether ``origin`` is one of these sites (site IDs may cost a query)."""
+        host = canonical_host(origin.host)
+        if host in self.hosts or host_name(host) in self.hosts:
+            return True
+        if not self.site_ids:
+            return False
+        if origin.site_id is not None:
+            return origin.site_id in self.site_ids
+        domains = site_domains(self.site_ids)
+        return host in domains or host_name(host) in domains
+
+
+def parse_sites(value: object) -> SiteSelection:
+    """A ``sites`` option as a :class:`SiteSelection`; ``ValueError`` says what is wrong.
+
+    ``value`` is a list (or tuple or set) of site IDs (positive integers) and
+    host names (``"example.com"``, ``"example.com:8000"``), not empty.
+    """
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple | set | frozenset):
+        raise ValueError(f"must be a list of site IDs and host names, not {value!r}")
+    if not value:
+        raise ValueError("is empty: the section would be served on no site")
+    ids: set[int] = set()
+    hosts: set[str] = set()
+    for item in value:
+        if isinstance(item, int) and not isinstance(item, bool) and item > 0:
+            ids.add(item)
+        elif isinstance(item, str):
+            hosts.add(_valid_host(item))
+        else:
+            raise ValueError(f"holds {item!r}, which is neither a site ID nor a host name")
+    return SiteSelection(frozenset(ids), frozenset(hosts))
+
+
+def _valid_host(value: str) -> str:
+    if "/" in value or "@" in value or not value.strip():
+        raise ValueError(f"holds {value!r}: give a host name (example.com), not a URL")
+    host = canonical_host(value)
+    # Django's own rule for a Host header: single-label names (intranet hosts) too.
+    domain, _port = split_domain_port(host)
+    if not domain:
+        raise ValueError(f"holds {value!r}, which is not a valid host name")
+    return host
+
+
+def site_domains(site_ids: frozenset[int]) -> list[str]:
+    """The canonical domains of these ``django.contrib.sites`` sites (unknown IDs left out)."""
+    if not apps.is_installed("django.contrib.sites"):
+        return []
+    from django.contrib.sites.models import Site
+
+    domains = Site.objects.filter(pk__in=site_ids).values_list("domain", flat=True)
+    return [canonical_host(domain) for domain in domains]
+
+
+def known_origins(hosts: Iterable[str] = (), default_scheme: str = "https") -> list[Origin]:
+    """Every site the project knows of: the Sites framework's sites, then ``hosts``.
+
+    Used to export every site and to choose a site in the admin. A host that is
+    also a site's domain is listed once, as the site. Raises ``ExportError`` for a
+    site whose domain is no host name.
+    """
+    scheme = scheme_for(None, default_scheme)
+    origins: dict[str, Origin] = {}
+    if apps.is_installed("django.contrib.sites"):
+        from django.contrib.sites.models import Site
+
+        for site_id, domain in Site.objects.order_by("pk").values_list("pk", "domain"):
+            origin = site_origin(domain, site_id, default_scheme)
+            origins.setdefault(origin.host, origin)
+    for host in hosts:
+        origins.setdefault(canonical_host(host), Origin(scheme, canonical_host(host)))
+    return list(origins.values())

@@ -93,9 +93,9 @@ def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePat
     """The index of ``registry`` for ``origin``, listing pages at ``page_path``."""
 
     def prepare() -> Prepared:
-        listed = listed_pages(registry)
+        listed = listed_pages(registry, origin)
         if not listed:
-            raise Http404("The sitemap has no URL.")
+            raise Http404("The sitemap has no URL on this host.")
         basis = ";".join(
             f"{listed_page.section}:{listed_page.summary.number}:{listed_page.summary.rows}:{listed_page.summary.lastmod}"
             for listed_page in listed
@@ -118,7 +118,11 @@ def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePat
 
 
 def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
-    """Page ``number`` of ``source`` for ``origin``."""
+    """Page ``number`` of ``source`` for ``origin``.
+
+    ``source`` is the one bound to the host (``Source.for_origin``); the key holds
+    the host, so a section that filters its rows by host is cached per host.
+    """
 
     def prepare() -> Prepared:
         expires = source.expires()  # before the rows are read: never later than they say

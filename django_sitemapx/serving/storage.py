@@ -17,6 +17,8 @@ from django.http import FileResponse, Http404, HttpRequest, StreamingHttpRespons
 from django.utils.http import http_date
 
 from ..conf import app_settings
+from ..documents import index_path
+from ..locations.hosts import host_folder, origin_for_request
 
 CHUNK_BYTES = 64 * 1024
 
@@ -27,6 +29,11 @@ def exported_file_response(request: HttpRequest, content_type: str) -> Streaming
     assert alias is not None
     storage = storages[alias]
     name = request.path_info.lstrip("/")
+    # An export of every site (sitemap_export --all-sites) puts each host's files in
+    # a folder of its own, index included; a one-site export, at the top.
+    folder = host_folder(origin_for_request(request).host)
+    if storage.exists(f"{folder}/{index_path().lstrip('/')}"):
+        name = f"{folder}/{name}"
     try:
         handle = storage.open(name, "rb")
     except (FileNotFoundError, IsADirectoryError):

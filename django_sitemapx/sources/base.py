@@ -9,20 +9,28 @@ index, a page's headers and its body always agree.
 
 from __future__ import annotations
 
+import copy
+import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..conf import PROTOCOL_MAX_URLS, app_settings
 from ..entries import EntryStream
 from ..exceptions import SourceConfigurationError
+from ..locations.hosts import SiteSelection, parse_sites
 from ..values import VALUE_NAMES, static_value
 
 if TYPE_CHECKING:
     from django.core.checks import CheckMessage
 
-    from ..locations import LocationBuilder
+    from ..locations import LocationBuilder, Origin
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_sites(sites: tuple[object, ...]) -> SiteSelection:
+    return parse_sites(sites)
 
 
 @dataclass(frozen=True)
@@ -62,9 +70,17 @@ class Source:
     given to ``register()`` set attributes on the instance.
 
     A custom source implements :meth:`page_summaries` and :meth:`page`.
+
+    Several sites: ``sites`` limits the section to some sites (``django.contrib.sites``
+    IDs and host names); ``None`` serves it on every host. A source serving a
+    host is a copy made by :meth:`for_origin`, whose ``origin`` says which host,
+    so ``get_queryset()`` or ``items()`` can filter by it; ``origin`` is None
+    where no host is served (system checks, cache invalidation).
     """
 
     limit: int | None = None
+    sites: Sequence[int | str] | None = None
+    origin: Origin | None = None
     protocol: str | None = None
     # Extension namespaces the entries use, declared on each page's root:
     # {"xhtml": writer.XHTML_NAMESPACE} for alternates.
@@ -94,6 +110,34 @@ class Source:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} section={self.section!r}>"
+
+    def site_selection(self) -> SiteSelection | None:
+        """``sites`` parsed; None when the section is served on every host."""
+        sites = self.sites
+        if sites is None:
+            return None
+        if isinstance(sites, list | tuple | set | frozenset):
+            try:
+                # Asked on every request: parse each distinct value once.
+                return _parsed_sites(tuple(sites))
+            except TypeError:  # an unhashable item: parse_sites() says what is wrong
+                pass
+        return parse_sites(sites)
+
+    def serves(self, origin: Origin) -> bool:
+        """Whether this section is served on ``origin``'s host (its ``sites``)."""
+        selection = self.site_selection()
+        return selection is None or selection.matches(origin)
+
+    def for_origin(self, origin: Origin) -> Source:
+        """This source as served on ``origin``: a copy whose ``origin`` is set.
+
+        The registered instance is shared by every request, so it is never
+        changed; the copy is shallow and costs nothing per row.
+        """
+        bound = copy.copy(self)
+        bound.origin = origin
+        return bound
 
     def get_limit(self) -> int:
         """The most URLs a page holds: the source's ``limit``, else ``SITEMAPX_LIMIT``."""
@@ -137,6 +181,11 @@ class Source:
                 f"{type(self).__name__}.limit must be an integer from 1 to "
                 f"{PROTOCOL_MAX_URLS} (the protocol's maximum), not {limit!r}"
             )
+        if self.sites is not None:
+            try:
+                parse_sites(self.sites)
+            except ValueError as error:
+                raise SourceConfigurationError(f"{type(self).__name__}.sites {error}") from None
         if self.protocol not in (None, "http", "https"):
             raise SourceConfigurationError(
                 f"{type(self).__name__}.protocol must be 'http', 'https' or None, "

@@ -1,16 +1,27 @@
-"""The example's sitemap sections, found by django-sitemapx's autodiscovery."""
+"""The example's sitemap sections, found by django-sitemapx's autodiscovery.
 
+Two sites from one project (see docs/guide/sites.md): with the example's
+settings, ``localhost`` and ``127.0.0.1`` serve the magazine (articles,
+categories, pages) and ``news.localhost`` serves the news desk (news articles
+and the news front page). Without ``EXAMPLE_MAIN_HOSTS`` and
+``EXAMPLE_NEWS_HOST`` every section is served on every host.
+"""
+
+from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Exists, OuterRef
+from django.conf import settings
+from django.db.models import Exists, OuterRef, QuerySet
 
 import django_sitemapx as sitemapx
 from example_project.articles.models import Article, ArticleImage, ArticleVideo, Category
 
 
-@sitemapx.register(Article)
 class ArticleSitemap(sitemapx.ModelSource):
-    """Published articles, streamed as plain rows: no model instance per URL."""
+    """Published articles, streamed as plain rows: no model instance per URL.
+
+    Served on every host; on the news host, only the news category's.
+    """
 
     queryset = Article.objects.filter(is_published=True)
     url_name = "article-detail"
@@ -18,22 +29,16 @@ class ArticleSitemap(sitemapx.ModelSource):
     lastmod_field = "updated_at"
     changefreq = "weekly"
     priority = 0.6
+    news_host: str | None = None
+
+    def get_queryset(self) -> QuerySet[Any]:
+        rows = super().get_queryset()
+        # self.origin is the host being served (None in system checks).
+        if self.origin is not None and self.news_host and self.origin.host == self.news_host:
+            rows = rows.filter(category__slug="news")
+        return rows
 
 
-sitemapx.default_registry.register(
-    Category,
-    url_name="category-detail",
-    url_kwargs={"category": "slug"},
-    changefreq="daily",
-    priority=0.5,
-)
-
-sitemapx.default_registry.register(
-    "pages", sitemapx.StaticSource, url_names=["home", "about"], priority=0.8
-)
-
-
-@sitemapx.register("article-images")
 class ArticleImageSitemap(sitemapx.ModelSource):
     """An image sitemap: the published articles that have images, with their images.
 
@@ -54,7 +59,6 @@ class ArticleImageSitemap(sitemapx.ModelSource):
     max_images = 5
 
 
-@sitemapx.register("news")
 class NewsSitemap(sitemapx.NewsSource):
     """The last two days' articles, for Google News."""
 
@@ -65,9 +69,16 @@ class NewsSitemap(sitemapx.NewsSource):
     publication_date_field = "published_at"
     title_field = "title"
     news_publication = sitemapx.Publication("Sitemapx Demo Times", "en")
+    news_host: str | None = None
+
+    def get_queryset(self) -> QuerySet[Any]:
+        rows = super().get_queryset()
+        # As the article section: on the news host, only the news category's.
+        if self.origin is not None and self.news_host and self.origin.host == self.news_host:
+            rows = rows.filter(category__slug="news")
+        return rows
 
 
-@sitemapx.register("videos")
 class VideoSitemap(sitemapx.ModelSource):
     """Articles with a video: a ``videos()`` method over the row's video fields."""
 
@@ -97,3 +108,42 @@ class VideoSitemap(sitemapx.ModelSource):
                 family_friendly=row.family_friendly,
             )
         ]
+
+
+def register_sections(
+    registry: sitemapx.SitemapRegistry,
+    *,
+    main_hosts: Sequence[str] | None = None,
+    news_host: str | None = None,
+) -> None:
+    """The example's sections, the magazine's limited to ``main_hosts`` (None: every host)."""
+    registry.register(Article, ArticleSitemap, news_host=news_host)
+    registry.register(
+        Category,
+        url_name="category-detail",
+        url_kwargs={"category": "slug"},
+        changefreq="daily",
+        priority=0.5,
+        sites=main_hosts,
+    )
+    registry.register(
+        "pages", sitemapx.StaticSource, url_names=["home", "about"], priority=0.8, sites=main_hosts
+    )
+    registry.register("article-images", ArticleImageSitemap, sites=main_hosts)
+    registry.register("news", NewsSitemap, news_host=news_host)
+    registry.register("videos", VideoSitemap, sites=main_hosts)
+    if news_host:
+        registry.register(
+            "news-front",
+            sitemapx.StaticSource,
+            url_names=[("category-detail", {"category": "news"})],
+            changefreq="hourly",
+            sites=[news_host],
+        )
+
+
+register_sections(
+    sitemapx.default_registry,
+    main_hosts=getattr(settings, "EXAMPLE_MAIN_HOSTS", None),
+    news_host=getattr(settings, "EXAMPLE_NEWS_HOST", None),
+)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.sites.models import Site
 from django.core.exceptions import DisallowedHost
@@ -11,10 +13,15 @@ from django.test import RequestFactory, modify_settings, override_settings
 from django_sitemapx.exceptions import ExportError
 from django_sitemapx.locations import Origin
 from django_sitemapx.locations.hosts import (
+    SiteSelection,
+    canonical_host,
     files_root_from_url,
+    host_name,
+    known_origins,
     origin_for_request,
     origin_from_sites_framework,
     origin_from_url,
+    parse_sites,
     scheme_for,
     uses_sites_framework,
 )
@@ -158,3 +165,91 @@ def test_origin_from_sites_framework_needs_the_app() -> None:
         pytest.raises(ExportError, match=r"needs django\.contrib\.sites"),
     ):
         origin_from_sites_framework()
+
+
+# -- one canonical host, and the sites a section is limited to ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("host", "canonical"),
+    [
+        ("example.com", "example.com"),
+        ("Example.COM.", "example.com"),
+        (" example.com ", "example.com"),
+        ("Example.com.:8000", "example.com:8000"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("[::1]:8000", "[::1]:8000"),
+        ("127.0.0.1", "127.0.0.1"),
+    ],
+)
+def test_canonical_host(host: str, canonical: str) -> None:
+    assert canonical_host(host) == canonical
+    assert canonical_host(canonical) == canonical
+
+
+@pytest.mark.parametrize(
+    ("host", "name"),
+    [("example.com:8000", "example.com"), ("example.com", "example.com"), ("[::1]:80", "[::1]")],
+)
+def test_host_name(host: str, name: str) -> None:
+    assert host_name(host) == name
+
+
+@override_settings(ALLOWED_HOSTS=["*"])
+def test_origin_for_request_is_canonical() -> None:
+    request = RequestFactory().get("/sitemap.xml", HTTP_HOST="Example.COM.")
+    assert origin_for_request(request) == Origin("http", "example.com")
+
+
+@pytest.mark.django_db
+@override_settings(SITEMAPX_USE_SITES=True)
+def test_origin_for_request_carries_the_site_id() -> None:
+    Site.objects.filter(pk=1).update(domain="Example.com")
+    Site.objects.clear_cache()
+    origin = origin_for_request(RequestFactory().get("/", HTTP_HOST="example.com"))
+    assert (origin.host, origin.site_id) == ("example.com", 1)
+    assert origin_from_sites_framework(1).site_id == 1
+
+
+def test_parse_sites_splits_ids_and_hosts() -> None:
+    selection = parse_sites([2, "Example.COM.", "dev.example:8000", 2])
+    assert selection == SiteSelection(
+        frozenset({2}), frozenset({"example.com", "dev.example:8000"})
+    )
+
+
+def test_a_host_without_port_matches_every_port_and_one_with_a_port_only_it() -> None:
+    selection = parse_sites(["example.com", "dev.example:8000"])
+    assert selection.matches(Origin("https", "example.com"))
+    assert selection.matches(Origin("https", "example.com:8443"))
+    assert selection.matches(Origin("https", "dev.example:8000"))
+    assert not selection.matches(Origin("https", "dev.example"))
+    assert not selection.matches(Origin("https", "dev.example:9000"))
+    assert not selection.matches(Origin("https", "sub.example.com"))
+
+
+@pytest.mark.django_db
+def test_site_ids_match_by_the_origins_site_id_or_else_by_domain(
+    django_assert_num_queries: Any,
+) -> None:
+    Site.objects.filter(pk=1).update(domain="example.com")
+    selection = parse_sites([1])
+    with django_assert_num_queries(0):
+        assert selection.matches(Origin("https", "anything", 1))
+        assert not selection.matches(Origin("https", "example.com", 2))
+    with django_assert_num_queries(1):
+        assert selection.matches(Origin("https", "example.com:8000"))
+    assert not selection.matches(Origin("https", "other.example"))
+
+
+@pytest.mark.django_db
+def test_known_origins_are_the_sites_then_the_named_hosts() -> None:
+    Site.objects.filter(pk=1).update(domain="Example.com")
+    Site.objects.create(domain="b.example", name="B")
+    origins = known_origins(["c.example", "example.com"])
+    assert [(o.host, o.site_id) for o in origins] == [
+        ("example.com", 1),
+        ("b.example", origins[1].site_id),
+        ("c.example", None),
+    ]
+    assert {o.scheme for o in origins} == {"https"}

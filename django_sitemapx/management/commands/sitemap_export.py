@@ -15,6 +15,7 @@ from django_sitemapx.export import (
     ExportedFile,
     ExportResult,
     FolderDestination,
+    export_every_site,
     export_sitemap,
     origin_from_sites_framework,
     origin_from_url,
@@ -47,10 +48,17 @@ class Command(BaseCommand):
         host.add_argument(
             "--site", type=int, metavar="ID", help="Take the host from django.contrib.sites."
         )
+        host.add_argument(
+            "--all-sites",
+            action="store_true",
+            help="Export every site (django.contrib.sites and the hosts sections name), "
+            "each into a folder named by its host, with only its own sections.",
+        )
         parser.add_argument(
             "--files-base-url",
             metavar="URL",
-            help="Where the files will be served, for the index (default: the base URL).",
+            help="Where the files will be served, for the index (default: the base URL); "
+            "with --all-sites, {host} stands for each site's folder.",
         )
         parser.add_argument(
             "--section",
@@ -75,6 +83,7 @@ class Command(BaseCommand):
         storage: str | None,
         base_url: str | None,
         site: int | None,
+        all_sites: bool,
         files_base_url: str | None,
         sections: list[str] | None,
         gzip: bool,
@@ -85,17 +94,20 @@ class Command(BaseCommand):
         self.verbosity = verbosity
         self._bar_shown = 0.0
         show_bar = verbosity >= 1 and self.stdout.isatty()
+        options_: dict[str, Any] = {
+            "files_base_url": files_base_url,
+            "sections": sections,
+            "gzip": gzip,
+            "dry_run": dry_run,
+            "on_file": self._file_written if verbosity >= 2 else None,
+            "on_progress": self._progress if show_bar else None,
+        }
         try:
-            result = export_sitemap(
-                _destination(output_dir, storage),
-                origin=_origin(base_url, site),
-                files_base_url=files_base_url,
-                sections=sections,
-                gzip=gzip,
-                dry_run=dry_run,
-                on_file=self._file_written if verbosity >= 2 else None,
-                on_progress=self._progress if show_bar else None,
-            )
+            destination = _destination(output_dir, storage)
+            if all_sites:
+                results = self._every_site(destination, options_)
+            else:
+                results = [export_sitemap(destination, origin=_origin(base_url, site), **options_)]
         except ExportError as error:
             raise CommandError(str(error)) from error
         except OSError as error:
@@ -105,7 +117,20 @@ class Command(BaseCommand):
         finally:
             if self._bar_shown:
                 self.stdout.write("")
-        self._summary(result)
+        for result in results:
+            self._summary(result)
+
+    def _every_site(self, destination: Destination, options: dict[str, Any]) -> list[ExportResult]:
+        results = []
+        for export in export_every_site(destination, **options):
+            if export.result is None:
+                if self.verbosity >= 1:
+                    self.stdout.write(f"{export.origin.host}: no URL; nothing exported.")
+                continue
+            results.append(export.result)
+        if not results:
+            raise ExportError("No site has a sitemap section: nothing to export.")
+        return results
 
     def _file_written(self, exported: ExportedFile) -> None:
         if self._bar_shown:

@@ -1,0 +1,220 @@
+"""Pages for people: a section's pages, and the URLs of one page, to browse and search.
+
+Browsers no longer render XSL stylesheets, so the sitemap is made readable here,
+in the admin, rather than in the XML crawlers get (which does not change). The
+pages are paginated for people: a sitemap page of 50,000 URLs is shown 100 at
+a time. Every view takes the site to show as ``?host=`` (one of the sites the
+project knows, see ``locations.hosts.known_origins``), by default the admin's own.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlencode
+
+from django.core.paginator import Page as PaginatorPage
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from ..documents import page_entries, page_path
+from ..entries import Entry
+from ..exceptions import ExportError, NotRegistered
+from ..locations import Origin
+from ..locations.hosts import canonical_host, known_origins, origin_for_request, scheme_for
+from ..models import Override
+from ..registry import SitemapRegistry, default_registry
+from ..sources import Source
+from .views import require_view
+
+if TYPE_CHECKING:
+    from . import OverrideAdmin
+
+# Rows per screen: pages of a section, URLs of a page.
+PER_SCREEN = 100
+MAX_QUERY_LENGTH = 200
+
+
+@dataclass(frozen=True)
+class SiteChoice:
+    """The site an admin page shows, and the others it can show instead."""
+
+    origin: Origin
+    choices: list[Origin]
+    own: bool = True
+
+    def document_url(self, path: str) -> str:
+        """A link to a document: its path on the admin's own host, else its full URL."""
+        return path if self.own else self.origin.prefix + path
+
+    @property
+    def query(self) -> str:
+        """``host=...`` for links that keep the choice; empty for the admin's own host."""
+        return "" if self.own else urlencode({"host": self.origin.host})
+
+
+def site_choice(request: HttpRequest, registry: SitemapRegistry | None = None) -> SiteChoice:
+    """The site asked for with ``?host=``, else the admin's own; 404 for a host not known."""
+    registry = registry if registry is not None else default_registry
+    own = origin_for_request(request)
+    choices = {own.host: own}
+    try:
+        known = known_origins(registry.site_hosts(), request.scheme or "https")
+    except ExportError:  # a Site whose domain is no host: it cannot be served either
+        known = []
+    for origin in known:
+        choices.setdefault(origin.host, origin)
+    asked = request.GET.get("host")
+    if asked is None:
+        return SiteChoice(own, list(choices.values()))
+    chosen = choices.get(canonical_host(asked[:300]))
+    if chosen is None:
+        raise Http404("No known site has this host.")
+    return SiteChoice(chosen, list(choices.values()), own=chosen.host == own.host)
+
+
+def _served_source(section: str, site: SiteChoice) -> tuple[Source, Origin]:
+    try:
+        source = default_registry.get(section)
+    except NotRegistered:
+        raise Http404(f"No sitemap section {section!r}.") from None
+    if not source.serves(site.origin):
+        raise Http404(f"The section {section!r} is not served on {site.origin.host}.")
+    origin = Origin(
+        scheme_for(source.protocol, site.origin.scheme), site.origin.host, site.origin.site_id
+    )
+    return source.for_origin(origin), origin
+
+
+def _context(model_admin: OverrideAdmin, request: HttpRequest, **values: Any) -> dict[str, Any]:
+    return {
+        **model_admin.admin_site.each_context(request),
+        "opts": Override._meta,
+        **values,
+    }
+
+
+def _number(request: HttpRequest, name: str = "p") -> str:
+    value = request.GET.get(name, "1")
+    return value if value.isascii() and value.isdigit() else "1"
+
+
+def section_pages(model_admin: OverrideAdmin, request: HttpRequest, section: str) -> HttpResponse:
+    """The pages of one section on a site: URL counts, lastmods, links to browse them."""
+    require_view(model_admin, request)
+    site = site_choice(request)
+    source, _origin = _served_source(section, site)
+    summaries = source.page_summaries()
+    screen = Paginator(summaries, PER_SCREEN).get_page(_number(request))
+    context = _context(
+        model_admin,
+        request,
+        title=_("Section %(section)s") % {"section": section},
+        section=section,
+        site=site,
+        screen=screen,
+        urls=sum(summary.rows for summary in summaries),
+        page_count=len(summaries),
+        pages=[
+            {
+                "number": summary.number,
+                "rows": summary.rows,
+                "lastmod": summary.lastmod,
+                "document_url": site.document_url(page_path(section, summary.number)),
+                "browse_url": _browse_url(section, summary.number, site),
+            }
+            for summary in screen.object_list
+        ],
+        screen_links=_screen_links(screen, site.query),
+    )
+    return TemplateResponse(request, "admin/django_sitemapx/browse_section.html", context)
+
+
+def page_urls(
+    model_admin: OverrideAdmin, request: HttpRequest, section: str, number: int
+) -> HttpResponse:
+    """The URLs of one page as crawlers get them (overrides applied), searchable, 100 at a time."""
+    require_view(model_admin, request)
+    site = site_choice(request)
+    source, origin = _served_source(section, site)
+    # The views' bound: a page number of a 64-bit key has at most 19 digits.
+    page = source.page(number) if 1 <= number < 10**19 else None
+    if page is None:
+        raise Http404("This sitemap page has no URL.")
+    skipped: Counter[str] = Counter()
+    entries = page_entries(source, page, origin, skipped)
+    query = request.GET.get("q", "").strip()[:MAX_QUERY_LENGTH]
+    shown = _matching(entries, query) if query else entries
+    screen = Paginator(shown, PER_SCREEN).get_page(_number(request))
+    extra = "&".join(
+        part for part in (site.query, urlencode({"q": query}) if query else "") if part
+    )
+    inspect = reverse("admin:django_sitemapx_inspect")
+    context = _context(
+        model_admin,
+        request,
+        title=_("Section %(section)s, page %(number)s") % {"section": section, "number": number},
+        section=section,
+        number=number,
+        site=site,
+        query=query,
+        total=len(entries),
+        matching=len(shown),
+        screen=screen,
+        rows=[
+            {
+                "loc": entry[0],
+                "lastmod": entry[1],
+                "changefreq": entry[2],
+                "priority": entry[3],
+                "alternates": len(entry[4].alternates) if entry[4] is not None else 0,
+                "inspect_url": f"{inspect}?{urlencode({'url': entry[0]})}",
+            }
+            for entry in screen.object_list
+        ],
+        skipped=sorted(skipped.items()),
+        document_url=site.document_url(page_path(section, number)),
+        section_url=_section_url(section, site),
+        screen_links=_screen_links(screen, extra),
+    )
+    return TemplateResponse(request, "admin/django_sitemapx/browse_page.html", context)
+
+
+def _matching(entries: list[Entry], query: str) -> list[Entry]:
+    """Entries whose URL holds ``query``, case-insensitively, as typed or percent-decoded."""
+    needle = query.lower()
+    return [
+        entry
+        for entry in entries
+        if needle in entry[0].lower() or needle in unquote(entry[0]).lower()
+    ]
+
+
+def _section_url(section: str, site: SiteChoice) -> str:
+    url = reverse("admin:django_sitemapx_browse_section", kwargs={"section": section})
+    return f"{url}?{site.query}" if site.query else url
+
+
+def _browse_url(section: str, number: int, site: SiteChoice) -> str:
+    url = reverse(
+        "admin:django_sitemapx_browse_page", kwargs={"section": section, "number": number}
+    )
+    return f"{url}?{site.query}" if site.query else url
+
+
+def _screen_links(screen: PaginatorPage[Any], extra: str) -> dict[str, str | None]:
+    def link(number: int) -> str:
+        return "?" + "&".join(part for part in (extra, f"p={number}") if part)
+
+    return {
+        "first": link(1) if screen.number > 1 else None,
+        "previous": link(screen.previous_page_number()) if screen.has_previous() else None,
+        "next": link(screen.next_page_number()) if screen.has_next() else None,
+        "last": link(screen.paginator.num_pages)
+        if screen.number < screen.paginator.num_pages
+        else None,
+    }
