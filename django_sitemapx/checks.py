@@ -20,6 +20,7 @@ Settings:
 - E011 ``SITEMAPX_CACHE_TIMEOUT`` is neither ``None`` nor a positive number.
 - E012 ``SITEMAPX_CACHE_WAIT`` or ``SITEMAPX_CACHE_LOCK_TIMEOUT`` is not a positive number.
 - E013 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
+- E014 ``SITEMAPX_X_ROBOTS_TAG`` is neither ``None`` nor a one-line, non-empty string.
 - W001 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
 - W002 a ``SITEMAPX_*`` setting that django-sitemapx does not read (a typo, or a renamed one).
 
@@ -36,6 +37,8 @@ Sources, in every registry:
 - E108 a source's ``sites`` names site IDs but ``django.contrib.sites`` is not installed.
 - E109 a source's ``sites`` names a site ID that no ``Site`` has (a database check:
   ``manage.py check --database default``).
+- E110 a wrapped ``django.contrib.sitemaps`` sitemap cannot be served as contrib serves it
+  (a class that needs arguments, a ``limit`` over 50,000, an invalid static value, ...).
 - W101 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
 - W102 a source's ``sites`` names a host that ``ALLOWED_HOSTS`` refuses: never served there.
 """
@@ -177,6 +180,17 @@ def _check_http() -> Messages:
             _error(
                 f"SITEMAPX_HTTP_CACHE_CONTROL must be None or a string, not {cache_control!r}.",
                 "E009",
+            )
+        )
+    robots = app_settings.X_ROBOTS_TAG
+    if robots is not None and (
+        not isinstance(robots, str) or not robots.strip() or any(c in robots for c in "\r\n\0")
+    ):
+        errors.append(
+            _error(
+                f"SITEMAPX_X_ROBOTS_TAG must be None or a one-line header value, not {robots!r}.",
+                "E014",
+                hint='For example "noindex" (the default), or None to send no X-Robots-Tag.',
             )
         )
     return errors

@@ -87,6 +87,15 @@ class Settings:
         return value
 
     @property
+    def X_ROBOTS_TAG(self) -> str | None:
+        """The ``X-Robots-Tag`` header of every sitemap response; ``None`` sends none.
+
+        It applies to the sitemap file only, never to the URLs it lists.
+        """
+        value: str | None = getattr(settings, "SITEMAPX_X_ROBOTS_TAG", "noindex")
+        return value
+
+    @property
     def CACHE_ALIAS(self) -> str | None:
         """Alias in ``CACHES`` holding the documents; ``None`` turns the cache off."""
         value: str | None = getattr(settings, "SITEMAPX_CACHE_ALIAS", "default")

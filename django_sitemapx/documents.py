@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
@@ -75,6 +75,11 @@ class DocumentStream:
         _close(self._source)
 
 
+def section_schemes(registry: SitemapRegistry, default: str) -> dict[str, str]:
+    """Each section's scheme (its ``protocol``, else ``default``) for the index's links."""
+    return {source.section: source.scheme(default) for source in registry}
+
+
 def listed_pages(registry: SitemapRegistry, origin: Origin | None = None) -> list[ListedPage]:
     """Every non-empty page of every section served on ``origin``, in registration order.
 
@@ -91,15 +96,26 @@ def listed_pages(registry: SitemapRegistry, origin: Origin | None = None) -> lis
 
 
 def render_index(
-    listed: list[ListedPage], origin: Origin, page_path: PagePath
+    listed: list[ListedPage],
+    origin: Origin,
+    page_path: PagePath,
+    schemes: Mapping[str, str] | None = None,
 ) -> DocumentStream | None:
-    """The ``<sitemapindex>`` listing ``listed`` at ``page_path``; None if there is none."""
+    """The ``<sitemapindex>`` listing ``listed`` at ``page_path``; None if there is none.
+
+    ``schemes`` gives a section's scheme where it is not the origin's (a source's
+    ``protocol``), so the index links each page with the scheme its URLs have.
+    """
     if not listed:
         return None
     writer = index_writer(max_urls=PROTOCOL_MAX_URLS, max_bytes=PROTOCOL_MAX_BYTES)
+    prefixes = {
+        section: Origin(scheme, origin.host).prefix for section, scheme in (schemes or {}).items()
+    }
     elements = [
         sitemap_element(
-            origin.prefix + page_path(listed_page.section, listed_page.summary.number),
+            prefixes.get(listed_page.section, origin.prefix)
+            + page_path(listed_page.section, listed_page.summary.number),
             listed_page.summary.lastmod,
         )
         for listed_page in listed

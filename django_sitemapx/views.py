@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.http import Http404, HttpRequest, HttpResponseBase
@@ -13,7 +14,8 @@ from .documents import URL_NAMESPACE
 from .exceptions import NotRegistered
 from .locations.hosts import origin_for_request
 from .registry import SitemapRegistry, default_registry
-from .serving import content_type, index_document, page_document, serve
+from .serving import content_type as document_type
+from .serving import index_document, page_document, serve
 from .serving.storage import exported_file_response
 
 # Page numbers of a 64-bit key (up to 9,223,372,036,854,775,807 with a limit of 1)
@@ -26,6 +28,8 @@ def index(
     registry: SitemapRegistry | None = None,
     section_url_name: str | None = None,
     gz: bool = False,
+    content_type: str | None = None,
+    **contrib_arguments: Any,
 ) -> HttpResponseBase:
     """The ``<sitemapindex>`` of every non-empty page served on the host; 404 when there is none.
 
@@ -33,35 +37,81 @@ def index(
     by default ``section`` (``section-gz`` with ``SITEMAPX_INDEX_LINKS_GZIP``)
     in the namespace the index was reached through. Give it when routing a
     custom ``registry`` through URL patterns of your own. ``gz`` serves the
-    index itself as a gzip file.
+    index itself as a gzip file. ``content_type`` replaces the plain variant's
+    ``Content-Type``, as contrib's argument of that name does; contrib's other
+    arguments raise ``ImproperlyConfigured`` saying what to do instead.
     """
+    _refuse(contrib_arguments, "index")
+    response: HttpResponseBase
     if app_settings.SERVE_FROM_STORAGE:
-        return exported_file_response(request, content_type(gz))
-    paths = _section_paths(request, section_url_name)
-    origin = origin_for_request(request)
-    return serve(request, index_document(registry or default_registry, origin, paths), gz)
+        response = exported_file_response(request, document_type(gz))
+    else:
+        paths = _section_paths(request, section_url_name)
+        origin = origin_for_request(request)
+        document = index_document(registry or default_registry, origin, paths)
+        response = serve(request, document, gz)
+    return _finish(response, gz, content_type)
 
 
 def section(
     request: HttpRequest,
     section: str,
-    page: str,
+    page: str = "1",
     registry: SitemapRegistry | None = None,
     gz: bool = False,
+    content_type: str | None = None,
+    **contrib_arguments: Any,
 ) -> HttpResponseBase:
-    """One page of one section; 404 for an unknown section or a bad or empty page."""
+    """One page of one section; 404 for an unknown section or a bad or empty page.
+
+    ``section`` may come from the URL or from the pattern's arguments, as with
+    contrib; ``content_type`` as for :func:`index`.
+    """
+    _refuse(contrib_arguments, "section")
     if app_settings.SERVE_FROM_STORAGE:
         parse_page(page)
-        return exported_file_response(request, content_type(gz))
+        return _finish(exported_file_response(request, document_type(gz)), gz, content_type)
     try:
         source = (registry or default_registry).get(section)
     except NotRegistered:
         raise Http404(f"No sitemap section {section!r}.") from None
     number = parse_page(page)
-    origin = origin_for_request(request, source.protocol)
+    origin = origin_for_request(request, source.scheme(request.scheme or "https"))
     if not source.serves(origin):
         raise Http404(f"The sitemap section {section!r} is not served on this host.")
-    return serve(request, page_document(source.for_origin(origin), number, origin), gz)
+    document = page_document(source.for_origin(origin), number, origin)
+    return _finish(serve(request, document, gz), gz, content_type)
+
+
+# What to do instead of each argument of contrib's views that these views do not take.
+_CONTRIB_ARGUMENTS = {
+    "sitemaps": "register each sitemap once, e.g. in your app's sitemapx.py: "
+    "for name, sitemap in sitemaps.items(): default_registry.register(name, sitemap); "
+    "then include django_sitemapx.urls (docs/guide/migrating-from-contrib.md)",
+    "template_name": "documents are written by django-sitemapx's writer, not by a template; "
+    "remove the argument (a custom template cannot keep a document schema-valid)",
+    "sitemap_url_name": "use section_url_name, naming a URL that takes 'section' and 'page'",
+}
+
+
+def _refuse(arguments: dict[str, Any], view: str) -> None:
+    for name in arguments:
+        advice = _CONTRIB_ARGUMENTS.get(
+            name, "the arguments are registry, section_url_name, gz and content_type"
+        )
+        raise ImproperlyConfigured(
+            f"django_sitemapx.views.{view}() takes no {name!r} argument: {advice}."
+        )
+
+
+def _finish(response: HttpResponseBase, gz: bool, type_: str | None) -> HttpResponseBase:
+    """The headers every sitemap response carries: X-Robots-Tag, a requested Content-Type."""
+    robots = app_settings.X_ROBOTS_TAG
+    if robots:
+        response.headers["X-Robots-Tag"] = robots
+    if type_ is not None and not gz and response.has_header("Content-Type"):
+        response.headers["Content-Type"] = type_
+    return response
 
 
 def _section_paths(request: HttpRequest, url_name: str | None) -> Callable[[str, int], str]:

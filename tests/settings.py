@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "django_sitemapx",
     "example_project.articles",
     "tests.testapp",
+    "tests.contribapp",
 ]
 
 MIDDLEWARE = [

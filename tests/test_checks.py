@@ -178,6 +178,18 @@ def test_e009_http_cache_control() -> None:
         assert _warnings() == []
 
 
+@pytest.mark.parametrize("value", ["", "  ", "noindex\r\nSet-Cookie: x=1", 1, ["noindex"]])
+def test_e014_x_robots_tag(value: object) -> None:
+    with override_settings(SITEMAPX_X_ROBOTS_TAG=value):
+        assert _errors() == ["E014"]
+
+
+@pytest.mark.parametrize("value", [None, "noindex", "noindex, noodp, noarchive", "all"])
+def test_e014_accepts_none_and_header_values(value: object) -> None:
+    with override_settings(SITEMAPX_X_ROBOTS_TAG=value):
+        assert _warnings() == []
+
+
 def test_e010_unknown_cache_alias() -> None:
     with override_settings(SITEMAPX_CACHE_ALIAS="nope"):
         assert _errors() == ["E010"]

@@ -20,6 +20,7 @@ DEFAULTS: dict[str, object] = {
     "SERVE_FROM_STORAGE": None,
     "INDEX_LINKS_GZIP": False,
     "HTTP_CACHE_CONTROL": "public, max-age=300",
+    "X_ROBOTS_TAG": "noindex",
     "CACHE_ALIAS": "default",
     "CACHE_TIMEOUT": 86_400,
     "CACHE_WAIT": 10.0,

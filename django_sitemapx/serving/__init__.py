@@ -28,10 +28,17 @@ from django.http import (
 from django.utils import translation
 
 from ..conf import app_settings
-from ..documents import DocumentStream, PagePath, listed_pages, render_index, render_page
+from ..documents import (
+    DocumentStream,
+    PagePath,
+    listed_pages,
+    render_index,
+    render_page,
+    section_schemes,
+)
 from ..locations import Origin
 from ..registry import SitemapRegistry
-from ..sources import Source
+from ..sources import PageSummary, Source
 from .cache import (
     DocumentCache,
     Lock,
@@ -43,7 +50,6 @@ from .cache import (
     page_generation,
     path_part,
     section_generation,
-    token_time,
 )
 from .conditional import Validators, make_validators, not_modified, set_headers
 from .streams import AsyncBody, ClosingBody, encode
@@ -65,6 +71,7 @@ class Prepared:
     """What is known of a document before its body: enough for its validators.
 
     ``etag_basis`` is the text the ETag digests besides the key: row counts and lastmods.
+    ``lastmods`` has each part's greatest lastmod, None for a part with an undated URL.
     """
 
     etag_basis: str
@@ -100,12 +107,13 @@ def index_document(registry: SitemapRegistry, origin: Origin, page_path: PagePat
             f"{listed_page.section}:{listed_page.summary.number}:{listed_page.summary.rows}:{listed_page.summary.lastmod}"
             for listed_page in listed
         )
-        lastmods = tuple(listed_page.summary.lastmod for listed_page in listed)
+        lastmods = tuple(dated_lastmod(listed_page.summary) for listed_page in listed)
+        schemes = section_schemes(registry, origin.scheme)
         expiries = [when for source in registry if (when := source.expires()) is not None]
         return Prepared(
             basis,
             lastmods,
-            lambda: render_index(listed, origin, page_path),
+            lambda: render_index(listed, origin, page_path, schemes),
             min(expiries, default=None),
         )
 
@@ -126,13 +134,13 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
 
     def prepare() -> Prepared:
         expires = source.expires()  # before the rows are read: never later than they say
-        page = source.page(number)
+        page = source.page_at(number, origin)
         if page is None:
             raise Http404("This sitemap page has no URL.")
         summary = page.summary
         return Prepared(
-            f"{summary.rows}:{summary.lastmod}",
-            (summary.lastmod,),
+            f"{summary.rows}:{summary.lastmod}:{summary.undated}",
+            (dated_lastmod(summary),),
             lambda: render_page(source, page, origin),
             expires,
         )
@@ -178,9 +186,7 @@ def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBas
     lock = held
     try:
         prepared = spec.prepare()
-        validators = make_validators(
-            key, prepared.etag_basis, prepared.lastmods, [token_time(token) for token in tokens]
-        )
+        validators = make_validators(key, prepared.etag_basis, prepared.lastmods)
         response = not_modified(request, validators, gz)
         if response is not None:
             if lock is not None:
@@ -241,7 +247,7 @@ def _uncached(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpRespons
     # and lastmod alone, so conditional requests get the full document.
     prepared = spec.prepare()
     validators = make_validators(
-        ":".join(("uncached", *spec.identity)), prepared.etag_basis, prepared.lastmods, ()
+        ":".join(("uncached", *spec.identity)), prepared.etag_basis, prepared.lastmods
     )
     stream = _render(prepared)
     return _streaming(request, ClosingBody(encode(stream, gz, None), stream.close), validators, gz)
@@ -264,6 +270,11 @@ def _streaming(
         response = StreamingHttpResponse(stream, content_type=content_type(gz))
     set_headers(response, validators, gz)
     return response
+
+
+def dated_lastmod(summary: PageSummary) -> str | None:
+    """A page's greatest lastmod if every URL of it has one, else None (no Last-Modified)."""
+    return summary.lastmod if not summary.undated else None
 
 
 def _language() -> str:

@@ -3,14 +3,23 @@
 The ETag is a digest of the document's cache key (which holds its generations)
 and of a summary read before the body: row count and greatest lastmod. It
 changes whenever an invalidation or a row count or lastmod change can have
-changed the bytes. Last-Modified is the greatest of the rows' lastmod and the
-times of the generations, so an invalidation (a deleted row, a bulk update
-followed by ``invalidate()``) also moves it forward.
+changed the bytes.
+
+Last-Modified follows one rule, cache or no cache (RFC 9110 section 8.8.2: the
+time the server believes the representation was last modified): it is the
+greatest lastmod of the document's URLs (of every page, for the index), sent
+only when every URL has one; a naive datetime is read in ``TIME_ZONE``, as in
+the ``<lastmod>`` elements; a time in the future is replaced by the time of the
+response (section 8.8.2.1). A document with an undated URL has no
+Last-Modified: nothing tells when that URL last changed. Changes no lastmod
+shows (a deleted row, an override, ``invalidate()``) change the ETag, which a
+conditional request is compared by first (section 13.2.2).
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -37,14 +46,28 @@ class Validators:
         return quote_etag(self.etag + GZIP_ETAG_SUFFIX if gz else self.etag)
 
 
-def make_validators(
-    key: str, summary: str, lastmods: Iterable[str | None], token_times: Iterable[float]
-) -> Validators:
-    """Validators from a document's key, its summary text, lastmods and generation times."""
+def make_validators(key: str, summary: str, lastmods: Iterable[str | None]) -> Validators:
+    """Validators from a document's key, its summary text and its parts' lastmods.
+
+    ``lastmods`` holds one greatest lastmod per part (the page, or each page of
+    the index), ``None`` for a part with an undated URL, which leaves the
+    document without Last-Modified.
+    """
     digest = hashlib.sha256(f"{key}|{summary}".encode()).hexdigest()[:32]
-    times = [stamp for text in lastmods if text and (stamp := lastmod_timestamp(text))]
-    times += [stamp for stamp in token_times if stamp > 0]
-    return Validators(digest, max(times) if times else None)
+    return Validators(digest, last_modified(lastmods))
+
+
+def last_modified(lastmods: Iterable[str | None]) -> float | None:
+    """The Last-Modified timestamp of a document whose parts have ``lastmods`` (the rule above)."""
+    times = []
+    for text in lastmods:
+        stamp = None if text is None else lastmod_timestamp(text)
+        if stamp is None:
+            return None
+        times.append(stamp)
+    if not times:
+        return None
+    return min(max(times), time.time())
 
 
 def not_modified(

@@ -10,7 +10,8 @@
 """
 
 from .base import ListedPage, Page, PageSummary, Source
-from .items import ContribSitemapSource, ItemSource, StaticSource
+from .contrib import ContribSitemapSource
+from .items import ItemSource, StaticSource
 from .querysets import ModelSource
 
 __all__ = [

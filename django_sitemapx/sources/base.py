@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..conf import PROTOCOL_MAX_URLS, app_settings
 from ..entries import EntryStream
 from ..exceptions import SourceConfigurationError
-from ..locations.hosts import SiteSelection, parse_sites
+from ..locations.hosts import SiteSelection, parse_sites, scheme_for
 from ..values import VALUE_NAMES, static_value
 
 if TYPE_CHECKING:
@@ -35,11 +35,17 @@ def _parsed_sites(sites: tuple[object, ...]) -> SiteSelection:
 
 @dataclass(frozen=True)
 class PageSummary:
-    """A non-empty page of a section: its number, row count and greatest lastmod."""
+    """A non-empty page of a section: its number, row count and greatest lastmod.
+
+    ``undated`` counts the rows that have no lastmod: a page's ``Last-Modified``
+    is known only when it is 0 (see ``serving.conditional``). A source that
+    cannot tell leaves it 0 only if ``lastmod`` covers every row.
+    """
 
     number: int
     rows: int
     lastmod: str | None
+    undated: int = 0
 
 
 @dataclass(frozen=True)
@@ -205,6 +211,22 @@ class Source:
     def page_summaries(self) -> list[PageSummary]:
         """Every non-empty page, in order."""
         raise NotImplementedError
+
+    def scheme(self, default: str) -> str:
+        """The scheme of this section's URLs and of the index's links to its pages.
+
+        The source's ``protocol``, else ``SITEMAPX_PROTOCOL``, else ``default``
+        (the request's scheme).
+        """
+        return scheme_for(self.protocol, default)
+
+    def page_at(self, number: int, origin: Origin) -> Page | None:
+        """Page ``number`` as served for ``origin``: :meth:`page` unless the source needs it.
+
+        ``ContribSitemapSource`` does: its sitemap makes whole URLs, so one call for
+        the served origin gives both the summary and the entries.
+        """
+        return self.page(number)
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         """Page ``number`` (1-based) to serve, or None if it has no entry.

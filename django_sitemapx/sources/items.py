@@ -1,4 +1,7 @@
-"""Sources over an in-memory list of items, paged like ``django.contrib.sitemaps``."""
+"""Sources over an in-memory list of items, paged like ``django.contrib.sitemaps``.
+
+``ContribSitemapSource``, which serves a contrib ``Sitemap`` itself, is in ``contrib``.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
 
-from ..conf import PROTOCOL_MAX_URLS, app_settings
+from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
-from ..exceptions import Skip, SkipReason, SourceConfigurationError
-from ..values import VALUE_NAMES, formatted, latest_lastmod
+from ..exceptions import InvalidValue, Skip, SkipReason
+from ..values import VALUE_NAMES, formatted, lastmod_text, latest_lastmod
 from .base import Page, PageSummary, Source
 from .extensions import extras_reader
 
 if TYPE_CHECKING:
-    from django.contrib.sitemaps import Sitemap as ContribSitemap
-
     from ..locations import LocationBuilder
 
 
@@ -63,8 +64,9 @@ class ItemSource(Source):
         return [items[start : start + limit] for start in range(0, len(items), limit)]
 
     def _summary(self, number: int, items: list[Any]) -> PageSummary:
-        latest = latest_lastmod(self._raw_value(item, "lastmod") for item in items)
-        return PageSummary(number, len(items), latest)
+        raw = [self._raw_value(item, "lastmod") for item in items]
+        undated = sum(1 for value in raw if _lastmod_or_none(value) is None)
+        return PageSummary(number, len(items), latest_lastmod(raw), undated)
 
     def _raw_value(self, item: Any, name: str) -> Any:
         if isinstance(item, Mapping) and name in item:
@@ -108,6 +110,13 @@ class ItemSource(Source):
             yield Skipped(reason, number)
 
 
+def _lastmod_or_none(value: Any) -> str | None:
+    try:
+        return lastmod_text(value)
+    except InvalidValue:
+        return None
+
+
 class StaticSource(ItemSource):
     """Named URL patterns (home, about, ...): ``url_names=["home", "about"]``.
 
@@ -124,49 +133,3 @@ class StaticSource(ItemSource):
             name, kwargs = item
             return reverse(name, kwargs=dict(kwargs))
         return reverse(item)
-
-
-class ContribSitemapSource(ItemSource):
-    """Serves an existing ``django.contrib.sitemaps.Sitemap`` through this app.
-
-    ``default_registry.register("blog", BlogSitemap)`` wraps it automatically, so a site can move
-    section by section. Pages follow the contrib sitemap's own ``items()`` order.
-    """
-
-    sitemap: ContribSitemap[Any] | type[ContribSitemap[Any]] | None = None
-
-    def __init__(self, section: str = "", **options: Any) -> None:
-        super().__init__(section, **options)
-        if isinstance(self.sitemap, type):
-            self.sitemap = self.sitemap()
-        if self.sitemap is None:
-            raise SourceConfigurationError("ContribSitemapSource needs a 'sitemap' option")
-        # Options given to register() win over the wrapped sitemap's values.
-        if "limit" not in options:
-            self.limit = min(int(self.sitemap.limit), PROTOCOL_MAX_URLS)
-        if "protocol" not in options:
-            self.protocol = self.sitemap.protocol
-        for name in VALUE_NAMES:
-            value = getattr(self.sitemap, name, None)
-            if value is not None and name not in options:
-                setattr(self, name, value)
-
-    def validate(self) -> None:
-        sitemap = self._sitemap()
-        if getattr(sitemap, "i18n", False) or getattr(sitemap, "alternates", False):
-            raise SourceConfigurationError(
-                f"{type(sitemap).__name__} uses i18n/alternates, which "
-                "ContribSitemapSource does not serve yet; keep it on django.contrib.sitemaps."
-            )
-        super().validate()
-
-    def items(self) -> Iterable[Any]:
-        return self._sitemap().items()
-
-    def location(self, item: Any) -> str:
-        location = self._sitemap().location
-        return str(location(item) if callable(location) else location)
-
-    def _sitemap(self) -> ContribSitemap[Any]:
-        assert self.sitemap is not None and not isinstance(self.sitemap, type)
-        return self.sitemap

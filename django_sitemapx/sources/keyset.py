@@ -77,11 +77,12 @@ def page_for_key(key: int, limit: int) -> int | None:
 
 
 def bucket_summaries(
-    queryset: models.QuerySet[Any], key: str, limit: int, latest: Any = None
-) -> list[tuple[int, int, Any]]:
-    """``(page, rows, latest)`` for every non-empty page, in one query.
+    queryset: models.QuerySet[Any], key: str, limit: int, latest: Any = None, dated: Any = None
+) -> list[tuple[int, int, Any, int]]:
+    """``(page, rows, latest, dated rows)`` for every non-empty page, in one query.
 
-    ``latest`` is an aggregate expression (the greatest lastmod) or None.
+    ``latest`` is an aggregate expression (the greatest lastmod) or None;
+    ``dated`` one counting the rows with a lastmod, or None (every row counts).
     """
     bucket = models.ExpressionWrapper(
         (F(key) - Value(1)) / Value(limit), output_field=models.BigIntegerField()
@@ -89,6 +90,8 @@ def bucket_summaries(
     aggregates: dict[str, Any] = {"rows": Count("pk")}
     if latest is not None:
         aggregates["latest"] = latest
+    if dated is not None:
+        aggregates["dated"] = dated
     rows = (
         queryset.order_by()
         .annotate(**{BUCKET_ALIAS: bucket})
@@ -96,4 +99,7 @@ def bucket_summaries(
         .annotate(**aggregates)
         .order_by(BUCKET_ALIAS)
     )
-    return [(int(row[BUCKET_ALIAS]) + 1, row["rows"], row.get("latest")) for row in rows]
+    return [
+        (int(row[BUCKET_ALIAS]) + 1, row["rows"], row.get("latest"), row.get("dated", row["rows"]))
+        for row in rows
+    ]

@@ -134,8 +134,13 @@ class ModelSource(Source):
     def page_summaries(self) -> list[PageSummary]:
         rows = self._listable()
         latest = self._latest(rows.db)
-        buckets = bucket_summaries(rows, self.key_name, self.rows_per_page(), latest)
-        return [self._summary(number, rows, value, latest) for number, rows, value in buckets]
+        buckets = bucket_summaries(
+            rows, self.key_name, self.rows_per_page(), latest, self._dated()
+        )
+        return [
+            self._summary(number, count, value, latest, count - dated)
+            for number, count, value, dated in buckets
+        ]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         low, high = page_range(number, self.rows_per_page())
@@ -148,10 +153,14 @@ class ModelSource(Source):
             aggregates: dict[str, Any] = {"rows": Count("pk")}
             if latest is not None:
                 aggregates["latest"] = latest
+            dated = self._dated()
+            if dated is not None:
+                aggregates["dated"] = dated
             found = rows.order_by().aggregate(**aggregates)
             if not found["rows"]:
                 return None
-            summary = self._summary(number, found["rows"], found.get("latest"), latest)
+            undated = found["rows"] - found.get("dated", found["rows"])
+            summary = self._summary(number, found["rows"], found.get("latest"), latest, undated)
         return Page(summary, functools.partial(self._entries, rows))
 
     def _latest(self, using: str) -> Max | W3CDatetime | None:
@@ -164,14 +173,28 @@ class ModelSource(Source):
             return W3CDatetime(Max(column))
         return Max(column)
 
+    def _dated(self) -> Count | None:
+        """The aggregate counting a page's rows that have a lastmod; None if all have one."""
+        column = self.lastmod_column
+        if column is None:
+            return None
+        assert self.model is not None
+        return Count(column) if self.model._meta.get_field(column).null else None
+
     def _summary(
-        self, number: int, rows: int, latest_value: Any, latest: Max | W3CDatetime | None
+        self,
+        number: int,
+        rows: int,
+        latest_value: Any,
+        latest: Max | W3CDatetime | None,
+        undated: int = 0,
     ) -> PageSummary:
         if latest is None:  # no lastmod column: the source's constant, if any
             text = None if callable(self.lastmod) else lastmod_text(self.lastmod)
+            undated = 0 if text is not None else rows
         else:
             text = lastmod_text(latest_value)
-        return PageSummary(number, rows, text)
+        return PageSummary(number, rows, text, undated)
 
     def _lastmod_in_sql(self, using: str) -> bool:
         column = self.lastmod_column

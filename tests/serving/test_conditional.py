@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import time
 
 import pytest
 from django.test import RequestFactory, override_settings
@@ -10,6 +11,7 @@ from django.test import RequestFactory, override_settings
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.serving.conditional import (
     Validators,
+    last_modified,
     make_validators,
     not_modified,
 )
@@ -18,14 +20,31 @@ from tests.factories import ArticleFactory, DocumentFactory
 from tests.testapp.models import Document
 
 
-def test_validators_follow_key_summary_lastmods_and_generations() -> None:
-    base = make_validators("k", "3:x", ["2024-01-01T00:00:00+00:00"], [1.0])
+def test_validators_follow_key_summary_and_lastmods() -> None:
+    base = make_validators("k", "3:x", ["2024-01-01T00:00:00+00:00"])
     assert base.last_modified == 1704067200.0
-    assert make_validators("k2", "3:x", [], []).etag != base.etag
-    assert make_validators("k", "4:x", [], []).etag != base.etag
-    later = make_validators("k", "3:x", ["2024-01-01T00:00:00+00:00"], [1800000000.0])
-    assert later.last_modified == 1800000000.0
-    assert make_validators("k", "", [None], []).last_modified is None
+    assert make_validators("k2", "3:x", []).etag != base.etag
+    assert make_validators("k", "4:x", []).etag != base.etag
+    assert make_validators("k", "", [None]).last_modified is None
+    assert make_validators("k", "", []).last_modified is None
+
+
+def test_last_modified_is_the_greatest_lastmod_only_when_every_part_has_one() -> None:
+    assert last_modified(["2024-01-01", "2024-03-01T10:00:00+01:00"]) == 1709283600.0
+    # One undated part: nothing tells when it last changed.
+    assert last_modified(["2024-01-01", None]) is None
+    # RFC 9110 8.8.2.1: never later than the response.
+    before = time.time()
+    assert before <= (last_modified(["2999-01-01"]) or 0) <= time.time()
+
+
+@override_settings(TIME_ZONE="America/New_York")
+def test_a_naive_lastmod_is_read_in_time_zone() -> None:
+    from django_sitemapx.values import lastmod_text
+
+    text = lastmod_text(datetime.datetime(2024, 1, 1, 12))
+    assert text == "2024-01-01T12:00:00-05:00"
+    assert last_modified([text]) == 1704128400.0  # 17:00 UTC
 
 
 def test_variants_have_different_etags() -> None:

@@ -3,7 +3,7 @@
 import datetime
 
 import pytest
-from django.contrib.sitemaps import GenericSitemap, Sitemap
+from django.contrib.sitemaps import GenericSitemap
 from django.contrib.sitemaps.views import sitemap as contrib_sitemap_view
 from django.test import Client, RequestFactory, override_settings
 
@@ -229,14 +229,6 @@ def test_contrib_sitemap_wrapped_gives_the_same_urls_as_contrib(
     assert [u["lastmod"] for u in _values(ours)] == [
         f"2024-03-0{i + 1}T09:00:00+00:00" for i in range(3)
     ]
-
-
-def test_contrib_sitemap_with_i18n_is_refused(registry: SitemapRegistry) -> None:
-    class Translated(Sitemap):
-        i18n = True
-
-    with pytest.raises(sitemapx.SourceConfigurationError, match="i18n"):
-        registry.register("translated", Translated)
 
 
 @pytest.mark.parametrize(

@@ -46,9 +46,13 @@ def test_bucket_summaries_count_rows_and_latest_per_non_empty_page() -> None:
         summaries = bucket_summaries(Article.objects.all(), "id", 3, Max("updated_at"))
     assert len(queries) == 1
     day = lambda d: datetime.datetime(2024, 1, d, tzinfo=datetime.UTC)  # noqa: E731
-    assert summaries == [(1, 3, day(9)), (3, 2, day(3))]  # page 2 (keys 4-6) is empty
-    assert bucket_summaries(Article.objects.all(), "id", 3) == [(1, 3, None), (3, 2, None)]
+    assert summaries == [(1, 3, day(9), 3), (3, 2, day(3), 2)]  # page 2 (keys 4-6) is empty
+    assert bucket_summaries(Article.objects.all(), "id", 3) == [(1, 3, None, 3), (3, 2, None, 2)]
     # The queryset's filters apply; its ordering (Article orders by -updated_at) does not.
     ordered = Article.objects.filter(id__gte=3).order_by("-updated_at")
-    assert bucket_summaries(ordered, "id", 2) == [(2, 1, None), (4, 1, None), (5, 1, None)]
+    assert bucket_summaries(ordered, "id", 2) == [
+        (2, 1, None, 1),
+        (4, 1, None, 1),
+        (5, 1, None, 1),
+    ]
     assert bucket_summaries(Article.objects.none(), "id", 3) == []
