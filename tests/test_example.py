@@ -80,9 +80,11 @@ def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
         assert client.get(url).status_code == 200, url
 
 
-@override_settings(MIDDLEWARE=example_settings.MIDDLEWARE)
+# The test client sets SERVER_PORT to 80 on every request, and a sitemap keeps
+# only the port the request reached (#14): X-Forwarded-Port says it is 8000.
+@override_settings(MIDDLEWARE=example_settings.MIDDLEWARE, USE_X_FORWARDED_PORT=True)
 def test_translated_pages_list_their_language_versions_and_each_answers_in_its_language() -> None:
-    client = Client(HTTP_HOST="127.0.0.1:8000")
+    client = Client(HTTP_HOST="127.0.0.1:8000", HTTP_X_FORWARDED_PORT="8000")
     root = validate_sitemap(content(client.get("/sitemap-pages-1.xml")))
     assert root.nsmap["xhtml"] == "http://www.w3.org/1999/xhtml"
     about = {

@@ -538,3 +538,64 @@ def test_without_a_cap_a_news_page_expires_when_its_oldest_item_ages_out(
         assert locs(validate_sitemap(content(client.get(news_page)))) == [
             "http://example.com/articles/news/fresh/"
         ]
+
+
+# -- with i18n ----------------------------------------------------------------------------
+
+
+@override_settings(LANGUAGES=[("de", "Deutsch"), ("en", "English")], LANGUAGE_CODE="en")
+def test_every_language_version_carries_its_items_images(registry: SitemapRegistry) -> None:
+    articles = _articles_with_images(2, 2)
+
+    class Multilingual(ImageArticles):
+        i18n = True
+        alternates = True
+
+    source = registry.register(Article, source_class=Multilingual)
+    # Two languages with their alternates and the images: all in the one per-URL bound.
+    assert source.max_url_bytes() > source.max_extension_bytes() + source.max_alternates_bytes()
+    page = source.page(1)
+    assert page is not None
+    stream = render_page(source, page, ORIGIN)
+    assert stream is not None
+    root = validate_sitemap(b"".join(stream))
+    assert stream.stats.skipped == {}
+    assert set(root.nsmap.values()) >= {IMAGE_NAMESPACE, "http://www.w3.org/1999/xhtml"}
+    urls = root.findall("sm:url", NS)
+    assert len(urls) == 2 * len(articles)
+    for url in urls:
+        links = url.findall("{http://www.w3.org/1999/xhtml}link")
+        assert {link.get("hreflang") for link in links} == {"de", "en"}
+        images = [loc.text for loc in url.iter(f"{IMG}loc")]
+        assert len(images) == 2 and all("/img/" in image for image in images)
+    # Both versions of an article list the same images.
+    by_article: dict[str, set[tuple[str, ...]]] = {}
+    for url in urls:
+        slug = url.findtext("sm:loc", namespaces=NS).rstrip("/").rsplit("/", 1)[1]
+        by_article.setdefault(slug, set()).add(tuple(loc.text for loc in url.iter(f"{IMG}loc")))
+    assert all(len(found) == 1 for found in by_article.values())
+
+
+@override_settings(LANGUAGES=[("de", "Deutsch"), ("en", "English")], LANGUAGE_CODE="en")
+def test_an_item_source_in_every_language_with_its_images(registry: SitemapRegistry) -> None:
+    class Pages(sitemapx.StaticSource):
+        url_names = ["home", "about"]
+        i18n = True
+
+        def images(self, item: str) -> list[str]:
+            return [f"/img/{item}.jpg"]
+
+    source = registry.register("pages-with-images", Pages)
+    page = source.page(1)
+    assert page is not None
+    stream = render_page(source, page, ORIGIN)
+    assert stream is not None
+    root = validate_sitemap(b"".join(stream))
+    found = [[loc.text for loc in url.iter(f"{IMG}loc")] for url in root.findall("sm:url", NS)]
+    assert len(found) == 4
+    assert sorted(image for images in found for image in images) == [
+        "https://example.com/img/about.jpg",
+        "https://example.com/img/about.jpg",
+        "https://example.com/img/home.jpg",
+        "https://example.com/img/home.jpg",
+    ]
