@@ -91,7 +91,8 @@ def write(docs: Path, payload: dict[str, Any]) -> Path:
     parts += ["## HTTP\n", report.http_markdown(http) + "\n", METHOD]
     page = docs / "performance.md"
     page.parent.mkdir(parents=True, exist_ok=True)
-    # Sections other scripts write (benchmarks/i18n_bench.py) are kept as they are.
+    # Sections other scripts write (benchmarks/i18n_bench.py, scale.py) and the image
+    # benchmark's write-up (benchmarks/images_bench.py) are kept as they are.
     kept = kept_sections(page.read_text()) if page.exists() else ""
     page.write_text("\n".join(parts) + (f"\n{kept}" if kept else ""))
     return page

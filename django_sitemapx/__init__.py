@@ -2,7 +2,9 @@
 
 The public API is importable from here: the registry, the sources, and what a
 custom source needs (``Entry``, ``Skipped``, ``Skip``, ``LocationBuilder``,
-``Page``, ``PageSummary``, ``XHTML_NAMESPACE``); ``django_sitemapx.values``
+``Page``, ``PageSummary``, ``XHTML_NAMESPACE``), and the image, video and news
+extensions (``RelatedImages``, ``RelatedVideos``, ``Video``, ``News``,
+``Publication``, ``NewsSource``); ``django_sitemapx.values``
 formats lastmod, changefreq and priority as protocol text. Nothing here
 imports models, so this module is safe to import from settings and
 ``AppConfig`` modules.
@@ -10,7 +12,17 @@ imports models, so this module is safe to import from settings and
 
 from __future__ import annotations
 
-from .entries import XHTML_NAMESPACE, Alternate, Entry, EntryStream, Extras, Skipped
+from .entries import (
+    IMAGE_NAMESPACE,
+    NEWS_NAMESPACE,
+    VIDEO_NAMESPACE,
+    XHTML_NAMESPACE,
+    Alternate,
+    Entry,
+    EntryStream,
+    Extras,
+    Skipped,
+)
 from .exceptions import (
     AlreadyRegistered,
     ExportError,
@@ -19,6 +31,7 @@ from .exceptions import (
     SkipReason,
     SourceConfigurationError,
 )
+from .extensions import News, Publication, Video
 from .locations import LocationBuilder, Origin
 from .registry import SitemapRegistry, default_registry, register
 from .serving.cache import invalidate
@@ -31,8 +44,13 @@ from .sources import (
     Source,
     StaticSource,
 )
+from .sources.extensions import RelatedImages, RelatedVideos
+from .sources.news import NewsSource
 
 __all__ = [
+    "IMAGE_NAMESPACE",
+    "NEWS_NAMESPACE",
+    "VIDEO_NAMESPACE",
     "XHTML_NAMESPACE",
     "AlreadyRegistered",
     "Alternate",
@@ -44,10 +62,15 @@ __all__ = [
     "ItemSource",
     "LocationBuilder",
     "ModelSource",
+    "News",
+    "NewsSource",
     "NotRegistered",
     "Origin",
     "Page",
     "PageSummary",
+    "Publication",
+    "RelatedImages",
+    "RelatedVideos",
     "SitemapRegistry",
     "Skip",
     "SkipReason",
@@ -55,6 +78,7 @@ __all__ = [
     "Source",
     "SourceConfigurationError",
     "StaticSource",
+    "Video",
     "autodiscover",
     "default_registry",
     "invalidate",

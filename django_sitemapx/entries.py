@@ -15,6 +15,11 @@ from .exceptions import SkipReason
 
 # The namespace of ``<xhtml:link>``, the element alternates are written as.
 XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
+# The namespaces of Google's image, video and news extensions (``<image:image>``,
+# ``<video:video>``, ``<news:news>``).
+IMAGE_NAMESPACE = "http://www.google.com/schemas/sitemap-image/1.1"
+VIDEO_NAMESPACE = "http://www.google.com/schemas/sitemap-video/1.1"
+NEWS_NAMESPACE = "http://www.google.com/schemas/sitemap-news/0.9"
 
 
 class Alternate(NamedTuple):
@@ -24,14 +29,53 @@ class Alternate(NamedTuple):
     href: str
 
 
+class VideoElement(NamedTuple):
+    """One ``<video:video>``, every value already protocol text (see ``extensions``).
+
+    ``restriction`` and ``platform`` are ``(relationship, space-separated values)``.
+    """
+
+    thumbnail_loc: str
+    title: str
+    description: str
+    content_loc: str | None = None
+    player_loc: str | None = None
+    duration: str | None = None
+    expiration_date: str | None = None
+    rating: str | None = None
+    view_count: str | None = None
+    publication_date: str | None = None
+    tags: tuple[str, ...] = ()
+    family_friendly: str | None = None
+    restriction: tuple[str, str] | None = None
+    requires_subscription: str | None = None
+    uploader: str | None = None
+    uploader_info: str | None = None
+    platform: tuple[str, str] | None = None
+    live: str | None = None
+
+
+class NewsElement(NamedTuple):
+    """The ``<news:news>`` of a URL, every value already protocol text."""
+
+    name: str
+    language: str
+    publication_date: str
+    title: str
+
+
 class Extras(NamedTuple):
     """What a ``<url>`` carries beyond the protocol's four values.
 
     Kept out of :class:`Entry` itself, so the common entry (no extension
-    element) stays a flat tuple with ``None`` here.
+    element) stays a flat tuple with ``None`` here. ``images`` are absolute
+    image URIs (``<image:image><image:loc>``).
     """
 
     alternates: tuple[Alternate, ...] = ()
+    images: tuple[str, ...] = ()
+    videos: tuple[VideoElement, ...] = ()
+    news: NewsElement | None = None
 
 
 class Entry(NamedTuple):

@@ -71,6 +71,17 @@ class SkipReason(StrEnum):
     INVALID_LASTMOD = "invalid_lastmod"
     INVALID_CHANGEFREQ = "invalid_changefreq"
     INVALID_PRIORITY = "invalid_priority"
+    # Extensions (see ``extensions``). The entry is left out: a news section
+    # lists only items with valid news of the last two days.
+    MISSING_NEWS = "missing_news"
+    INVALID_NEWS = "invalid_news"
+    OLD_NEWS = "old_news"
+    # The entry stays, without this image, video or tag.
+    INVALID_IMAGE = "invalid_image"
+    OVER_IMAGE_LIMIT = "over_image_limit"
+    INVALID_VIDEO = "invalid_video"
+    OVER_VIDEO_LIMIT = "over_video_limit"
+    OVER_VIDEO_TAG_LIMIT = "over_video_tag_limit"
 
 
 class Skip(Exception):

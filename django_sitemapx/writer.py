@@ -10,13 +10,29 @@ produced it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .entries import XHTML_NAMESPACE, Entry, Extras
+from .entries import (
+    IMAGE_NAMESPACE,
+    NEWS_NAMESPACE,
+    VIDEO_NAMESPACE,
+    XHTML_NAMESPACE,
+    Entry,
+    Extras,
+    NewsElement,
+    VideoElement,
+)
 from .exceptions import SkipReason
 
 SITEMAP_NAMESPACE = "http://www.sitemaps.org/schemas/sitemap/0.9"
+# The prefix each extension's elements are written with.
+EXTENSION_NAMESPACES = {
+    "xhtml": XHTML_NAMESPACE,
+    "image": IMAGE_NAMESPACE,
+    "video": VIDEO_NAMESPACE,
+    "news": NEWS_NAMESPACE,
+}
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 URLSET_CLOSE = "</urlset>\n"
@@ -67,13 +83,23 @@ class WriteStats:
         return sum(self.skipped.values())
 
 
-def url_elements(entries: Sequence[Entry], *, xhtml_declared: bool = False) -> list[str]:
+def url_elements(
+    entries: Sequence[Entry],
+    *,
+    xhtml_declared: bool = False,
+    declared: Collection[str] = (),
+) -> list[str]:
     """The ``<url>`` element of each entry.
 
-    Alternates are ``<xhtml:link>`` elements: a document whose root declares the
-    ``xhtml`` prefix says so with ``xhtml_declared``; otherwise each link
-    declares it itself, so the document is valid either way.
+    Alternates are ``<xhtml:link>`` elements, then come ``<image:image>``,
+    ``<video:video>`` and ``<news:news>``. ``declared`` names the extension
+    prefixes (``xhtml``, ``image``, ``video``, ``news``) the document's root
+    declares (``xhtml_declared`` is ``"xhtml" in declared``); an element whose
+    prefix the root does not declare declares it itself, so the document is
+    valid either way.
     """
+    if xhtml_declared:
+        declared = {*declared, "xhtml"}
     # The hot path of every sitemap: str.translate() costs microseconds per URI,
     # so it runs only on chunks holding something to escape; the common shape
     # (all three optional values present, no extension) is one f-string.
@@ -83,7 +109,7 @@ def url_elements(entries: Sequence[Entry], *, xhtml_declared: bool = False) -> l
         f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
         f"</changefreq><priority>{priority}</priority></url>\n"
         if lastmod is not None and changefreq is not None and priority is not None and not extras
-        else _url_element(loc, lastmod, changefreq, priority, extras, xhtml_declared)
+        else _url_element(loc, lastmod, changefreq, priority, extras, declared)
         for loc, lastmod, changefreq, priority, extras in entries
     ]
 
@@ -98,7 +124,7 @@ def _url_element(
     changefreq: str | None,
     priority: str | None,
     extras: Extras | None,
-    xhtml_declared: bool,
+    declared: Collection[str],
 ) -> str:
     parts = ["<url><loc>", loc, "</loc>"]
     if lastmod is not None:
@@ -108,7 +134,7 @@ def _url_element(
     if priority is not None:
         parts += ["<priority>", priority, "</priority>"]
     if extras:
-        link = _LINK if xhtml_declared else _LINK_DECLARING
+        link = _LINK if "xhtml" in declared else _LINK_DECLARING
         for hreflang, href in extras.alternates:
             parts += [
                 link,
@@ -117,8 +143,75 @@ def _url_element(
                 href.translate(_ESCAPES),
                 '"/>',
             ]
+        if extras.images:
+            image = "<image:image>" if "image" in declared else _IMAGE_DECLARING
+            for uri in extras.images:
+                parts += [
+                    image,
+                    "<image:loc>",
+                    uri.translate(_ESCAPES),
+                    "</image:loc></image:image>",
+                ]
+        for video in extras.videos:
+            _video_element(parts, video, "video" in declared)
+        if extras.news is not None:
+            _news_element(parts, extras.news, "news" in declared)
     parts.append("</url>\n")
     return "".join(parts)
+
+
+_IMAGE_DECLARING = f'<image:image xmlns:image="{IMAGE_NAMESPACE}">'
+
+
+def _text(parts: list[str], name: str, value: str | None) -> None:
+    if value is not None:
+        parts += ["<", name, ">", value.translate(_ESCAPES), "</", name, ">"]
+
+
+def _video_element(parts: list[str], video: VideoElement, declared: bool) -> None:
+    # The order is the schema's sequence.
+    parts.append("<video:video>" if declared else f'<video:video xmlns:video="{VIDEO_NAMESPACE}">')
+    _text(parts, "video:thumbnail_loc", video.thumbnail_loc)
+    _text(parts, "video:title", video.title)
+    _text(parts, "video:description", video.description)
+    _text(parts, "video:content_loc", video.content_loc)
+    _text(parts, "video:player_loc", video.player_loc)
+    _text(parts, "video:duration", video.duration)
+    _text(parts, "video:expiration_date", video.expiration_date)
+    _text(parts, "video:rating", video.rating)
+    _text(parts, "video:view_count", video.view_count)
+    _text(parts, "video:publication_date", video.publication_date)
+    for tag in video.tags:
+        _text(parts, "video:tag", tag)
+    _text(parts, "video:family_friendly", video.family_friendly)
+    if video.restriction is not None:
+        relationship, countries = video.restriction
+        parts += ['<video:restriction relationship="', relationship, '">', countries]
+        parts.append("</video:restriction>")
+    _text(parts, "video:requires_subscription", video.requires_subscription)
+    if video.uploader is not None:
+        if video.uploader_info is not None:
+            parts += ['<video:uploader info="', video.uploader_info.translate(_ESCAPES), '">']
+        else:
+            parts.append("<video:uploader>")
+        parts += [video.uploader.translate(_ESCAPES), "</video:uploader>"]
+    if video.platform is not None:
+        relationship, platforms = video.platform
+        parts += ['<video:platform relationship="', relationship, '">', platforms]
+        parts.append("</video:platform>")
+    _text(parts, "video:live", video.live)
+    parts.append("</video:video>")
+
+
+def _news_element(parts: list[str], news: NewsElement, declared: bool) -> None:
+    parts.append("<news:news>" if declared else f'<news:news xmlns:news="{NEWS_NAMESPACE}">')
+    parts.append("<news:publication>")
+    _text(parts, "news:name", news.name)
+    _text(parts, "news:language", news.language)
+    parts.append("</news:publication>")
+    _text(parts, "news:publication_date", news.publication_date)
+    _text(parts, "news:title", news.title)
+    parts.append("</news:news>")
 
 
 def sitemap_element(loc: str, lastmod: str | None) -> str:
@@ -157,6 +250,12 @@ class DocumentWriter:
         self._opening = opening
         self.max_element_bytes = max_element_bytes
         self.namespaces = dict(namespaces or {})
+        # The extension prefixes the root declares for the writer's own elements.
+        self._declared = frozenset(
+            prefix
+            for prefix, uri in self.namespaces.items()
+            if EXTENSION_NAMESPACES.get(prefix) == uri
+        )
         self._closing = closing
         self._closing_size = len(closing.encode())
         self.max_urls = max_urls
@@ -166,8 +265,7 @@ class DocumentWriter:
 
     def render_entries(self, entries: Sequence[Entry]) -> bytes:
         """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
-        xhtml = self.namespaces.get("xhtml") == XHTML_NAMESPACE
-        return self.render(url_elements(entries, xhtml_declared=xhtml))
+        return self.render(url_elements(entries, declared=self._declared))
 
     def render(self, elements: Iterable[str]) -> bytes:
         """Encode already-rendered elements, enforcing the count and size limits."""

@@ -86,7 +86,13 @@ def _schema(main: str) -> etree.XMLSchema:
 
 
 def validate_sitemap(data: bytes) -> etree._Element:
-    """Parse ``data`` as a ``<urlset>`` or ``<sitemapindex>``, validate it, return the root."""
+    """Parse ``data`` as a ``<urlset>`` or ``<sitemapindex>``, validate it, return the root.
+
+    ``sitemap.xsd`` takes extension elements through ``xsd:any`` with
+    ``processContents="strict"``, and the wrapper imports the image, video, news
+    and xhtml schemas: an extension element is validated against its own schema
+    (tests/test_extensions.py shows invalid ones fail).
+    """
     root = etree.fromstring(data)
     tag = etree.QName(root).localname
     schema = _schema("sitemap.xsd" if tag == "urlset" else "siteindex.xsd")

@@ -30,7 +30,15 @@ def test_the_default_config_is_the_autodiscovering_one() -> None:
 
 def test_start_up_imported_every_apps_sitemap_module() -> None:
     assert sys.modules["tests.testapp.sitemapx"].IMPORTED is True
-    assert default_registry.sections == ["article", "category", "author", "pages"]
+    assert default_registry.sections == [
+        "article",
+        "category",
+        "author",
+        "pages",
+        "article-images",
+        "news",
+        "videos",
+    ]
 
 
 @pytest.fixture
@@ -48,7 +56,15 @@ def fresh_start(monkeypatch: pytest.MonkeyPatch) -> Iterator[SitemapRegistry]:
 def test_sitemapx_config_ready_autodiscovers(fresh_start: SitemapRegistry) -> None:
     _config(SitemapxConfig).ready()
     assert all(name in sys.modules for name in SITEMAP_MODULES)
-    assert fresh_start.sections == ["article", "category", "author", "pages"]
+    assert fresh_start.sections == [
+        "article",
+        "category",
+        "author",
+        "pages",
+        "article-images",
+        "news",
+        "videos",
+    ]
 
 
 def test_simple_config_ready_does_not_autodiscover(fresh_start: SitemapRegistry) -> None:

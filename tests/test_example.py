@@ -8,7 +8,7 @@ from django.test import Client, override_settings
 from django.utils import translation
 
 from example_project import settings as example_settings
-from example_project.articles.models import Article, Author
+from example_project.articles.models import Article, ArticleImage, ArticleVideo, Author
 from tests.conftest import NS, content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
@@ -29,10 +29,14 @@ def test_seed_demo_is_idempotent_and_every_tenth_is_unpublished() -> None:
     assert Article.objects.filter(is_published=False).count() == 12
     call_command("seed_demo", count=150, verbosity=0)
     assert Article.objects.count() == 150
+    images = ArticleImage.objects.count()
+    assert images == sum(n % 4 for n in range(1, 151))
+    assert ArticleVideo.objects.count() == 6
     Article.objects.filter(slug="demo-article-7").delete()
     call_command("seed_demo", count=150, verbosity=0)
     assert Article.objects.filter(slug="demo-article-7").exists()
     assert Article.objects.count() == 150
+    assert ArticleImage.objects.count() == images
     assert Author.objects.count() == 15
     call_command("seed_demo", count=150, authors=20, verbosity=0)
     assert Author.objects.count() == 20
@@ -47,18 +51,38 @@ def test_seeded_site_serves_a_valid_sitemap_whose_urls_resolve() -> None:
     client = Client(HTTP_HOST="127.0.0.1:8000")
     index = validate_sitemap(content(client.get("/sitemap.xml")))
     urls = []
+    by_section: dict[str, list[str]] = {}
+    roots = []
     for loc in locs(index):
-        urls += locs(validate_sitemap(content(client.get(loc))))
-    # 36 published articles (one language), 5 categories and 2 pages in 3 languages,
-    # 4 authors (UUID keys).
-    assert len(urls) == 36 + 3 * (5 + 2) + 4
-    authors = [url for url in urls if "/authors/" in url]
-    assert len(authors) == 4
-    for url in urls[:5] + urls[-21:] + authors:
+        root = validate_sitemap(content(client.get(loc)))
+        roots.append(root)
+        section = loc.rsplit("/sitemap-", 1)[1].rsplit("-", 1)[0]
+        sample = by_section.setdefault(section, [])
+        sample += locs(root)
+        urls += locs(root)
+    # 36 published articles of 40 (one language); 5 categories and 2 pages in 3
+    # languages; 4 authors (UUID keys); the articles with images (n % 4 != 0); the
+    # 36 newest published are news; one in 25 has a video.
+    assert {section: len(found) for section, found in by_section.items()} == {
+        "article": 36,
+        "category": 3 * 5,
+        "author": 4,
+        "pages": 3 * 2,
+        "article-images": 28,
+        "news": 36,
+        "videos": 1,
+    }
+    assert all("/authors/" in url for url in by_section["author"])
+    assert any(root.nsmap.get("image") for root in roots)
+    assert any(root.nsmap.get("news") for root in roots)
+    assert any(root.nsmap.get("video") for root in roots)
+    for url in [url for found in by_section.values() for url in found[:5]]:
         assert client.get(url).status_code == 200, url
 
 
-@override_settings(MIDDLEWARE=example_settings.MIDDLEWARE)
+# The test client sets SERVER_PORT to 80 on every request, and a sitemap keeps
+# only the port the request reached (#14): X-Forwarded-Port says it is 8000.
+@override_settings(MIDDLEWARE=example_settings.MIDDLEWARE, USE_X_FORWARDED_PORT=True)
 def test_translated_pages_list_their_language_versions_and_each_answers_in_its_language() -> None:
     # A port the request did not reach the server on is left out of <loc>s (#14).
     client = Client(HTTP_HOST="127.0.0.1:8000")
@@ -103,8 +127,17 @@ def test_the_example_serves_two_hosts_with_different_sections() -> None:
     def sections(host: str) -> list[str]:
         return [page.section for page in listed_pages(registry, Origin("http", host))]
 
-    assert sections("localhost") == ["article", "category", "author", "pages"]
-    assert sections("news.localhost") == ["article", "news-front"]
+    assert sections("localhost") == [
+        "article",
+        "category",
+        "author",
+        "pages",
+        "article-images",
+        "news",
+        "videos",
+    ]
+    # The news section follows the article section: the news category's on the news host.
+    assert sections("news.localhost") == ["article", "news", "news-front"]
     news = listed_pages(registry, Origin("http", "news.localhost"))[0].summary.rows
     everything = listed_pages(registry, Origin("http", "localhost"))[0].summary.rows
     assert news == Article.objects.filter(is_published=True, category__slug="news").count()
@@ -137,5 +170,6 @@ def test_the_example_project_settings_name_the_two_hosts() -> None:
         env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
     )
     assert result.stdout.strip() == (
-        "['article', 'news-front'] ['article', 'category', 'author', 'pages']"
+        "['article', 'news', 'news-front'] "
+        "['article', 'category', 'author', 'pages', 'article-images', 'news', 'videos']"
     )

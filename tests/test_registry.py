@@ -205,7 +205,15 @@ def test_separate_registries_do_not_share_sections() -> None:
 def test_autodiscovery_imported_every_apps_module() -> None:
     assert sys.modules["tests.testapp.sitemapx"].IMPORTED is True
     assert default_registry.is_registered(Article)
-    assert default_registry.sections == ["article", "category", "author", "pages"]
+    assert default_registry.sections == [
+        "article",
+        "category",
+        "author",
+        "pages",
+        "article-images",
+        "news",
+        "videos",
+    ]
 
 
 def test_autodiscovery_failure_rolls_the_registry_back(
@@ -281,7 +289,7 @@ def test_temporarily_empty_restores_sections_and_their_origins() -> None:
 
 def test_temporarily_empty_restores_after_an_exception() -> None:
     before = default_registry.sections
-    assert before == ["article", "category", "author", "pages"]
+    assert before == ["article", "category", "author", "pages", "article-images", "news", "videos"]
     with pytest.raises(RuntimeError), default_registry.temporarily_empty():
         default_registry.register("extra", sitemapx.StaticSource, url_names=["home"])
         raise RuntimeError

@@ -24,6 +24,7 @@ from ..locations import LocationBuilder, Origin
 from ..locations.keys import location_key, uri_key
 from ..registry import SitemapRegistry
 from ..sources import ModelSource, PageSummary, Source
+from ..sources.extensions import declared_kinds
 
 # Entries scanned per section that cannot be searched by query (in-memory items,
 # get_absolute_url() or a custom location()): bounds an inspector request.
@@ -83,6 +84,28 @@ def locate(registry: SitemapRegistry, value: str, origin: Origin) -> Finding:
         else (SKIPPED if finding.skipped else NOT_REGISTERED)
     )
     return finding
+
+
+def extension_findings(
+    registry: SitemapRegistry, finding: Finding, origin: Origin
+) -> list[Finding]:
+    """Every section listing the found URL with images, videos or news, the found one first.
+
+    Google reads extension tags in the main sitemap or in a separate one (an
+    image sitemap, a news section), so the same URL may carry them elsewhere.
+    """
+    if not finding.found:
+        return []
+    builder = LocationBuilder(origin)
+    found = [finding] if finding.entry is not None and finding.entry[4] else []
+    for source in registry:
+        if source.section == finding.section or not declared_kinds(source):
+            continue
+        other = Finding(key=finding.key)
+        found_there = _search(source, finding.key, builder, other)
+        if found_there and other.entry is not None and other.entry[4]:
+            found.append(other)
+    return found
 
 
 def place(registry: SitemapRegistry, value: str, origin: Origin) -> tuple[str, int | None]:

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from ..documents import index_path, listed_pages, page_path, served_here
+from ..entries import NewsElement, VideoElement
 from ..exceptions import SkipReason
 from ..locations.hosts import origin_for_request
 from ..models import Override
@@ -56,6 +57,14 @@ SKIP_REASONS: dict[str, Any] = {
     SkipReason.INVALID_LASTMOD: _("its last modification date is invalid"),
     SkipReason.INVALID_CHANGEFREQ: _("its change frequency is invalid"),
     SkipReason.INVALID_PRIORITY: _("its priority is invalid"),
+    SkipReason.MISSING_NEWS: _("it has no news data (publication date and title)"),
+    SkipReason.INVALID_NEWS: _("its news data is invalid"),
+    SkipReason.OLD_NEWS: _("its news item is older than two days"),
+    SkipReason.INVALID_IMAGE: _("one of its images has an invalid URL"),
+    SkipReason.OVER_IMAGE_LIMIT: _("it has more images than a URL may list"),
+    SkipReason.INVALID_VIDEO: _("one of its videos is invalid"),
+    SkipReason.OVER_VIDEO_LIMIT: _("it has more videos than a URL may list"),
+    SkipReason.OVER_VIDEO_TAG_LIMIT: _("a video has more than 32 tags"),
 }
 SOURCE, OVERRIDE, NONE = _("section"), _("override"), _("not set")
 
@@ -131,7 +140,32 @@ def _inspect(model_admin: OverrideAdmin, request: HttpRequest, url: str) -> dict
         if finding.found and finding.page
         else None,
         "override_url": _override_url(model_admin, request, finding.key, override),
+        "media": _media(finding, request),
     }
+
+
+@dataclass(frozen=True)
+class Media:
+    """A section's images, videos and news for the inspected URL."""
+
+    section: str
+    page: int | None
+    images: tuple[str, ...]
+    videos: tuple[VideoElement, ...]
+    news: NewsElement | None
+
+
+def _media(finding: locating.Finding, request: HttpRequest) -> list[Media]:
+    found = locating.extension_findings(default_registry, finding, origin_for_request(request))
+    media = []
+    for other in found:
+        assert other.entry is not None
+        extras = other.entry[4]
+        if extras:
+            media.append(
+                Media(other.section, other.page, extras.images, extras.videos, extras.news)
+            )
+    return media
 
 
 def _values(finding: locating.Finding, override: Override | None) -> list[Value]:

@@ -80,6 +80,9 @@ class Prepared:
     etag_basis: str
     lastmods: tuple[str | None, ...]
     render: Callable[[], DocumentStream | None]
+    # When the document stops being true by itself (seconds since the epoch):
+    # a news page whose oldest item ages out. None: only invalidation stales it.
+    expires: float | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,13 @@ def index_document(
         )
         lastmods = tuple(dated_lastmod(listed_page.summary) for listed_page in listed)
         schemes = section_schemes(registry, origin.scheme)
-        return Prepared(basis, lastmods, lambda: render_index(listed, origin, page_path, schemes))
+        expiries = [when for source in registry if (when := source.expires()) is not None]
+        return Prepared(
+            basis,
+            lastmods,
+            lambda: render_index(listed, origin, page_path, schemes),
+            min(expiries, default=None),
+        )
 
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
@@ -136,6 +145,7 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
     """
 
     def prepare() -> Prepared:
+        expires = source.expires()  # before the rows are read: never later than they say
         page = source.page_at(number, origin)
         if page is None:
             raise Http404("This sitemap page has no URL.")
@@ -144,6 +154,7 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
             f"{summary.rows}:{summary.lastmod}:{summary.undated}",
             (dated_lastmod(summary),),
             lambda: render_page(source, page, origin),
+            expires,
         )
 
     return DocumentSpec(
@@ -200,7 +211,7 @@ def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBas
             # slow or vanished client costs this one build, and the requests
             # waiting for it are served from the stored copy as soon as it exists.
             try:
-                record = _build(store, key, _render(prepared), validators)
+                record = _build(store, key, _render(prepared), validators, prepared.expires)
             finally:
                 store.unlock(lock)
             if record is not None and record.parts.get(GZ if gz else XML):
@@ -234,13 +245,19 @@ def _from_cache(
 
 
 def _build(
-    store: DocumentCache, key: str, stream: DocumentStream, validators: Validators
+    store: DocumentCache,
+    key: str,
+    stream: DocumentStream,
+    validators: Validators,
+    expires: float | None = None,
 ) -> Record | None:
     """Render ``stream`` to the end into the cache, both variants; None if the cache failed.
 
     Memory stays flat: each variant is stored part by part as it is produced.
+    ``expires`` is the document's own expiry (see ``Prepared``): the record
+    carries it, and nothing is kept past it.
     """
-    writer = store.part_writer(key)
+    writer = store.part_writer(key, expires)
     compressor = gzip_compressor()
     try:
         for chunk in stream:

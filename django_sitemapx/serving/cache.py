@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import re
 import secrets
 import time
@@ -112,16 +113,34 @@ class Record:
     etag: str
     last_modified: float | None
     parts: dict[str, int]
+    # Seconds since the epoch after which the document is stale by itself (news
+    # items age out); None: only invalidation makes it stale.
+    expires: float | None = None
 
     def as_record(self) -> dict[str, Any]:
-        return {"etag": self.etag, "last_modified": self.last_modified, "parts": self.parts}
+        return {
+            "etag": self.etag,
+            "last_modified": self.last_modified,
+            "parts": self.parts,
+            "expires": self.expires,
+        }
 
     @classmethod
     def from_record(cls, record: Any) -> Record | None:
         try:
-            return cls(record["etag"], record["last_modified"], dict(record["parts"]))
-        except (TypeError, KeyError):
+            return cls(
+                record["etag"],
+                record["last_modified"],
+                dict(record["parts"]),
+                record.get("expires"),
+            )
+        except (TypeError, KeyError, AttributeError):
             return None
+
+    @property
+    def expired(self) -> bool:
+        """True once the document's own expiry has passed."""
+        return self.expires is not None and self.expires <= time.time()
 
 
 @dataclass(frozen=True)
@@ -202,9 +221,14 @@ class DocumentCache:
     def record(self, key: str) -> Record | None:
         """The record of a complete stored document, if any."""
         local = local_copies.get(self._local_key(key))
-        if local is not None:
-            return local[0]
-        return Record.from_record(self._call(lambda: self.backend.get(key), None))
+        record = (
+            local[0]
+            if local is not None
+            else Record.from_record(self._call(lambda: self.backend.get(key), None))
+        )
+        # A backend keeps a value up to its timeout, rounded to whole seconds or
+        # more: the record's own expiry is what decides.
+        return None if record is None or record.expired else record
 
     def body(self, key: str, record: Record, variant: str) -> bytes | None:
         """The bytes of one variant of a stored document, or None if a part is gone."""
@@ -239,8 +263,13 @@ class DocumentCache:
         return f"{self.alias}|{key}"
 
     def store(self, key: str, record: Record, bodies: dict[str, bytes]) -> None:
-        """Store every variant in parts, then the record that makes them visible."""
-        timeout = app_settings.CACHE_TIMEOUT
+        """Store every variant in parts, then the record that makes them visible.
+
+        A record with an expiry is kept no longer than until then.
+        """
+        timeout = self._timeout(record.expires)
+        if timeout == 0:
+            return
         values: dict[str, bytes] = {}
         parts: dict[str, int] = {}
         for variant, data in bodies.items():
@@ -252,17 +281,35 @@ class DocumentCache:
         failed = self._call(lambda: self.backend.set_many(values, timeout), None)
         if failed is None or failed:
             return
-        complete = Record(record.etag, record.last_modified, parts)
+        complete = Record(record.etag, record.last_modified, parts, record.expires)
         self._call(lambda: self.backend.set(key, complete.as_record(), timeout), None)
         if self.available:
             local_copies.put(self._local_key(key), complete, bodies)
 
-    def part_writer(self, key: str) -> PartWriter:
-        """Stores a document being built part by part; its record comes last."""
-        return PartWriter(self, key)
+    def part_writer(self, key: str, expires: float | None = None) -> PartWriter:
+        """Stores a document being built part by part; its record comes last.
 
-    def _set(self, name: str, value: Any) -> bool:
-        self._call(lambda: self.backend.set(name, value, app_settings.CACHE_TIMEOUT), None)
+        ``expires`` is the document's own expiry: the record carries it, and
+        nothing is kept past it.
+        """
+        return PartWriter(self, key, expires)
+
+    @staticmethod
+    def _timeout(expires: float | None) -> float | None:
+        """The cache timeout of a document expiring at ``expires``: 0 if it already has."""
+        timeout = app_settings.CACHE_TIMEOUT
+        if expires is None:
+            return timeout
+        remaining = expires - time.time()
+        if remaining <= 0:
+            return 0
+        # Whole seconds, rounded up: the record's own expiry is checked on read.
+        return min(timeout, math.ceil(remaining)) if timeout else math.ceil(remaining)
+
+    def _set(self, name: str, value: Any, timeout: float | None = None) -> bool:
+        if timeout is None:
+            timeout = app_settings.CACHE_TIMEOUT
+        self._call(lambda: self.backend.set(name, value, timeout), None)
         return self.available
 
     # -- stampede protection --------------------------------------------------
@@ -317,9 +364,10 @@ class PartWriter:
     by :meth:`finish`, so a reader never sees half a document.
     """
 
-    def __init__(self, cache: DocumentCache, key: str) -> None:
+    def __init__(self, cache: DocumentCache, key: str, expires: float | None = None) -> None:
         self._cache = cache
         self._key = key
+        self._expires = expires
         self._buffers: dict[str, bytearray] = {}
         self._parts: dict[str, int] = {}
 
@@ -337,15 +385,21 @@ class PartWriter:
     def _put(self, variant: str, piece: bytes) -> bool:
         number = self._parts[variant]
         self._parts[variant] = number + 1
-        return self._cache._set(f"{self._key}:{variant}:{number}", piece)
+        timeout = self._cache._timeout(self._expires)
+        if timeout == 0:  # expired while it was being built: nothing is kept
+            return False
+        return self._cache._set(f"{self._key}:{variant}:{number}", piece, timeout)
 
     def finish(self, etag: str, last_modified: float | None) -> Record | None:
         """Store the last parts, then the record; the record, or None if the cache failed."""
         for variant, buffer in self._buffers.items():
             if buffer and not self._put(variant, bytes(buffer)):
                 return None
-        record = Record(etag, last_modified, dict(self._parts))
-        return record if self._cache._set(self._key, record.as_record()) else None
+        record = Record(etag, last_modified, dict(self._parts), self._expires)
+        timeout = self._cache._timeout(self._expires)
+        if timeout == 0:
+            return None
+        return record if self._cache._set(self._key, record.as_record(), timeout) else None
 
 
 def invalidate(

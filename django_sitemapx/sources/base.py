@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -141,6 +142,18 @@ class Source:
     languages: Sequence[str] | None = None
     alternates: bool = False
     x_default: bool | str = False
+    # Image, video and news extensions (see ``sources.extensions``): a value for
+    # every item, a method taking one item, or a related-model declaration.
+    images: Any = None
+    videos: Any = None
+    news: Any = None
+    news_publication: Any = None
+    # The most images and videos one URL lists: extra ones are skipped and
+    # counted. Pages are sized for URLs this large, so that none is dropped.
+    max_images: int = 1_000
+    max_videos: int = 10
+    # Most seconds a cached document of this section is served; None: SITEMAPX_CACHE_TIMEOUT.
+    cache_timeout: float | None = None
 
     def __init__(self, section: str = "", **options: Any) -> None:
         self.section = section
@@ -190,18 +203,22 @@ class Source:
         The one place for a page's capacity: at most ``limit`` URLs, and at
         most what the protocol's 50 MB holds when every URL takes
         :meth:`max_url_bytes`. An item gives :meth:`urls_per_row` URLs (one
-        per language for ``i18n``). The writer skips (and counts) any entry
-        larger than :meth:`max_url_bytes`, so no page can overflow and no URL
-        is cut for lack of room.
+        per language for ``i18n``). A news section lists at most 1,000 URLs
+        per page. The writer skips (and counts) any entry larger than
+        :meth:`max_url_bytes`, so no page can overflow and no URL is cut for
+        lack of room.
         """
         # validate() runs at registration, often while the URLconf is still
         # being imported, so nothing here is computed (or reversed) before a
         # document or the index asks. At least one item per page: only an item
         # in some sixty languages of URLs near 2,047 characters overflows 50 MB
         # by itself, and the writer's size backstop then counts what it cuts.
+        from .extensions import max_urls_per_page
+
         per_row = self.urls_per_row()
         budget = PROTOCOL_MAX_BYTES - DOCUMENT_FRAME_BYTES
-        rows = min(self.get_limit() // per_row, budget // (per_row * self.max_url_bytes()))
+        urls = max_urls_per_page(self, self.get_limit())
+        rows = min(urls // per_row, budget // (per_row * self.max_url_bytes()))
         return max(1, rows)
 
     def urls_per_row(self) -> int:
@@ -212,14 +229,30 @@ class Source:
         """The most bytes one ``<url>`` element of this source takes, XML escaping included.
 
         The sum of the element's parts, each at its worst case: the frame and
-        the three values, the ``<loc>`` (:meth:`max_location_bytes`), and the
-        alternates (:meth:`max_alternates_bytes`). A source that writes more
-        (image, video, news elements) adds its part here. Pages are sized on
-        it (:meth:`rows_per_page`) and the writer enforces it per entry: an
-        entry over it is left out and counted as ``over_size_limit``.
+        the three values, the ``<loc>`` (:meth:`max_location_bytes`), the
+        alternates (:meth:`max_alternates_bytes`), and the image, video and
+        news elements (:meth:`max_extension_bytes`). A source that writes more
+        adds its part here. Pages are sized on it (:meth:`rows_per_page`) and
+        the writer enforces it per entry: an entry over it is left out and
+        counted as ``over_size_limit``.
         """
-        parts = [URL_VALUES_BYTES, self.max_location_bytes(), self.max_alternates_bytes()]
+        parts = [
+            URL_VALUES_BYTES,
+            self.max_location_bytes(),
+            self.max_alternates_bytes(),
+            self.max_extension_bytes(),
+        ]
         return sum(parts)
+
+    def max_extension_bytes(self) -> int:
+        """The most bytes the image, video and news elements of one ``<url>`` take.
+
+        ``max_images`` images and ``max_videos`` videos at their largest, and
+        a news element, for what the source declares (0 when it declares none).
+        """
+        from .extensions import extension_url_bytes
+
+        return extension_url_bytes(self)
 
     def max_location_bytes(self) -> int:
         """The most bytes one escaped location (a ``<loc>`` or an href) takes.
@@ -279,11 +312,24 @@ class Source:
 
     def get_namespaces(self) -> dict[str, str]:
         """The extension namespaces a page's root declares: ``namespaces``, plus xhtml for
-        alternates (and only then)."""
+        alternates and image, video and news for what the source declares (and only then)."""
+        from .extensions import extension_namespaces
+
         namespaces = dict(self.namespaces)
         if self.i18n and self.alternates:
             namespaces["xhtml"] = XHTML_NAMESPACE
+        namespaces.update(extension_namespaces(self))
         return namespaces
+
+    def expires(self) -> float | None:
+        """When documents built now stop being true by themselves (seconds since the epoch).
+
+        None (the default) when only a change to the data, caught by
+        invalidation, changes them; a news section's items age out.
+        """
+        if self.cache_timeout is None:
+            return None
+        return time.time() + self.cache_timeout
 
     def validate(self) -> None:
         """Raise ``SourceConfigurationError`` for a value of this source the protocol refuses.
@@ -315,6 +361,9 @@ class Source:
             if not callable(getattr(self, name, None)):
                 static_value(self, name)
         self._validate_languages()
+        from .extensions import validate_extensions
+
+        validate_extensions(self)
 
     def _validate_languages(self) -> None:
         name = type(self).__name__

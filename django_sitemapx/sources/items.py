@@ -28,6 +28,7 @@ from .base import (
     Source,
     escaped_length,
 )
+from .extensions import ItemExtras, extras_reader
 from .languages import LanguageVersions
 
 if TYPE_CHECKING:
@@ -101,27 +102,37 @@ class ItemSource(Source):
         if self.i18n:
             yield from self._language_entries(items, builder)
             return
-        chunk: list[Entry] = []
         skipped: Counter[SkipReason] = Counter()
 
         def count(reason: SkipReason) -> None:
             skipped[reason] += 1
 
-        for item in items:
-            try:
-                loc = builder.absolute(self.location(item))
-            except Skip as skip:
-                count(skip.reason)
-                continue
-            lastmod, changefreq, priority = (
-                formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
-            )
-            chunk.append((loc, lastmod, changefreq, priority, None))  # type: ignore[arg-type]
-            if len(chunk) >= app_settings.CHUNK_SIZE:
+        extras = extras_reader(self, builder, count)
+        size = app_settings.CHUNK_SIZE
+        for start in range(0, len(items), size):
+            chunk: list[Entry] = []
+            kept: list[Any] = []
+            for item in items[start : start + size]:
+                try:
+                    loc = builder.absolute(self.location(item))
+                except Skip as skip:
+                    count(skip.reason)
+                    continue
+                lastmod, changefreq, priority = (
+                    formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
+                )
+                chunk.append((loc, lastmod, changefreq, priority, None))  # type: ignore[arg-type]
+                kept.append(item)
+            if extras is not None and kept:
+                found = extras(kept)
+                chunk = [
+                    (*entry[:4], value) if value is not None else entry  # type: ignore[misc]
+                    for entry, value in zip(chunk, found, strict=True)
+                    if not isinstance(value, SkipReason)
+                ]
+                skipped.update(value for value in found if isinstance(value, SkipReason))
+            if chunk:
                 yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
         for reason, number in skipped.items():
             yield Skipped(reason, number)
 
@@ -138,6 +149,7 @@ class ItemSource(Source):
             skipped[reason] += 1
 
         versions = LanguageVersions(self)
+        extras = extras_reader(self, builder, count)
         per_item = self.has_languages_per_item
         chunk_size = max(1, app_settings.CHUNK_SIZE // len(versions.codes))
         rows = iter(items)
@@ -146,7 +158,7 @@ class ItemSource(Source):
             for code in versions.codes:
                 with translation.override(code):
                     located[code] = [self._located(item, builder) for item in batch]
-            chunk: list[Entry] = []
+            listed: list[tuple[Any, list[tuple[str, str]]]] = []
             for index, item in enumerate(batch):
                 codes = (
                     versions.for_item(self.get_languages_for_item(item), count)
@@ -161,10 +173,20 @@ class ItemSource(Source):
                     else:
                         found.append((code, uri))
                 if found:
-                    values = [
-                        formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
-                    ]
-                    chunk += versions.entries(found, *values)
+                    listed.append((item, found))
+            # An item's images, videos and news go with every one of its versions.
+            extensions: list[ItemExtras] = [None] * len(listed)
+            if extras is not None and listed:
+                extensions = extras([item for item, _found in listed])
+            chunk: list[Entry] = []
+            for (item, found), extension in zip(listed, extensions, strict=True):
+                if isinstance(extension, SkipReason):
+                    count(extension)
+                    continue
+                lastmod, changefreq, priority = (
+                    formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
+                )
+                chunk += versions.entries(found, lastmod, changefreq, priority, extension)
             if chunk:
                 yield chunk
             yield from (Skipped(reason, number) for reason, number in skipped.items())

@@ -49,10 +49,15 @@ class LanguageVersions:
         lastmod: str | None,
         changefreq: str | None,
         priority: str | None,
+        extension: Extras | None = None,
     ) -> list[Entry]:
-        """The entries of one item, one per located version, in the order given."""
+        """The entries of one item, one per located version, in the order given.
+
+        ``extension`` holds the item's images, videos and news, written with
+        every version.
+        """
         if not self.alternates:
-            return [Entry(uri, lastmod, changefreq, priority, None) for _code, uri in located]
+            return [Entry(uri, lastmod, changefreq, priority, extension) for _code, uri in located]
         hreflang = self._hreflang
         links = [Alternate(hreflang[code], uri) for code, uri in located]
         if self._x_default is not None:
@@ -60,5 +65,9 @@ class LanguageVersions:
                 if code == self._x_default:
                     links.append(Alternate("x-default", uri))
                     break
-        extras = Extras(tuple(links))
+        extras = (
+            Extras(tuple(links))
+            if extension is None
+            else extension._replace(alternates=tuple(links))
+        )
         return [Entry(uri, lastmod, changefreq, priority, extras) for _code, uri in located]

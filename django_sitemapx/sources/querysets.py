@@ -30,6 +30,7 @@ from .base import (
     Source,
     escaped_length,
 )
+from .extensions import ExtrasReader, ItemExtras, chunk_extras, extras_reader
 from .keyset import (
     LASTMOD_ALIAS,
     LastmodInRange,
@@ -370,17 +371,19 @@ class ModelSource(Source):
             self._column_reader("changefreq", count),
             self._column_reader("priority", count),
         )
+        extras = extras_reader(self, builder, count)
         if self.i18n:
             locators = [
                 (code, *self._row_location(builder, code)) for code in self.get_languages()
             ]
             languages = self.get_languages_for_item if self.has_languages_per_item else None
+            versions = LanguageVersions(self)
             yield from _language_chunks(
-                rows, locators, values, LanguageVersions(self), languages, skipped, chunk_size
+                rows, locators, values, versions, languages, skipped, chunk_size, extras
             )
             return
         location, bulk = self._row_location(builder)
-        yield from _chunks(rows, location, bulk, values, skipped, chunk_size)
+        yield from _chunks(rows, location, bulk, values, skipped, chunk_size, extras)
         if column is not None and _is_postgresql(page_rows.db):
             # The lastmods SQL turned to NULL (out of the lastmod range), counted in one query.
             out_of_range = page_rows.filter(out_of_lastmod_range(column)).count()
@@ -393,7 +396,8 @@ class ModelSource(Source):
             self.uses_url_name
             and not (self.i18n and self.has_languages_per_item)
             and not any(
-                callable(getattr(self, name)) for name in ("lastmod", "changefreq", "priority")
+                callable(getattr(self, name))
+                for name in ("lastmod", "changefreq", "priority", "images", "videos", "news")
             )
         )
 
@@ -588,6 +592,7 @@ def _chunks(
     values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
     skipped: Counter[SkipReason],
     chunk_size: int,
+    extras_reader: ExtrasReader | None = None,
 ) -> EntryStream:
     """Entries in chunks of at most ``chunk_size``, each followed by what it skipped."""
     while batch := list(islice(rows, chunk_size)):
@@ -602,12 +607,19 @@ def _chunks(
                     continue
                 kept.append(row)
             batch = kept
+        extras: Iterable[Any] = repeat(None, len(batch))
+        if extras_reader is not None and batch:
+            kept_rows, found, dropped = chunk_extras(extras_reader, batch)
+            if dropped:
+                skipped.update(dropped)
+                keep = {id(row) for row in kept_rows}
+                uris = [uri for uri, row in zip(uris, batch, strict=True) if id(row) in keep]
+                batch = kept_rows
+            extras = found or ()
         if batch:
             columns = [_column(reader, batch) for reader in values]
             # Plain tuples are entries too: zip() builds them with no Python call per row.
-            yield cast(
-                list[Entry], list(zip(uris, *columns, repeat(None, len(batch)), strict=True))
-            )
+            yield cast(list[Entry], list(zip(uris, *columns, extras, strict=True)))
         if skipped:
             yield from (Skipped(reason, number) for reason, number in skipped.items())
             skipped.clear()
@@ -625,13 +637,16 @@ def _language_chunks(
     languages: Callable[[Any], Sequence[str]] | None,
     skipped: Counter[SkipReason],
     chunk_size: int,
+    extras_reader: ExtrasReader | None = None,
 ) -> EntryStream:
     """Every language version of each row: rows read once, located once per language.
 
     Each language's URIs for a whole chunk come from its own compiled URL (in
     bulk when the values are plain), with the language active for a custom
     ``location()``. ``languages`` is ``get_languages_for_item`` when it is
-    overridden: called on the row already read, it costs no query.
+    overridden: called on the row already read, it costs no query. A row's
+    images, videos and news (read once per chunk) go with every one of its
+    language versions.
     """
 
     def count(reason: SkipReason) -> None:
@@ -648,7 +663,8 @@ def _language_chunks(
                     uris = [_located(location, row) for row in batch]
             located[code] = uris
         columns = [list(_column(reader, batch)) for reader in values]
-        chunk: list[Entry] = []
+        listed: list[tuple[list[tuple[str, str]], str | None, str | None, str | None]] = []
+        listed_rows: list[Any] = []
         for index, (row, lastmod, changefreq, priority) in enumerate(
             zip(batch, *columns, strict=True)
         ):
@@ -661,7 +677,19 @@ def _language_chunks(
                 else:
                     found.append((code, uri))
             if found:
-                chunk += versions.entries(found, lastmod, changefreq, priority)
+                listed.append((found, lastmod, changefreq, priority))
+                listed_rows.append(row)
+        extensions: list[ItemExtras] = [None] * len(listed)
+        if extras_reader is not None and listed_rows:
+            extensions = extras_reader(listed_rows)
+        chunk: list[Entry] = []
+        for (found, lastmod, changefreq, priority), extension in zip(
+            listed, extensions, strict=True
+        ):
+            if isinstance(extension, SkipReason):
+                count(extension)
+            else:
+                chunk += versions.entries(found, lastmod, changefreq, priority, extension)
         if chunk:
             yield chunk
         if skipped:

@@ -27,6 +27,8 @@ class Article(models.Model):
     title = models.CharField(max_length=255)
     updated_at = models.DateTimeField(db_index=True)
     is_published = models.BooleanField(default=False, db_index=True)
+    # When the article first appeared: the news section lists the last two days'.
+    published_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-updated_at"]
@@ -55,3 +57,33 @@ class Author(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("author-detail", kwargs={"author": self.id})
+
+
+class ArticleImage(models.Model):
+    """An image shown on an article: listed in the sitemap's ``<image:image>`` elements."""
+
+    article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="images")
+    # A path on the site or an absolute URL (a CDN, say).
+    url = models.CharField(max_length=2000)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["article", "position", "pk"]
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class ArticleVideo(models.Model):
+    """The video of an article: listed in the video section's ``<video:video>``."""
+
+    article = models.OneToOneField(Article, on_delete=models.CASCADE, related_name="video")
+    title = models.CharField(max_length=100)
+    description = models.TextField(max_length=2048)
+    thumbnail_url = models.CharField(max_length=2000)
+    content_url = models.CharField(max_length=2000)
+    duration = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds.")
+    family_friendly = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return self.title

@@ -11,10 +11,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 import django_sitemapx as sitemapx
-from example_project.articles.models import Article, Author, Category
+from example_project.articles.models import (
+    Article,
+    ArticleImage,
+    ArticleVideo,
+    Author,
+    Category,
+)
 
 
 class ArticleSitemap(sitemapx.ModelSource):
@@ -37,6 +43,77 @@ class ArticleSitemap(sitemapx.ModelSource):
         if self.origin is not None and self.news_host and self.origin.host == self.news_host:
             rows = rows.filter(category__slug="news")
         return rows
+
+
+class ArticleImageSitemap(sitemapx.ModelSource):
+    """An image sitemap: the published articles that have images, with their images.
+
+    Google reads image tags in the main sitemap or in a separate one, "equally
+    fine"; a separate section keeps the article pages at 50,000 URLs. The images
+    come from ``ArticleImage`` rows, one query per chunk of articles.
+    """
+
+    model = Article
+    queryset = Article.objects.filter(
+        Exists(ArticleImage.objects.filter(article=OuterRef("pk"))), is_published=True
+    )
+    url_name = "article-detail"
+    url_kwargs = {"category": "category__slug", "slug": "slug"}
+    lastmod_field = "updated_at"
+    images = sitemapx.RelatedImages("images", loc="url", order_by=["position", "pk"])
+    # The demo shows at most five images per article: pages are sized for that.
+    max_images = 5
+
+
+class NewsSitemap(sitemapx.NewsSource):
+    """The last two days' articles, for Google News."""
+
+    model = Article
+    queryset = Article.objects.filter(is_published=True, published_at__isnull=False)
+    url_name = "article-detail"
+    url_kwargs = {"category": "category__slug", "slug": "slug"}
+    publication_date_field = "published_at"
+    title_field = "title"
+    news_publication = sitemapx.Publication("Sitemapx Demo Times", "en")
+    news_host: str | None = None
+
+    def get_queryset(self) -> QuerySet[Any]:
+        rows = super().get_queryset()
+        # As the article section: on the news host, only the news category's.
+        if self.origin is not None and self.news_host and self.origin.host == self.news_host:
+            rows = rows.filter(category__slug="news")
+        return rows
+
+
+class VideoSitemap(sitemapx.ModelSource):
+    """Articles with a video: a ``videos()`` method over the row's video fields."""
+
+    model = ArticleVideo
+    queryset = ArticleVideo.objects.filter(article__is_published=True)
+    url_name = "article-detail"
+    url_kwargs = {"category": "article__category__slug", "slug": "article__slug"}
+    fields = (
+        "title",
+        "description",
+        "thumbnail_url",
+        "content_url",
+        "duration",
+        "family_friendly",
+    )
+    lastmod_field = None
+    max_videos = 1
+
+    def videos(self, row: Any) -> list[sitemapx.Video]:
+        return [
+            sitemapx.Video(
+                thumbnail_loc=row.thumbnail_url,
+                title=row.title,
+                description=row.description,
+                content_loc=row.content_url,
+                duration=row.duration,
+                family_friendly=row.family_friendly,
+            )
+        ]
 
 
 def register_sections(
@@ -80,6 +157,9 @@ def register_sections(
         alternates=True,
         x_default=True,
     )
+    registry.register("article-images", ArticleImageSitemap, sites=main_hosts)
+    registry.register("news", NewsSitemap, news_host=news_host)
+    registry.register("videos", VideoSitemap, sites=main_hosts)
     if news_host:
         registry.register(
             "news-front",

@@ -236,3 +236,38 @@ def test_before_migrate_the_pages_say_to_run_migrate(
     response = editor.get(reverse(name), {"url": "/about/"} if name == INSPECT else {})
     assert response.status_code == 200
     assert b'id="not-migrated"' in response.content and b"manage.py migrate" in response.content
+
+
+def test_inspector_shows_a_urls_images_video_and_news(editor: Client) -> None:
+    from django.utils import timezone
+
+    from example_project.articles.models import ArticleImage, ArticleVideo
+
+    article = ArticleFactory(title="Big <news> & more", published_at=timezone.now())
+    ArticleImage.objects.create(article=article, url="/img/1.jpg", position=1)
+    ArticleImage.objects.create(article=article, url="https://cdn.example.net/2.jpg", position=2)
+    ArticleVideo.objects.create(
+        article=article,
+        title="Clip & co",
+        description="A <clip>",
+        thumbnail_url="/t.jpg",
+        content_url="/c.mp4",
+        duration=90,
+    )
+    response = editor.get(reverse(INSPECT), {"url": article.get_absolute_url()})
+    media = {found.section: found for found in response.context["media"]}
+    assert set(media) == {"article-images", "news", "videos"}
+    assert media["article-images"].images == (
+        "http://testserver/img/1.jpg",
+        "https://cdn.example.net/2.jpg",
+    )
+    assert media["videos"].videos[0].duration == "90"
+    assert media["news"].news.title == "Big <news> & more"
+    html = response.content.decode()
+    assert 'id="extensions"' in html
+    assert "Big &lt;news&gt; &amp; more" in html and "Clip &amp; co" in html
+    assert "https://cdn.example.net/2.jpg" in html
+
+
+def test_every_extension_skip_reason_is_worded() -> None:
+    assert set(SKIP_REASONS) == set(SkipReason)

@@ -12,11 +12,18 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.utils import timezone
 
 from django_sitemapx import invalidate
 from django_sitemapx.registry import default_registry
 from example_project.articles.factories import CategoryFactory, DemoArticleFactory
-from example_project.articles.models import Article, Author, Category
+from example_project.articles.models import (
+    Article,
+    ArticleImage,
+    ArticleVideo,
+    Author,
+    Category,
+)
 
 CATEGORY_SLUGS = ["news", "guides", "reviews", "opinion", "culture"]
 BATCH_SIZE = 5_000
@@ -53,19 +60,22 @@ class Command(BaseCommand):
             if batch:
                 with transaction.atomic():
                     Article.objects.bulk_create(batch, ignore_conflicts=True)
+                    _add_media([article.slug for article in batch])
                 created += len(batch)
             if options["verbosity"] >= 2:
                 self.stdout.write(f"{numbers[-1]} / {count}")
         new_authors = self._authors(wanted_authors)
-        if created or new_authors:
+        recent = _refresh_news()
+        if created or new_authors or recent:
             # bulk_create sends no post_save: without this, a cache shared between
             # processes would keep serving the sitemap as it was.
             invalidate()
         total = Article.objects.filter(slug__startswith="demo-article-").count()
         self.stdout.write(
             f"{created} articles created; {total} demo articles and "
-            f"{Category.objects.count()} categories and {Author.objects.count()} authors "
-            "in the database "
+            f"{Category.objects.count()} categories, {Author.objects.count()} authors, "
+            f"{ArticleImage.objects.count()} images, {ArticleVideo.objects.count()} videos and "
+            f"{recent} news articles in the database "
             f"({len(default_registry.sections)} sitemap sections)."
         )
 
@@ -89,3 +99,55 @@ class Command(BaseCommand):
                     Author.objects.bulk_create(batch, ignore_conflicts=True)
                 created += len(batch)
         return created
+
+
+# Images per demo article cycle through 0 to 3; one article in 25 has a video.
+IMAGE_CYCLE = 4
+VIDEO_EVERY = 25
+# The most recent demo articles are "news": published within the last day and a half.
+NEWS_ARTICLES = 36
+
+
+def _number(slug: str) -> int:
+    return int(slug.rsplit("-", 1)[1])
+
+
+def _add_media(slugs: list[str]) -> None:
+    """Images and videos for newly created demo articles (bulk, one query each)."""
+    articles = Article.objects.filter(slug__in=slugs).values_list("pk", "slug")
+    images, videos = [], []
+    for pk, slug in articles:
+        number = _number(slug)
+        images += [
+            ArticleImage(article_id=pk, url=f"/static/demo/{number}-{k}.jpg", position=k)
+            for k in range(number % IMAGE_CYCLE)
+        ]
+        if number % VIDEO_EVERY == 0:
+            videos.append(
+                ArticleVideo(
+                    article_id=pk,
+                    title=f"Demo video {number}",
+                    description=f"A short demo clip for article {number}.",
+                    thumbnail_url=f"/static/demo/{number}-thumb.jpg",
+                    content_url=f"/static/demo/{number}.mp4",
+                    duration=30 + number % 600,
+                )
+            )
+    ArticleImage.objects.bulk_create(images, batch_size=BATCH_SIZE)
+    ArticleVideo.objects.bulk_create(videos, batch_size=BATCH_SIZE, ignore_conflicts=True)
+
+
+def _refresh_news() -> int:
+    """Date the newest published demo articles within the last two days; return how many."""
+    newest = list(
+        Article.objects.filter(slug__startswith="demo-article-", is_published=True)
+        .order_by("-pk")
+        .values_list("pk", flat=True)[:NEWS_ARTICLES]
+    )
+    now = timezone.now()
+    with transaction.atomic():
+        for hours, pk in enumerate(newest):
+            Article.objects.filter(pk=pk).update(
+                published_at=now - datetime.timedelta(hours=hours)
+            )
+    return len(newest)
