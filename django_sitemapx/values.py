@@ -84,6 +84,14 @@ def lastmod_text(value: Any) -> str | None:
     raise InvalidValue(f"lastmod must be a date or datetime, not {type(value).__name__}")
 
 
+def lastmod_text_or_none(value: Any) -> str | None:
+    """:func:`lastmod_text`, with ``None`` for a value it refuses (a summary's undated row)."""
+    try:
+        return lastmod_text(value)
+    except InvalidValue:
+        return None
+
+
 def _is_w3c_datetime(text: str) -> bool:
     if not _W3C_DATETIME.fullmatch(text):
         return False

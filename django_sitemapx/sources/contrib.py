@@ -30,10 +30,16 @@ from django.core.paginator import InvalidPage
 
 from ..conf import PROTOCOL_MAX_URLS, app_settings
 from ..entries import XHTML_NAMESPACE, Alternate, Entry, EntryStream, Extras, Skipped
-from ..exceptions import InvalidValue, Skip, SkipReason, SourceConfigurationError
+from ..exceptions import Skip, SkipReason, SourceConfigurationError
 from ..locations import LocationBuilder, Origin
 from ..locations.hosts import scheme_for
-from ..values import format_hreflang, formatted, lastmod_text, latest_lastmod, static_value
+from ..values import (
+    format_hreflang,
+    formatted,
+    lastmod_text_or_none,
+    latest_lastmod,
+    static_value,
+)
 from .base import Page, PageSummary, Source
 
 if TYPE_CHECKING:
@@ -212,7 +218,7 @@ class ContribSitemapSource(Source):
         paginator = sitemap.paginator
         if paginator.count == 0:
             return []
-        latest = _lastmod_or_none(sitemap.get_latest_lastmod())
+        latest = lastmod_text_or_none(sitemap.get_latest_lastmod())
         # Row counts by arithmetic: paginator.page(n) would query a queryset once per page.
         per_page, count = paginator.per_page, paginator.count
         return [
@@ -312,13 +318,6 @@ class ContribSitemapSource(Source):
 def _summary(number: int, urls: list[dict[str, Any]]) -> PageSummary | None:
     if not urls:
         return None
-    lastmods = [_lastmod_or_none(url.get("lastmod")) for url in urls]
+    lastmods = [lastmod_text_or_none(url.get("lastmod")) for url in urls]
     dated = [text for text in lastmods if text is not None]
     return PageSummary(number, len(urls), latest_lastmod(dated), undated=len(urls) - len(dated))
-
-
-def _lastmod_or_none(value: Any) -> str | None:
-    try:
-        return lastmod_text(value)
-    except InvalidValue:
-        return None

@@ -17,9 +17,9 @@ from django.utils import translation
 
 from ..conf import app_settings
 from ..entries import Entry, EntryStream, Skipped
-from ..exceptions import InvalidValue, Skip, SkipReason
+from ..exceptions import Skip, SkipReason
 from ..locations import iri_to_uri, usable_location
-from ..values import VALUE_NAMES, formatted, lastmod_text, latest_lastmod
+from ..values import VALUE_NAMES, formatted, lastmod_text_or_none, latest_lastmod
 from .base import (
     MAX_ESCAPED_LOCATION_BYTES,
     MAX_ORIGIN_LENGTH,
@@ -89,7 +89,7 @@ class ItemSource(Source):
 
     def _summary(self, number: int, items: list[Any]) -> PageSummary:
         raw = [self._raw_value(item, "lastmod") for item in items]
-        undated = sum(1 for value in raw if _lastmod_or_none(value) is None)
+        undated = sum(1 for value in raw if lastmod_text_or_none(value) is None)
         return PageSummary(number, len(items), latest_lastmod(raw), undated)
 
     def _raw_value(self, item: Any, name: str) -> Any:
@@ -165,13 +165,7 @@ class ItemSource(Source):
                     if per_item
                     else versions.codes
                 )
-                found = []
-                for code in codes:
-                    uri = located[code][index]
-                    if isinstance(uri, Skip):
-                        count(uri.reason)
-                    else:
-                        found.append((code, uri))
+                found = versions.located(codes, located, index, count)
                 if found:
                     listed.append((item, found))
             # An item's images, videos and news go with every one of its versions.
@@ -197,13 +191,6 @@ class ItemSource(Source):
             return builder.absolute(self.location(item))
         except Skip as skip:
             return skip
-
-
-def _lastmod_or_none(value: Any) -> str | None:
-    try:
-        return lastmod_text(value)
-    except InvalidValue:
-        return None
 
 
 class StaticSource(ItemSource):

@@ -9,11 +9,11 @@ itself included.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..entries import Alternate, Entry, Extras
-from ..exceptions import SkipReason
+from ..exceptions import Skip, SkipReason
 from ..values import format_hreflang
 
 if TYPE_CHECKING:
@@ -42,6 +42,24 @@ class LanguageVersions:
             else:
                 count(SkipReason.UNKNOWN_LANGUAGE)
         return list(kept)
+
+    def located(
+        self,
+        codes: Iterable[str],
+        uris: Mapping[str, Sequence[str | Skip]],
+        index: int,
+        count: Callable[[SkipReason], None],
+    ) -> list[Located]:
+        """Item ``index``'s version in each of ``codes`` whose location was made
+        (``uris[code][index]``); a location refused is counted, not listed."""
+        found: list[Located] = []
+        for code in codes:
+            uri = uris[code][index]
+            if isinstance(uri, Skip):
+                count(uri.reason)
+            else:
+                found.append((code, uri))
+        return found
 
     def entries(
         self,

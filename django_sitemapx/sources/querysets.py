@@ -669,13 +669,7 @@ def _language_chunks(
             zip(batch, *columns, strict=True)
         ):
             codes = all_codes if languages is None else versions.for_item(languages(row), count)
-            found = []
-            for code in codes:
-                uri = located[code][index]
-                if isinstance(uri, Skip):
-                    count(uri.reason)
-                else:
-                    found.append((code, uri))
+            found = versions.located(codes, located, index, count)
             if found:
                 listed.append((found, lastmod, changefreq, priority))
                 listed_rows.append(row)
