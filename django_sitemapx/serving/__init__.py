@@ -220,7 +220,7 @@ def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBas
             # The cache could not keep it (failing, or evicting at once): build it
             # again, streamed to this client alone.
         stream = _render(prepared)
-        body = ClosingBody(encode(stream, gz, None), stream.close)
+        body = ClosingBody(encode(stream, gz), stream.close)
         return _streaming(request, body, validators, gz)
     except BaseException:
         if lock is not None:
@@ -279,7 +279,7 @@ def _uncached(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpRespons
         ":".join(("uncached", *spec.identity)), prepared.etag_basis, prepared.lastmods
     )
     stream = _render(prepared)
-    return _streaming(request, ClosingBody(encode(stream, gz, None), stream.close), validators, gz)
+    return _streaming(request, ClosingBody(encode(stream, gz), stream.close), validators, gz)
 
 
 def _render(prepared: Prepared) -> DocumentStream:

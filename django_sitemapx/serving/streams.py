@@ -1,9 +1,9 @@
-"""Byte streams of served documents: gzip, copies kept for the cache, closing, ASGI.
+"""Byte streams of served documents: gzip, closing, ASGI.
 
-``encode`` yields the plain or gzip variant while keeping both for the cache,
-``ClosingBody`` closes the document (and releases a build lock) however the
-response ends, and ``AsyncBody`` lets ASGI pull a sync stream without
-buffering it whole.
+``encode`` yields the plain or gzip variant of a document served uncached (the
+cache stores both as it builds, see ``serving.cache``); ``ClosingBody`` closes
+the document (and releases a build lock) however the response ends, and
+``AsyncBody`` lets ASGI pull a sync stream without buffering it whole.
 """
 
 from __future__ import annotations
@@ -15,48 +15,22 @@ from asgiref.sync import sync_to_async
 from ..compression import gzip_compressor
 
 
-def encode(
-    stream: Iterable[bytes], gz: bool, keep: Callable[[bytes, bytes], None] | None
-) -> Iterator[bytes]:
-    """The plain or gzip variant of ``stream``; ``keep`` gets both once it is complete.
+def encode(stream: Iterable[bytes], gz: bool) -> Iterator[bytes]:
+    """The plain or gzip variant of ``stream``.
 
     However it ends, ``stream`` is closed, so its source lets go of its cursor.
     """
     try:
-        yield from _encode(stream, gz, keep)
+        if not gz:
+            yield from stream
+            return
+        compressor = gzip_compressor()
+        for chunk in stream:
+            if out := compressor.compress(chunk):
+                yield out
+        yield compressor.flush()
     finally:
         _close(stream)
-
-
-def _encode(
-    stream: Iterable[bytes], gz: bool, keep: Callable[[bytes, bytes], None] | None
-) -> Iterator[bytes]:
-    if keep is None and not gz:
-        yield from stream
-        return
-    compressor = gzip_compressor()
-    plain: list[bytes] = []
-    packed: list[bytes] = []
-    held = b""
-    for chunk in stream:
-        out = compressor.compress(chunk)
-        if keep is not None:
-            plain.append(chunk)
-            packed.append(out)
-        if gz:
-            if out:
-                yield out
-        else:
-            # One chunk is held back, so the document is stored before its last
-            # bytes are sent: a client gone after them cannot lose the copy.
-            if held:
-                yield held
-            held = chunk
-    tail = compressor.flush()
-    if keep is not None:
-        packed.append(tail)
-        keep(b"".join(plain), b"".join(packed))
-    yield tail if gz else held
 
 
 class ClosingBody:

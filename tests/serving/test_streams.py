@@ -1,9 +1,8 @@
-"""Byte streams: variants, the kept copy, closing and lock release, ASGI."""
+"""Byte streams: variants, closing and lock release, ASGI."""
 
 from __future__ import annotations
 
 import asyncio
-import gzip
 from collections.abc import Iterator
 
 import pytest
@@ -15,31 +14,11 @@ from tests.support.gzip import gzip_bytes
 CHUNKS = [b"<a>", b"hello", b"</a>"]
 
 
-def test_plain_and_gzip_variants_and_the_kept_copy() -> None:
-    kept: list[tuple[bytes, bytes]] = []
-    plain = b"".join(encode(iter(CHUNKS), False, lambda p, z: kept.append((p, z))))
+def test_plain_and_gzip_variants() -> None:
+    plain = b"".join(encode(iter(CHUNKS), False))
     assert plain == b"<a>hello</a>"
-    assert kept[0][0] == plain and gzip.decompress(kept[0][1]) == plain
-    packed = b"".join(encode(iter(CHUNKS), True, None))
-    assert packed == kept[0][1]  # streamed or kept, the same bytes
-    assert packed == gzip_bytes(plain)  # and those of an exported .xml.gz
-
-
-def test_the_copy_is_kept_before_the_last_plain_chunk_is_sent() -> None:
-    kept: list[bytes] = []
-    stream = encode(iter(CHUNKS), False, lambda p, z: kept.append(p))
-    assert [next(stream), next(stream)] == [b"<a>", b"hello"]
-    assert not kept
-    assert next(stream) == b"</a>"
-    assert kept == [b"<a>hello</a>"]
-
-
-def test_nothing_is_kept_when_the_stream_is_closed_early() -> None:
-    kept: list[bytes] = []
-    stream = encode(iter(CHUNKS), False, lambda p, z: kept.append(p))
-    next(stream)
-    stream.close()
-    assert kept == []
+    packed = b"".join(encode(iter(CHUNKS), True))
+    assert packed == gzip_bytes(plain)  # the bytes of an exported .xml.gz
 
 
 def _source(log: list[str]) -> Iterator[bytes]:
@@ -50,17 +29,14 @@ def _source(log: list[str]) -> Iterator[bytes]:
 
 
 @pytest.mark.parametrize("gz", [False, True])
-@pytest.mark.parametrize("keeps", [False, True])
-def test_closing_the_stream_early_closes_its_input_at_once(gz: bool, keeps: bool) -> None:
+def test_closing_the_stream_early_closes_its_input_at_once(gz: bool) -> None:
     # The input is referenced here too, so only an explicit close() ends it now.
     log: list[str] = []
     source = _source(log)
-    kept: list[bytes] = []
-    stream = encode(source, gz, (lambda p, z: kept.append(p)) if keeps else None)
+    stream = encode(source, gz)
     assert next(stream)
     stream.close()
     assert log == ["source closed"]
-    assert kept == []
 
 
 def test_closing_body_runs_on_close_once_on_close_or_exhaustion() -> None:
@@ -81,9 +57,7 @@ def test_closing_body_closes_when_never_pulled() -> None:
     log: list[str] = []
     document = _source(log)
     assert next(document) == b"<a>"
-    body = ClosingBody(
-        encode(document, False, None), lambda: (document.close(), log.append("released"))
-    )
+    body = ClosingBody(encode(document, False), lambda: (document.close(), log.append("released")))
     body.close()
     assert log == ["source closed", "released"]
 
