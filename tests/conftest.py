@@ -19,6 +19,8 @@ from django_sitemapx.registry import SitemapRegistry, default_registry
 ROOT = Path(__file__).resolve().parent.parent
 XSD_DIR = Path(os.environ.get("SITEMAPX_XSD_DIR", ROOT.parent / "shared" / "xsd"))
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+# The sections the test apps' and the example's sitemapx modules register, in order.
+EXAMPLE_SECTIONS = ["article", "category", "author", "pages", "article-images", "news", "videos"]
 
 _WRAPPER = """<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
   <xs:import namespace="http://www.w3.org/XML/1998/namespace" schemaLocation="xml.xsd"/>

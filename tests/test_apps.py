@@ -16,6 +16,7 @@ from django.test import override_settings
 import django_sitemapx as sitemapx
 from django_sitemapx.apps import SimpleSitemapxConfig, SitemapxConfig
 from django_sitemapx.registry import SitemapRegistry, default_registry
+from tests.conftest import EXAMPLE_SECTIONS
 
 SITEMAP_MODULES = ("example_project.articles.sitemapx", "tests.testapp.sitemapx")
 
@@ -30,15 +31,7 @@ def test_the_default_config_is_the_autodiscovering_one() -> None:
 
 def test_start_up_imported_every_apps_sitemap_module() -> None:
     assert sys.modules["tests.testapp.sitemapx"].IMPORTED is True
-    assert default_registry.sections == [
-        "article",
-        "category",
-        "author",
-        "pages",
-        "article-images",
-        "news",
-        "videos",
-    ]
+    assert default_registry.sections == EXAMPLE_SECTIONS
 
 
 @pytest.fixture
@@ -56,15 +49,7 @@ def fresh_start(monkeypatch: pytest.MonkeyPatch) -> Iterator[SitemapRegistry]:
 def test_sitemapx_config_ready_autodiscovers(fresh_start: SitemapRegistry) -> None:
     _config(SitemapxConfig).ready()
     assert all(name in sys.modules for name in SITEMAP_MODULES)
-    assert fresh_start.sections == [
-        "article",
-        "category",
-        "author",
-        "pages",
-        "article-images",
-        "news",
-        "videos",
-    ]
+    assert fresh_start.sections == EXAMPLE_SECTIONS
 
 
 def test_simple_config_ready_does_not_autodiscover(fresh_start: SitemapRegistry) -> None:

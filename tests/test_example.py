@@ -9,7 +9,7 @@ from django.utils import translation
 
 from example_project import settings as example_settings
 from example_project.articles.models import Article, ArticleImage, ArticleVideo, Author
-from tests.conftest import NS, content, locs, validate_sitemap
+from tests.conftest import EXAMPLE_SECTIONS, NS, content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
 
@@ -127,15 +127,7 @@ def test_the_example_serves_two_hosts_with_different_sections() -> None:
     def sections(host: str) -> list[str]:
         return [page.section for page in listed_pages(registry, Origin("http", host))]
 
-    assert sections("localhost") == [
-        "article",
-        "category",
-        "author",
-        "pages",
-        "article-images",
-        "news",
-        "videos",
-    ]
+    assert sections("localhost") == EXAMPLE_SECTIONS
     # The news section follows the article section: the news category's on the news host.
     assert sections("news.localhost") == ["article", "news", "news-front"]
     news = listed_pages(registry, Origin("http", "news.localhost"))[0].summary.rows

@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 import django_sitemapx as sitemapx
 from django_sitemapx.registry import SitemapRegistry, all_registries, default_registry
 from example_project.articles.models import Article, Category
+from tests.conftest import EXAMPLE_SECTIONS
 from tests.testapp.models import AbstractThing, Document
 
 
@@ -205,15 +206,7 @@ def test_separate_registries_do_not_share_sections() -> None:
 def test_autodiscovery_imported_every_apps_module() -> None:
     assert sys.modules["tests.testapp.sitemapx"].IMPORTED is True
     assert default_registry.is_registered(Article)
-    assert default_registry.sections == [
-        "article",
-        "category",
-        "author",
-        "pages",
-        "article-images",
-        "news",
-        "videos",
-    ]
+    assert default_registry.sections == EXAMPLE_SECTIONS
 
 
 def test_autodiscovery_failure_rolls_the_registry_back(
@@ -289,7 +282,7 @@ def test_temporarily_empty_restores_sections_and_their_origins() -> None:
 
 def test_temporarily_empty_restores_after_an_exception() -> None:
     before = default_registry.sections
-    assert before == ["article", "category", "author", "pages", "article-images", "news", "videos"]
+    assert before == EXAMPLE_SECTIONS
     with pytest.raises(RuntimeError), default_registry.temporarily_empty():
         default_registry.register("extra", sitemapx.StaticSource, url_names=["home"])
         raise RuntimeError
