@@ -105,13 +105,27 @@ def url_elements(
     # (all three optional values present, no extension) is one f-string.
     if _needs_escape("".join([entry[0] for entry in entries])):
         entries = [(entry[0].translate(_ESCAPES), *entry[1:]) for entry in entries]  # type: ignore[misc]
-    return [
-        f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
-        f"</changefreq><priority>{priority}</priority></url>\n"
-        if lastmod is not None and changefreq is not None and priority is not None and not extras
-        else _url_element(loc, lastmod, changefreq, priority, extras, declared)
-        for loc, lastmod, changefreq, priority, extras in entries
-    ]
+    if not any([entry[4] for entry in entries]):
+        return [
+            f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
+            f"</changefreq><priority>{priority}</priority></url>\n"
+            if lastmod is not None and changefreq is not None and priority is not None
+            else _url_element(loc, lastmod, changefreq, priority, "")
+            for loc, lastmod, changefreq, priority, _extras in entries
+        ]
+    # Every language version of an item shares one Extras record: its elements
+    # (the alternates, images, videos and news) are rendered once, not per version.
+    rendered: dict[int, str] = {}
+    elements = []
+    for loc, lastmod, changefreq, priority, extras in entries:
+        children = ""
+        if extras:
+            found = rendered.get(id(extras))
+            if found is None:
+                found = rendered[id(extras)] = _extension_elements(extras, declared)
+            children = found
+        elements.append(_url_element(loc, lastmod, changefreq, priority, children))
+    return elements
 
 
 def _needs_escape(text: str) -> bool:
@@ -123,9 +137,13 @@ def _url_element(
     lastmod: str | None,
     changefreq: str | None,
     priority: str | None,
-    extras: Extras | None,
-    declared: Collection[str],
+    children: str,
 ) -> str:
+    if lastmod is not None and changefreq is not None and priority is not None:
+        return (
+            f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
+            f"</changefreq><priority>{priority}</priority>{children}</url>\n"
+        )
     parts = ["<url><loc>", loc, "</loc>"]
     if lastmod is not None:
         parts += ["<lastmod>", lastmod, "</lastmod>"]
@@ -133,30 +151,32 @@ def _url_element(
         parts += ["<changefreq>", changefreq, "</changefreq>"]
     if priority is not None:
         parts += ["<priority>", priority, "</priority>"]
-    if extras:
+    parts += [children, "</url>\n"]
+    return "".join(parts)
+
+
+def _extension_elements(extras: Extras, declared: Collection[str]) -> str:
+    """The ``<xhtml:link>``, image, video and news elements of one ``<url>``."""
+    parts: list[str] = []
+    if extras.alternates:
         link = _LINK if "xhtml" in declared else _LINK_DECLARING
+        pairs = "".join([hreflang + href for hreflang, href in extras.alternates])
+        escape = _needs_escape(pairs)
         for hreflang, href in extras.alternates:
-            parts += [
-                link,
-                hreflang.translate(_ESCAPES),
-                '" href="',
-                href.translate(_ESCAPES),
-                '"/>',
-            ]
-        if extras.images:
-            image = "<image:image>" if "image" in declared else _IMAGE_DECLARING
-            for uri in extras.images:
-                parts += [
-                    image,
-                    "<image:loc>",
-                    uri.translate(_ESCAPES),
-                    "</image:loc></image:image>",
-                ]
-        for video in extras.videos:
-            _video_element(parts, video, "video" in declared)
-        if extras.news is not None:
-            _news_element(parts, extras.news, "news" in declared)
-    parts.append("</url>\n")
+            if escape:
+                hreflang, href = hreflang.translate(_ESCAPES), href.translate(_ESCAPES)
+            parts += [link, hreflang, '" href="', href, '"/>']
+    if extras.images:
+        image = "<image:image>" if "image" in declared else _IMAGE_DECLARING
+        uris = extras.images
+        if _needs_escape("".join(uris)):
+            uris = tuple(uri.translate(_ESCAPES) for uri in uris)
+        for uri in uris:
+            parts += [image, "<image:loc>", uri, "</image:loc></image:image>"]
+    for video in extras.videos:
+        _video_element(parts, video, "video" in declared)
+    if extras.news is not None:
+        _news_element(parts, extras.news, "news" in declared)
     return "".join(parts)
 
 

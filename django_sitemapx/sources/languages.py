@@ -74,18 +74,19 @@ class LanguageVersions:
         ``extension`` holds the item's images, videos and news, written with
         every version.
         """
+        # Plain tuples (an Entry is one): this runs once per item of a page.
         if not self.alternates:
-            return [Entry(uri, lastmod, changefreq, priority, extension) for _code, uri in located]
+            return [(uri, lastmod, changefreq, priority, extension) for _code, uri in located]  # type: ignore[misc]
         hreflang = self._hreflang
-        links = [Alternate(hreflang[code], uri) for code, uri in located]
+        links: list[Alternate] = [(hreflang[code], uri) for code, uri in located]  # type: ignore[misc]
         if self._x_default is not None:
             for code, uri in located:
                 if code == self._x_default:
-                    links.append(Alternate("x-default", uri))
+                    links.append(("x-default", uri))  # type: ignore[arg-type]
                     break
         extras = (
             Extras(tuple(links))
             if extension is None
             else extension._replace(alternates=tuple(links))
         )
-        return [Entry(uri, lastmod, changefreq, priority, extras) for _code, uri in located]
+        return [(uri, lastmod, changefreq, priority, extras) for _code, uri in located]  # type: ignore[misc]

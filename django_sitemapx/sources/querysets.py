@@ -84,6 +84,10 @@ class ModelSource(Source):
             self.model = model
         elif self.model is None and self.queryset is not None:
             self.model = self.queryset.model
+        # Made here, on the registered instance, so that the copies each request
+        # serves (for_origin) share them: see compiled_url_for, max_location_bytes.
+        self._compiled_urls: dict[Any, CompiledUrl] = {}
+        self._location_bounds: dict[Any, int] = {}
 
     def get_queryset(self) -> models.QuerySet[Any]:
         """The rows of this section; evaluated anew for every document."""
@@ -178,6 +182,24 @@ class ModelSource(Source):
         if not self.uses_url_name:
             return super().max_location_bytes()
         codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
+        # Every page and the index size pages on it: computed once while the
+        # URLconf, the script prefix and the source's URL stay the same.
+        key = (
+            tuple(codes),
+            get_resolver(get_urlconf()),
+            get_script_prefix(),
+            self.url_name,
+            tuple(self.url_fields().items()),
+        )
+        memo: dict[Any, int] = self.__dict__.setdefault("_location_bounds", {})
+        found = memo.get(key)
+        if found is None:
+            if len(memo) > 64:  # URLconfs swapped many times (tests): start again
+                memo.clear()
+            found = memo[key] = self._location_bound(codes)
+        return found
+
+    def _location_bound(self, codes: list[str | None]) -> int:
         longest = 0
         for code in codes:
             try:
