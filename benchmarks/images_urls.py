@@ -9,12 +9,13 @@ from typing import Any
 
 from django.contrib.sitemaps import Sitemap
 from django.contrib.sitemaps import views as contrib_views
-from django.urls import include, path, re_path
+from django.urls import path, re_path
 
 import django_sitemapx as sitemapx
 from django_sitemapx import views
 from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.models import Article
+from example_project.urls import urlpatterns as example_urlpatterns
 
 registry = SitemapRegistry()
 
@@ -64,5 +65,6 @@ urlpatterns = [
         {"sitemaps": CONTRIB, "template_name": TEMPLATE},
         name="contrib-section",
     ),
-    path("", include("example_project.urls")),
+    # The example's own patterns (its i18n_patterns cannot be include()d).
+    *example_urlpatterns,
 ]

@@ -85,6 +85,34 @@ def test_image_paths_are_made_absolute_and_other_hosts_kept() -> None:
 
 
 @pytest.mark.parametrize(
+    ("given", "written"),
+    [
+        # Already a URI: kept as it is (the common case, and the fast one).
+        ("https://cdn.example.net/img/1/0.jpg", "https://cdn.example.net/img/1/0.jpg"),
+        (
+            "http://cdn.example.net:8080/a_b~c.jpg?w=1&h=2",
+            "http://cdn.example.net:8080/a_b~c.jpg?w=1&h=2",
+        ),
+        ("https://cdn.example.net", "https://cdn.example.net"),
+        # Anything else goes through the full rules.
+        ("HTTPS://cdn.example.net/x.jpg", "https://cdn.example.net/x.jpg"),
+        ("https://cdn.example.net/a b.jpg", "https://cdn.example.net/a%20b.jpg"),
+        ("https://cdn.example.net/a%20b.jpg", "https://cdn.example.net/a%20b.jpg"),
+        ('https://cdn.example.net/a"b.jpg', "https://cdn.example.net/a%22b.jpg"),
+    ],
+)
+def test_absolute_image_urls_are_kept_or_encoded(given: str, written: str) -> None:
+    assert media_uri(BUILDER, given, "image") == written
+
+
+def test_an_absolute_image_url_over_the_length_limit_is_refused() -> None:
+    longest = "https://cdn.example.net/" + "a" * (2047 - len("https://cdn.example.net/"))
+    assert media_uri(BUILDER, longest, "image") == longest
+    with pytest.raises(InvalidValue):
+        media_uri(BUILDER, longest + "a", "image")
+
+
+@pytest.mark.parametrize(
     "bad",
     [
         "",
