@@ -209,7 +209,9 @@ def _markdown(results: list[dict[str, Any]]) -> str:
         partial = contrib[0]["pages_timed"] < contrib[0]["pages_listed"]
         lines += [
             "",
-            f"**URLs/s, django-sitemapx ÷ contrib: {ratio:.1f}x** (target >= 20x)"
+            f"**URLs/s, django-sitemapx ÷ contrib: {ratio:.1f}x** (target >= 20x: "
+            + ("met" if ratio >= 20 else "not met")
+            + ")"
             + (
                 f"; contrib timed on {contrib[0]['pages_timed']} of its "
                 f"{contrib[0]['pages_listed']} pages (its first and last), its total "
@@ -217,6 +219,15 @@ def _markdown(results: list[dict[str, Any]]) -> str:
                 if partial
                 else "."
             ),
+        ]
+    if len(ours) > 1:
+        small, large = ours[0], ours[-1]
+        lines += [
+            "",
+            f"Memory is flat: {large['peak_rss_mb']:.0f} MB peak for {large['urls_timed']:,} "
+            f"URLs ({large['rows']:,} rows), against {small['peak_rss_mb']:.0f} MB for "
+            f"{small['urls_timed']:,} ({small['rows']:,} rows); each process starts at about "
+            f"{large['start_rss_mb']:.0f} MB.",
         ]
     lines += [
         "",
