@@ -389,6 +389,9 @@ class PageLayout:
     ) -> None:
         """Count each stale page again (one aggregate each) and store its summary."""
         firsts = [(state.number, state.first) for state in states]
+        if len(stale) == 1:  # the common case after a save: no transaction to open
+            self._count_each(stale, firsts, digests)
+            return
         # One transaction for every summary stored: a commit per page (a journal
         # sync each on SQLite) made the first layout of 468 pages take seconds.
         with transaction.atomic(using=self.using):
