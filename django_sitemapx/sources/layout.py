@@ -415,15 +415,21 @@ class PageLayout:
                 state.generation = digests[state.number] if digests is not None else UNCACHED
                 if (state.rows, state.lastmod, state.undated, state.generation) != before:
                     changed.append(state)
-        # One transaction (one commit, not one per page), rows locked in number order.
-        with transaction.atomic(using=self.using):
-            for state in sorted(changed, key=lambda found: found.number):
-                self.table.filter(section=self.key, number=state.number).update(
-                    rows=state.rows,
-                    lastmod=state.lastmod,
-                    undated=state.undated,
-                    generation=state.generation,
-                )
+        if len(changed) == 1:
+            self._store(changed[0])
+        elif changed:
+            # One transaction (one commit, not one per page), rows locked in number order.
+            with transaction.atomic(using=self.using):
+                for state in sorted(changed, key=lambda found: found.number):
+                    self._store(state)
+
+    def _store(self, state: State) -> None:
+        self.table.filter(section=self.key, number=state.number).update(
+            rows=state.rows,
+            lastmod=state.lastmod,
+            undated=state.undated,
+            generation=state.generation,
+        )
 
     def _summarize(
         self, states: list[State], run: list[State], position: dict[int, int]

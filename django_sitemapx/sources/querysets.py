@@ -289,11 +289,11 @@ class ModelSource(Source):
     def counts_pages_together(self) -> bool:
         """Whether neighbouring pages are counted in one pass (:meth:`summarize_pages`).
 
-        As measured (``benchmarks/scale.py``): on PostgreSQL, whose tables are
-        not kept in key order, one pass is 1.3 to 5 times faster than an aggregate
-        per page. On SQLite too, except on an integer primary key: the table is
-        stored in its order, a page's range is read in place, and one aggregate
-        per page is faster than a grouped pass. On MariaDB and MySQL (not measured)
+        As measured (``benchmarks/scale.py``, both ways): on PostgreSQL, whose
+        tables are not kept in key order, one pass is faster than an aggregate per
+        page on every key tried (dense and sparse integers, UUIDs). On SQLite too,
+        except on an integer primary key: the table is stored in its order, a
+        page's range is read in place, and one aggregate per page is faster. On MariaDB and MySQL (not measured)
         the table is kept in primary-key order: one aggregate per page. A source
         may override this; both ways give the same summaries.
         """
