@@ -293,9 +293,10 @@ class ModelSource(Source):
         tables are not kept in key order, one pass is faster than an aggregate per
         page on every key tried (dense and sparse integers, UUIDs). On SQLite too,
         except on an integer primary key: the table is stored in its order, a
-        page's range is read in place, and one aggregate per page is faster. On MariaDB and MySQL (not measured)
-        the table is kept in primary-key order: one aggregate per page. A source
-        may override this; both ways give the same summaries.
+        page's range is read in place, and one aggregate per page is faster. On
+        MariaDB and MySQL (not measured) the table is kept in primary-key order:
+        one aggregate per page. A source may override this; both ways give the
+        same summaries.
         """
         assert self.model is not None
         connection = connections[self.get_queryset().db]
