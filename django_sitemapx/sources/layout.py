@@ -57,6 +57,8 @@ _INT_OFFSET = 2**63
 # A page's generation before its first count, and after a count with no cache.
 NEVER_COUNTED = ""
 UNCACHED = "-"
+# Neighbouring stale pages counted in one grouped query (its parameters: one per page).
+_PAGES_PER_PASS = 500
 # Rebalancing converges in one pass; concurrent writers may need another.
 _MAX_PASSES = 4
 
@@ -387,33 +389,63 @@ class PageLayout:
     def _count(
         self, states: list[State], stale: list[State], digests: dict[int, str] | None
     ) -> None:
-        """Count each stale page again (one aggregate each) and store its summary."""
-        firsts = [(state.number, state.first) for state in states]
-        if len(stale) == 1:  # the common case after a save: no transaction to open
-            self._count_each(stale, firsts, digests)
-            return
-        # One transaction for every summary stored: a commit per page (a journal
-        # sync each on SQLite) made the first layout of 468 pages take seconds.
-        with transaction.atomic(using=self.using):
-            self._count_each(stale, firsts, digests)
+        """Count each stale page again and store its summary.
 
-    def _count_each(
-        self, stale: list[State], firsts: list[tuple[int, str]], digests: dict[int, str] | None
-    ) -> None:
-        for state in stale:
-            bounds = self._bounds_from(firsts, state.number)
-            if bounds is None:
-                continue
-            before = (state.rows, state.lastmod, state.undated, state.generation)
-            state.rows, state.lastmod, state.undated = self.source.summarize(bounds)
-            state.generation = digests[state.number] if digests is not None else UNCACHED
-            if (state.rows, state.lastmod, state.undated, state.generation) != before:
-                self.table.filter(section=self.key, number=state.number).update(
-                    rows=state.rows,
-                    lastmod=state.lastmod,
-                    undated=state.undated,
-                    generation=state.generation,
-                )
+        Neighbouring stale pages are counted together, one grouped pass over
+        their rows per ``_PAGES_PER_PASS`` of them (a flushed cache: the whole
+        section in a few queries); a lone page with one aggregate.
+        """
+        position = {state.number: index for index, state in enumerate(states)}
+        runs: list[list[State]] = []
+        for state in sorted(stale, key=lambda found: position[found.number]):
+            run = runs[-1] if runs else None
+            if (
+                run is not None
+                and position[state.number] == position[run[-1].number] + 1
+                and len(run) < _PAGES_PER_PASS
+            ):
+                run.append(state)
+            else:
+                runs.append([state])
+        changed: list[State] = []
+        for run in runs:
+            for state, summary in zip(run, self._summarize(states, run, position), strict=True):
+                before = (state.rows, state.lastmod, state.undated, state.generation)
+                state.rows, state.lastmod, state.undated = summary
+                state.generation = digests[state.number] if digests is not None else UNCACHED
+                if (state.rows, state.lastmod, state.undated, state.generation) != before:
+                    changed.append(state)
+        if len(changed) == 1:
+            self._store(changed[0])
+        elif changed:
+            # One transaction (one commit, not one per page), rows locked in number order.
+            with transaction.atomic(using=self.using):
+                for state in sorted(changed, key=lambda found: found.number):
+                    self._store(state)
+
+    def _store(self, state: State) -> None:
+        self.table.filter(section=self.key, number=state.number).update(
+            rows=state.rows,
+            lastmod=state.lastmod,
+            undated=state.undated,
+            generation=state.generation,
+        )
+
+    def _summarize(
+        self, states: list[State], run: list[State], position: dict[int, int]
+    ) -> list[tuple[int, str | None, int]]:
+        """The summaries of ``run``, neighbouring pages of ``states``."""
+        decode = self.codec.decode
+        start = position[run[0].number]
+        end = start + len(run)
+        high = decode(states[end].first) if end < len(states) else None
+        firsts = [decode(states[index].first) if index else None for index in range(start, end)]
+        if len(run) > 1 and self.source.counts_pages_together():
+            return self.source.summarize_pages(firsts, high)
+        highs = [*firsts[1:], high]
+        return [
+            self.source.summarize(Bounds(low, top)) for low, top in zip(firsts, highs, strict=True)
+        ]
 
     def _bounds_from(self, firsts: list[tuple[int, str]], number: int) -> Bounds | None:
         decode = self.codec.decode

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 import random
 import uuid
@@ -273,3 +274,75 @@ def test_rows_that_depend_on_the_host_get_pages_per_host(registry: SitemapRegist
         "d@small.example",
     ]
     assert source.pages_touched_by(Document(id=2), key_known=True) == [None]
+
+
+def _summaries_page_by_page(source: ModelSource) -> list[tuple[int, str | None, int]]:
+    layout = source.layout()
+    states = layout.states(set())
+    found = []
+    for state in states:
+        bounds = layout.bounds(states, state.number)
+        assert bounds is not None
+        found.append(source.summarize(bounds[1]))
+    return found
+
+
+class _GroupedPathSource(_PathSource):
+    def counts_pages_together(self) -> bool:
+        return True
+
+
+def test_a_cache_flush_counts_neighbouring_pages_in_one_grouped_query(
+    registry: SitemapRegistry,
+) -> None:
+    source = registry.register(Document, source_class=_GroupedPathSource, section="d", limit=3)
+    for key in range(1, 27):  # 9 pages; some rows undated, their page's lastmod the others'
+        day = None if key % 4 == 0 else datetime.date(2024, 1, 1) + datetime.timedelta(days=key)
+        Document.objects.create(id=key * 10, path=f"/d/{key}/", published_on=day)
+    expected = _summaries_page_by_page(source)
+    assert [rows for rows, _, _ in expected] == [3] * 8 + [2]
+    assert any(undated for _, _, undated in expected)
+    Document.objects.filter(id__in=[40, 50]).delete()  # page 2 keeps 1 row: a merge
+    sitemapx.invalidate("d")
+    with CaptureQueriesContext(connection) as queries:
+        summaries = source.page_summaries()
+    counts = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert len(counts) == 2  # every page at once; then the merged page alone
+    assert [(s.rows, s.lastmod, s.undated) for s in summaries] == [
+        summary for summary in _summaries_page_by_page(source) if summary[0]
+    ]
+    assert sum(s.rows for s in summaries) == 24
+
+
+@pytest.mark.parametrize("model", [UUIDThing, Tag])
+def test_grouped_counts_equal_page_by_page_counts_on_any_key(
+    registry: SitemapRegistry, model: type[Any]
+) -> None:
+    if model is UUIDThing:
+        for _ in range(23):
+            UUIDThing.objects.create()
+    else:
+        for number in range(23):
+            Tag.objects.create(slug=f"{'abcxyz'[number % 6]}-{number}")
+    source = registry.register(model, source_class=_KeySource, section="k", limit=4)
+    assert source.counts_pages_together() is (connection.vendor != "mysql")
+    expected = _summaries_page_by_page(source)
+    sitemapx.invalidate("k")
+    assert [(s.rows, s.lastmod, s.undated) for s in source.page_summaries()] == expected
+    assert sum(rows for rows, _, _ in expected) == 23
+
+
+def test_pages_are_counted_one_by_one_where_the_table_is_in_key_order(
+    registry: SitemapRegistry,
+) -> None:
+    source = registry.register(Document, source_class=_KeySource, section="d", limit=2)
+    # SQLite keeps the table in the order of an integer primary key; MariaDB in any
+    # primary key's. PostgreSQL in none.
+    assert source.counts_pages_together() is (connection.vendor == "postgresql")
+    for key in range(1, 8):
+        Document.objects.create(id=key, path="p")
+    sitemapx.invalidate("d")
+    with CaptureQueriesContext(connection) as queries:
+        assert [s.rows for s in source.page_summaries()] == [2, 2, 2, 1]
+    counts = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert len(counts) == (1 if connection.vendor == "postgresql" else 4)
