@@ -41,8 +41,16 @@ def row_batches(queryset: models.QuerySet[Any], size: int) -> Iterator[list[tupl
                 yield batch
             return
         for batch in results:
+            if len(batch) < size:
+                # The last batch: the cursor goes now, as iterator() lets it go,
+                # even if the caller never asks for the next one.
+                _close(results)
             yield batch if type(batch[0]) is tuple else list(map(tuple, batch))
     finally:
-        close = getattr(results, "close", None)
-        if close is not None:
-            close()
+        _close(results)
+
+
+def _close(results: Any) -> None:
+    close = getattr(results, "close", None)
+    if close is not None:
+        close()

@@ -53,3 +53,16 @@ def test_closing_the_batches_early_releases_the_cursor(articles: QuerySet[Articl
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)
+
+
+def test_the_cursor_goes_with_the_last_batch(articles: QuerySet[Article]) -> None:
+    # A short batch is the last one: no server-side cursor stays open for a caller
+    # that stops there (a response never read to its end).
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side cursors are PostgreSQL's")
+    batches = row_batches(articles.values_list("pk"), 10)
+    assert len(next(batches)) == 7
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_cursors")
+        assert cursor.fetchone() == (0,)
+    batches.close()
