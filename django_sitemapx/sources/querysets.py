@@ -639,11 +639,14 @@ def _counting_nulls(
     batches: Iterator[list[Any]], read: itemgetter[Any], skipped: Counter[SkipReason]
 ) -> Iterator[list[Any]]:
     """``batches``, counting the rows whose SQL lastmod is NULL (out of the lastmod range)."""
-    for batch in batches:
-        missing = list(map(read, batch)).count(None)
-        if missing:
-            skipped[SkipReason.INVALID_LASTMOD] += missing
-        yield batch
+    try:
+        for batch in batches:
+            missing = list(map(read, batch)).count(None)
+            if missing:
+                skipped[SkipReason.INVALID_LASTMOD] += missing
+            yield batch
+    finally:
+        _close(batches)
 
 
 def _close(batches: Iterator[list[Any]]) -> None:
