@@ -126,26 +126,35 @@ SCALE_END = "<!-- /section:scale -->"
 LIMITS = """\
 ## What limits each figure
 
-- **Throughput.** A django-sitemapx page runs the same keyset query as the references (plus,
-  with editors' overrides on, one lookup with its first chunk). What remains per URL in Python
-  is the row tuple (Django's `values_list` iterator and the database driver), one f-string for
-  the URI and one for the `<url>` element: values are proven plain for their URL converter (no
-  `to_url()` change, nothing to percent-encode, no control character) a chunk at a time with
-  one regular expression per column, and escaping runs only on chunks that need it. The
-  raw-cursor reference skips Django's iterator, every check and the index, which is the
-  remaining gap: the index reads every row once (one grouped query for each page's row count
-  and latest lastmod), and on PostgreSQL Django iterates through a server-side cursor (`WITH
-  HOLD`, fetched 2,000 rows at a time). `contrib.sitemaps` builds a model instance per URL,
-  renders a template, and pages with `COUNT` + `OFFSET`.
+- **Throughput.** A django-sitemapx page runs the same keyset query as the references, and
+  takes each `fetchmany()` batch of 2,000 row tuples as the driver returns it (Django's query
+  and cursor, without its per-row iterator). What remains per URL in Python is one f-string
+  for the URI, one tuple for the entry and one f-string for the `<url>` element: values are
+  proven plain for their URL converter (no `to_url()` change, nothing to percent-encode, no
+  control character) a chunk at a time with one scan in C per column, and escaping runs only
+  on chunks that need it. The raw-cursor reference skips every check and the index, which is
+  the remaining gap: with no cache the index counts every page of every model section again
+  (one aggregate over each page's key range), so a cold crawl reads every row twice; on SQLite
+  the example project's image and video sections also read every article for the index while
+  their tables are empty. Pages are sized for the longest URL the pattern allows (a `str` slug of
+  255 characters, percent-encoded), so the article section has about 15,000 URLs per page,
+  against the references' 50,000, and pays the per-request cost three times as often. On
+  PostgreSQL Django iterates through a server-side cursor (`WITH HOLD`, fetched 2,000 rows at
+  a time). `contrib.sitemaps` builds a model instance per URL, renders a template, and pages
+  with `COUNT` + `OFFSET`.
 - **Memory.** A page is streamed in chunks of `SITEMAPX_CHUNK_SIZE` rows (2,000), so the peak
   does not grow with N; only the index (one line per 50,000 rows) does. contrib renders each
   50,000-URL page whole, in memory.
 - **Last page ÷ first page.** Pages are fixed key ranges with a single lower and upper bound:
   an index range scan costs the same at any depth, where `OFFSET` reads and drops every
   earlier row.
-- **Queries.** A page costs one keyset query, one grouped query over its key range for the
-  `ETag` and `Last-Modified` headers (sent before the body), and the overrides lookup with its
-  first chunk (none for the later chunks while the table holds at most 5,000 overrides),
-  whatever N. The index costs one grouped query per model section and one for overrides. A
-  cached page or a 304 costs none.
+- **Queries.** A page costs one query on the page table (its key range, and the row count
+  and latest lastmod stored for it, for the `ETag` and `Last-Modified` headers sent before the
+  body; counted again only when its cache generation moved, or, without a cache, when it was
+  never counted), one keyset query, and the overrides lookup with its first chunk (none for
+  the later chunks while the table holds at most 5,000 overrides), whatever N. On PostgreSQL,
+  lastmods outside the range Python can read are counted as the rows stream (one more query
+  when the column is nullable). The index costs one query on the page table per model
+  section, one aggregate per page counted again (every page without a cache; only the changed
+  ones with it) and one for overrides. A cached page or a 304 costs none.
 """

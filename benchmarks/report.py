@@ -122,10 +122,10 @@ def ratios(results: list[dict[str, Any]], http: list[dict[str, Any]]) -> list[di
 
         if ours and contrib:
             value = ours["urls_per_second"] / contrib["urls_per_second"]
-            add("URLs/s, sitemapx ÷ contrib", value, ">= 20", value >= 20)
+            add("URLs/s, sitemapx ÷ contrib", value, ">= 40", value >= 40)
         if ours and cursor:
             value = cursor["urls_per_second"] / ours["urls_per_second"]
-            add("URLs/s, raw cursor ÷ sitemapx", value, "<= 2", value <= 2)
+            add("URLs/s, raw cursor ÷ sitemapx", value, "<= 1.5", value <= 1.5)
         if ours:
             add(
                 "peak RSS of sitemapx (MB)",

@@ -4,14 +4,13 @@ Per row, what a location needs (the converter's ``to_url()`` and regex,
 percent-encoding, control characters, length) costs more in Python than
 everything else a sitemap URL takes. Nearly every value is a plain slug or
 number that needs none of it, and a chunk of them is proven plain by one
-regular-expression scan of each column joined together (see
-``reverse.PlainTemplate``). A chunk holding anything else goes row by row
-through ``CompiledUrl.fill``, so both ways give the same URIs and the same skips.
+scan, in C, of each column joined together (see ``reverse.PlainTemplate``).
+A chunk holding anything else goes row by row through ``CompiledUrl.fill``,
+so both ways give the same URIs and the same skips.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
@@ -23,10 +22,11 @@ from .reverse import CompiledUrl
 
 # Characters reverse() leaves unquoted (RFC 3986 unreserved, sub-delims, ":@"
 # and, in a path converter, "/"), narrowed to what each converter's regex takes.
+_ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _PLAIN = {
-    "str": re.compile(r"[A-Za-z0-9_.~!$&'()*+,;=:@-]*"),
-    "path": re.compile(r"[A-Za-z0-9_.~!$&'()*+,;=:@/-]*"),
-    "slug": re.compile(r"[A-Za-z0-9_-]*"),
+    "str": _ALNUM + b"_.~!$&'()*+,;=:@-",
+    "path": _ALNUM + b"_.~!$&'()*+,;=:@/-",
+    "slug": _ALNUM + b"_-",
 }
 
 
@@ -92,6 +92,8 @@ def _plain_column(column: list[Any], kind: str) -> list[str] | None:
         joined = "".join(column)
     except TypeError:  # None, numbers, anything to_url() must see
         return None
-    if _PLAIN[kind].fullmatch(joined) and all(column):
+    # Plain when deleting every allowed character leaves nothing: one pass in C,
+    # several times faster than a regular expression over the same text.
+    if joined.isascii() and not joined.encode().translate(None, _PLAIN[kind]) and all(column):
         return column
     return None

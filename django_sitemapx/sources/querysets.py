@@ -30,6 +30,7 @@ from .base import (
     Source,
     escaped_length,
 )
+from .batches import row_batches
 from .extensions import ExtrasReader, ItemExtras, chunk_extras, extras_reader
 from .keyset import (
     LASTMOD_ALIAS,
@@ -412,12 +413,16 @@ class ModelSource(Source):
         return queryset
 
     def rows_queryset(
-        self, queryset: models.QuerySet[Any] | None = None, *, named: bool = True
+        self,
+        queryset: models.QuerySet[Any] | None = None,
+        *,
+        named: bool = True,
+        fields: Sequence[str] | None = None,
     ) -> models.QuerySet[Any]:
-        """``values_list()`` of :meth:`row_fields`, then the lastmod column, if any."""
+        """``values_list()`` of :meth:`row_fields` (or ``fields``), then the lastmod column."""
         if queryset is None:
             queryset = self._listable()
-        names = self.row_fields()
+        names = list(self.row_fields() if fields is None else fields)
         column = self.lastmod_column
         if column is not None:
             if self._lastmod_in_sql(queryset.db):
@@ -440,6 +445,13 @@ class ModelSource(Source):
             skipped[reason] += 1
 
         column = self.lastmod_column
+        extras = extras_reader(self, builder, count)
+        fields = self.row_fields()
+        batches: Iterator[list[Any]] | None = None
+        # On PostgreSQL the lastmods SQL turned to NULL (out of the lastmod range)
+        # are counted: as the rows stream when the column holds no NULL of its
+        # own and the rows carry its SQL text, else in one query after them.
+        unread_nulls = column is not None and _is_postgresql(page_rows.db)
         if self.uses_instances:
             instances = page_rows.order_by(self.key_name)
             if column is not None and _is_postgresql(instances.db):
@@ -452,15 +464,21 @@ class ModelSource(Source):
             lastmod = self._instance_lastmod(count, instances.db)
         else:
             named = not self._rows_are_private()
-            queryset = self.rows_queryset(page_rows, named=named).order_by(self.key_name)
+            if not named and not self.i18n and extras is None:
+                # No one reads the key of these rows: only ORDER BY needs it.
+                fields = self._fields_without_key()
+            queryset = self.rows_queryset(page_rows, named=named, fields=fields)
+            queryset = queryset.order_by(self.key_name)
             rows = queryset.iterator(chunk_size=chunk_size)
-            lastmod = self._row_lastmod(count, queryset.db)
+            lastmod = self._row_lastmod(count, queryset.db, fields)
+            if not named and not self.i18n:
+                # Plain tuples no user code sees: each fetchmany() list as it comes.
+                batches = row_batches(queryset, chunk_size)
         values = (
             lastmod,
             self._column_reader("changefreq", count),
             self._column_reader("priority", count),
         )
-        extras = extras_reader(self, builder, count)
         if self.i18n:
             locators = [
                 (code, *self._row_location(builder, code)) for code in self.get_languages()
@@ -471,13 +489,33 @@ class ModelSource(Source):
                 rows, locators, values, versions, languages, skipped, chunk_size, extras
             )
             return
-        location, bulk = self._row_location(builder)
-        yield from _chunks(rows, location, bulk, values, skipped, chunk_size, extras)
-        if column is not None and _is_postgresql(page_rows.db):
-            # The lastmods SQL turned to NULL (out of the lastmod range), counted in one query.
+        location, bulk = self._row_location(builder, fields=fields)
+        if batches is None:
+            batches = _batched(rows, chunk_size)
+        if unread_nulls and isinstance(lastmod, itemgetter) and not self._lastmod_nullable():
+            batches = _counting_nulls(batches, lastmod, skipped)
+            unread_nulls = False
+        try:
+            yield from _chunks(batches, location, bulk, values, skipped, extras)
+        finally:
+            _close(batches)
+        if unread_nulls:
+            assert column is not None
             out_of_range = page_rows.filter(out_of_lastmod_range(column)).count()
             if out_of_range:
                 yield Skipped(SkipReason.INVALID_LASTMOD, out_of_range)
+
+    def _fields_without_key(self) -> list[str]:
+        """:meth:`row_fields` less the key, unless the URL or ``fields`` read it too."""
+        names = self.row_fields()
+        if names[0] in {*self.url_fields().values(), *self.fields} or len(names) < 2:
+            return names
+        return names[1:]
+
+    def _lastmod_nullable(self) -> bool:
+        column = self.lastmod_column
+        assert self.model is not None and column is not None
+        return bool(self.model._meta.get_field(column).null)
 
     def _rows_are_private(self) -> bool:
         """True when no user code sees a row, so plain tuples can replace named ones."""
@@ -491,28 +529,35 @@ class ModelSource(Source):
         )
 
     def _row_location(
-        self, builder: LocationBuilder, language: str | None = None
+        self,
+        builder: LocationBuilder,
+        language: str | None = None,
+        *,
+        fields: list[str] | None = None,
     ) -> tuple[Callable[[Any], str], BulkLocations | None]:
         """How a row becomes a URI; for ``language``, the URL compiled with it active.
 
         One compiled URL per language, once per document: a translated pattern
-        or an ``i18n_patterns`` prefix is part of the template.
+        or an ``i18n_patterns`` prefix is part of the template. ``fields`` are
+        the row's fields when not :meth:`row_fields`.
         """
         if not self.uses_url_name:
             return (lambda row: builder.absolute(self.location(row))), None
         url = self.compiled_url_for(language)
-        locations = RowLocations(builder.prefix, url, self.row_fields())
+        locations = RowLocations(builder.prefix, url, fields or self.row_fields())
         return locations.one, locations.many
 
     def _column_reader(self, name: str, count: Callable[[SkipReason], None]) -> Reader | Fixed:
         per_item = per_item_reader(self, name, count)
         return per_item if per_item is not None else Fixed(static_value(self, name))
 
-    def _row_lastmod(self, count: Callable[[SkipReason], None], using: str) -> Reader | Fixed:
+    def _row_lastmod(
+        self, count: Callable[[SkipReason], None], using: str, fields: list[str]
+    ) -> Reader | Fixed:
         column = self.lastmod_column
         if column is None:
             return self._column_reader("lastmod", count)
-        index = len(self.row_fields())  # rows_queryset() puts the lastmod column last
+        index = len(fields)  # rows_queryset() puts the lastmod column last
         if self._lastmod_in_sql(using):
             return itemgetter(index)  # already W3C text, formatted by the database
         return _checked_lastmod(itemgetter(index), count)
@@ -698,17 +743,42 @@ def _column(reader: Reader | Fixed, rows: list[Any]) -> Iterable[str | None]:
     return map(reader, rows)
 
 
+def _batched(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    while batch := list(islice(rows, size)):
+        yield batch
+
+
+def _counting_nulls(
+    batches: Iterator[list[Any]], read: itemgetter[Any], skipped: Counter[SkipReason]
+) -> Iterator[list[Any]]:
+    """``batches``, counting the rows whose SQL lastmod is NULL (out of the lastmod range)."""
+    try:
+        for batch in batches:
+            missing = list(map(read, batch)).count(None)
+            if missing:
+                skipped[SkipReason.INVALID_LASTMOD] += missing
+            yield batch
+    finally:
+        _close(batches)
+
+
+def _close(batches: Iterator[list[Any]]) -> None:
+    # The cursor of a page the client left goes now, not when collected.
+    close = getattr(batches, "close", None)
+    if close is not None:
+        close()
+
+
 def _chunks(
-    rows: Iterator[Any],
+    batches: Iterator[list[Any]],
     location: Callable[[Any], str],
     bulk: BulkLocations | None,
     values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
     skipped: Counter[SkipReason],
-    chunk_size: int,
     extras_reader: ExtrasReader | None = None,
 ) -> EntryStream:
-    """Entries in chunks of at most ``chunk_size``, each followed by what it skipped."""
-    while batch := list(islice(rows, chunk_size)):
+    """Entries, one chunk per batch of rows, each followed by what it skipped."""
+    for batch in batches:
         uris = bulk(batch) if bulk is not None else None
         if uris is None:
             uris, kept = [], []

@@ -1,0 +1,68 @@
+"""row_batches: the rows of iterator(), batched, straight from the cursor."""
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.db.models import QuerySet
+
+from django_sitemapx.sources.batches import row_batches
+from example_project.articles.factories import bulk_published_articles
+from example_project.articles.models import Article, Category
+
+pytestmark = pytest.mark.django_db
+
+
+def _flat(batches: Any) -> list[tuple[Any, ...]]:
+    return [row for batch in batches for row in batch]
+
+
+@pytest.fixture
+def articles() -> QuerySet[Article]:
+    bulk_published_articles(Category.objects.create(name="News", slug="news"), 7)
+    return Article.objects.order_by("pk")
+
+
+def test_plain_rows_come_in_batches_of_at_most_the_size(articles: QuerySet[Article]) -> None:
+    rows = articles.values_list("pk", "slug", "category__slug")
+    batches = list(row_batches(rows, 3))
+    assert [len(batch) for batch in batches] == [3, 3, 1]
+    assert all(type(row) is tuple for batch in batches for row in batch)
+    assert _flat(batches) == list(rows.iterator(chunk_size=3))
+
+
+def test_rows_needing_converters_are_converted_as_iterator_does(
+    articles: QuerySet[Article],
+) -> None:
+    # Datetimes (converted on SQLite and MySQL) and booleans: Django's converters run.
+    rows = articles.values_list("pk", "updated_at", "is_published")
+    assert _flat(row_batches(rows, 2)) == list(rows.iterator(chunk_size=2))
+
+
+def test_no_row_no_batch(articles: QuerySet[Article]) -> None:
+    assert list(row_batches(articles.filter(pk__in=[]).values_list("pk"), 5)) == []
+    assert list(row_batches(articles.filter(pk=-1).values_list("pk"), 5)) == []
+
+
+def test_closing_the_batches_early_releases_the_cursor(articles: QuerySet[Article]) -> None:
+    batches = row_batches(articles.values_list("pk", "slug"), 2)
+    assert len(next(batches)) == 2
+    batches.close()
+    # The connection serves the next query at once (a server-side cursor left
+    # open would hold it on PostgreSQL).
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)
+
+
+def test_the_cursor_goes_with_the_last_batch(articles: QuerySet[Article]) -> None:
+    # A short batch is the last one: no server-side cursor stays open for a caller
+    # that stops there (a response never read to its end).
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side cursors are PostgreSQL's")
+    batches = row_batches(articles.values_list("pk"), 10)
+    assert len(next(batches)) == 7
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_cursors")
+        assert cursor.fetchone() == (0,)
+    batches.close()
