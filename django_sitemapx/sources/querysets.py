@@ -152,14 +152,8 @@ class ModelSource(Source):
         Page sizing and every document of every language use it, so a section
         reverses its URL once per language, not once per document.
         """
-        key = (
-            language,
-            get_resolver(get_urlconf()),
-            get_script_prefix(),
-            self.url_name,
-            tuple(self.url_fields().items()),
-        )
         memo: dict[Any, CompiledUrl] = self.__dict__.setdefault("_compiled_urls", {})
+        key = self._url_key(language)
         found = memo.get(key)
         if found is None:
             if language is None:
@@ -167,10 +161,19 @@ class ModelSource(Source):
             else:
                 with translation.override(language):
                     found = self.compiled_url()
-            if len(memo) > 64:  # URLconfs swapped many times (tests): start again
-                memo.clear()
-            memo[key] = found
+            _remember(memo, key, found)
         return found
+
+    def _url_key(self, *what: Any) -> tuple[Any, ...]:
+        """``what`` with what a reversed URL depends on: the URLconf, the script
+        prefix and the source's ``url_name`` and ``url_kwargs``."""
+        return (
+            *what,
+            get_resolver(get_urlconf()),
+            get_script_prefix(),
+            self.url_name,
+            tuple(self.url_fields().items()),
+        )
 
     def max_location_bytes(self) -> int:
         """A bound computed from ``url_name``'s pattern, in each language, and the fields.
@@ -187,19 +190,12 @@ class ModelSource(Source):
         codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
         # Every page and the index size pages on it: computed once while the
         # URLconf, the script prefix and the source's URL stay the same.
-        key = (
-            tuple(codes),
-            get_resolver(get_urlconf()),
-            get_script_prefix(),
-            self.url_name,
-            tuple(self.url_fields().items()),
-        )
         memo: dict[Any, int] = self.__dict__.setdefault("_location_bounds", {})
+        key = self._url_key(tuple(codes))
         found = memo.get(key)
         if found is None:
-            if len(memo) > 64:  # URLconfs swapped many times (tests): start again
-                memo.clear()
-            found = memo[key] = self._location_bound(codes)
+            found = self._location_bound(codes)
+            _remember(memo, key, found)
         return found
 
     def _location_bound(self, codes: list[str | None]) -> int:
@@ -668,6 +664,12 @@ def _page_of_key(key: str, firsts: Sequence[Any], low: int, high: int, using: st
         When(**{f"{key}__lt": firsts[middle]}, then=_page_of_key(key, firsts, low, middle, using)),
         default=_page_of_key(key, firsts, middle, high, using),
     )
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(memo) > 64:  # URLconfs swapped many times (tests): start again
+        memo.clear()
+    memo[key] = value
 
 
 def _nullable(model: type[models.Model], path: str) -> bool:
