@@ -141,10 +141,13 @@ LIMITS = """\
   every row two or three times. Pages are sized for the longest URL the pattern allows (a `str`
   slug of 255 characters, percent-encoded), so the article section has about 15,000 URLs per
   page, against the references' 50,000, and pays the per-request cost three times as often. On
-  PostgreSQL Django iterates through a server-side cursor (`WITH HOLD`, fetched 2,000 rows at a
-  time). `contrib.sitemaps` builds a model instance per URL, renders a template, and pages with
-  `COUNT` + `OFFSET`.
-- **Memory.** A page is streamed in chunks of `SITEMAPX_CHUNK_SIZE` rows (2,000), so the peak
+  PostgreSQL a page's rows are read at once (a client-side cursor: a server-side one is declared
+  `WITH HOLD` outside a transaction, so the server builds the whole result first anyway, then
+  hands it over one round trip per 2,000 rows); they are still written 2,000 at a time.
+  `contrib.sitemaps` builds a model instance per URL, renders a template, and pages with `COUNT`
+  + `OFFSET`.
+- **Memory.** A page is written in chunks of `SITEMAPX_CHUNK_SIZE` rows (2,000) and read at
+  most a page at a time (on PostgreSQL, at once; at most `SITEMAPX_LIMIT` rows), so the peak
   does not grow with N; only the index (one line per 50,000 rows) does. contrib renders each
   50,000-URL page whole, in memory.
 - **Last page ÷ first page.** Pages are fixed key ranges with a single lower and upper bound:

@@ -23,12 +23,21 @@ def row_batches(queryset: models.QuerySet[Any], size: int) -> Iterator[list[tupl
     """The rows of ``values_list(...)`` query ``queryset`` as tuples, in lists of at most ``size``.
 
     What ``queryset.iterator(chunk_size=size)`` yields, batched: the same
-    query on the same (server-side, where Django uses one) cursor. The cursor
-    is closed when the batches end or are closed.
+    query on the same cursor (server-side where Django uses one, but on
+    PostgreSQL: see below, which is why ``queryset`` must be bounded, one
+    page). The cursor is closed when the batches end or are closed.
     """
     using = queryset.db
     compiler = queryset.query.get_compiler(using)
-    chunked = not connections[using].settings_dict.get("DISABLE_SERVER_SIDE_CURSORS")
+    connection = connections[using]
+    # Not on PostgreSQL: outside a transaction Django declares a server-side
+    # cursor WITH HOLD, so the server materialises the whole result at once
+    # anyway, then hands it over one round trip per batch. A page is one key
+    # range of at most SITEMAPX_LIMIT rows, so reading it in one go holds a
+    # bounded amount; a 900,000-row crawl took 2.6 s instead of 3.0 to 3.7 s.
+    chunked = connection.vendor != "postgresql" and not connection.settings_dict.get(
+        "DISABLE_SERVER_SIDE_CURSORS"
+    )
     results = compiler.execute_sql(MULTI, chunked_fetch=chunked, chunk_size=size)
     try:
         if compiler.select is None:  # an empty result known without a query

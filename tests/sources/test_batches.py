@@ -66,3 +66,19 @@ def test_the_cursor_goes_with_the_last_batch(articles: QuerySet[Article]) -> Non
         cursor.execute("SELECT count(*) FROM pg_cursors")
         assert cursor.fetchone() == (0,)
     batches.close()
+
+
+def test_postgresql_reads_a_page_without_a_server_side_cursor(
+    articles: QuerySet[Article],
+) -> None:
+    # Outside a transaction Django's server-side cursor is WITH HOLD: the server
+    # builds the whole result anyway, then one round trip per batch. A page is
+    # bounded, so its rows are read at once.
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side cursors are PostgreSQL's")
+    batches = row_batches(articles.values_list("pk"), 3)
+    assert len(next(batches)) == 3
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_cursors")
+        assert cursor.fetchone() == (0,)
+    assert _flat(batches) == [(pk,) for pk in articles.values_list("pk", flat=True)[3:]]
