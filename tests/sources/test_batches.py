@@ -17,6 +17,14 @@ def _flat(batches: Any) -> list[tuple[Any, ...]]:
     return [row for batch in batches for row in batch]
 
 
+def _open_cursors() -> int:
+    """The server-side cursors open on PostgreSQL's connection."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_cursors")
+        (found,) = cursor.fetchone()
+    return int(found)
+
+
 @pytest.fixture
 def articles() -> QuerySet[Article]:
     bulk_published_articles(Category.objects.create(name="News", slug="news"), 7)
@@ -62,9 +70,7 @@ def test_the_cursor_goes_with_the_last_batch(articles: QuerySet[Article]) -> Non
         pytest.skip("server-side cursors are PostgreSQL's")
     batches = row_batches(articles.values_list("pk"), 10)
     assert len(next(batches)) == 7
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_cursors")
-        assert cursor.fetchone() == (0,)
+    assert _open_cursors() == 0
     batches.close()
 
 
@@ -78,7 +84,5 @@ def test_postgresql_reads_a_page_without_a_server_side_cursor(
         pytest.skip("server-side cursors are PostgreSQL's")
     batches = row_batches(articles.values_list("pk"), 3)
     assert len(next(batches)) == 3
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_cursors")
-        assert cursor.fetchone() == (0,)
+    assert _open_cursors() == 0
     assert _flat(batches) == [(pk,) for pk in articles.values_list("pk", flat=True)[3:]]
