@@ -23,7 +23,20 @@ from example_project.articles.models import (
 )
 
 
-class ArticleSitemap(sitemapx.ModelSource):
+class NewsDeskRows(sitemapx.ModelSource):
+    """A section whose rows, on the news desk's host (``news_host``), are the news category's."""
+
+    news_host: str | None = None
+
+    def get_queryset(self) -> QuerySet[Any]:
+        rows = super().get_queryset()
+        # self.origin is the host being served (None in system checks).
+        if self.origin is not None and self.news_host and self.origin.host == self.news_host:
+            rows = rows.filter(category__slug="news")
+        return rows
+
+
+class ArticleSitemap(NewsDeskRows):
     """Published articles, streamed as plain rows: no model instance per URL.
 
     Served on every host; on the news host, only the news category's.
@@ -35,14 +48,6 @@ class ArticleSitemap(sitemapx.ModelSource):
     lastmod_field = "updated_at"
     changefreq = "weekly"
     priority = 0.6
-    news_host: str | None = None
-
-    def get_queryset(self) -> QuerySet[Any]:
-        rows = super().get_queryset()
-        # self.origin is the host being served (None in system checks).
-        if self.origin is not None and self.news_host and self.origin.host == self.news_host:
-            rows = rows.filter(category__slug="news")
-        return rows
 
 
 class ArticleImageSitemap(sitemapx.ModelSource):
@@ -65,7 +70,7 @@ class ArticleImageSitemap(sitemapx.ModelSource):
     max_images = 5
 
 
-class NewsSitemap(sitemapx.NewsSource):
+class NewsSitemap(NewsDeskRows, sitemapx.NewsSource):
     """The last two days' articles, for Google News."""
 
     model = Article
@@ -75,14 +80,6 @@ class NewsSitemap(sitemapx.NewsSource):
     publication_date_field = "published_at"
     title_field = "title"
     news_publication = sitemapx.Publication("Sitemapx Demo Times", "en")
-    news_host: str | None = None
-
-    def get_queryset(self) -> QuerySet[Any]:
-        rows = super().get_queryset()
-        # As the article section: on the news host, only the news category's.
-        if self.origin is not None and self.news_host and self.origin.host == self.news_host:
-            rows = rows.filter(category__slug="news")
-        return rows
 
 
 class VideoSitemap(sitemapx.ModelSource):

@@ -27,6 +27,7 @@ from django_sitemapx.sources.extensions import extension_url_bytes
 from example_project.articles.models import Article, ArticleImage, ArticleVideo
 from tests.conftest import NS, content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory
+from tests.support.sources import page_stream
 
 pytestmark = pytest.mark.django_db
 
@@ -47,13 +48,10 @@ def _stream(source: sitemapx.Source) -> tuple[list[Any], Counter[str]]:
     entries: list[Any] = []
     skipped: Counter[str] = Counter()
     for summary in source.page_summaries():
-        found = source.page(summary.number)
+        found = page_stream(source, BUILDER, summary.number)
         assert found is not None
-        for item in found.entries(BUILDER):
-            if isinstance(item, sitemapx.Skipped):
-                skipped[item.reason] += item.total
-            else:
-                entries.extend(item)
+        entries += found[0]
+        skipped.update(found[1])
     return entries, skipped
 
 

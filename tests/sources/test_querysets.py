@@ -24,6 +24,7 @@ from example_project.articles.factories import bulk_published_articles
 from example_project.articles.models import Article, Category
 from tests.conftest import NS, content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory
+from tests.support.sources import page_stream
 from tests.testapp.models import Document
 
 pytestmark = pytest.mark.django_db
@@ -39,17 +40,7 @@ def client() -> Client:
 
 def _stream(source: sitemapx.Source, page: int = 1) -> tuple[list[tuple[Any, ...]], Counter[str]]:
     """The entries of a page, and its skips by reason."""
-    found = source.page(page)
-    if found is None:
-        return [], Counter()
-    entries: list[tuple[Any, ...]] = []
-    skipped: Counter[str] = Counter()
-    for item in found.entries(BUILDER):
-        if isinstance(item, sitemapx.Skipped):
-            skipped[item.reason] += item.total
-        else:
-            entries.extend(item)
-    return entries, skipped
+    return page_stream(source, BUILDER, page) or ([], Counter())
 
 
 def _entries(source: sitemapx.Source, page: int = 1) -> list[tuple[Any, ...]]:

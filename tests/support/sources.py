@@ -1,12 +1,30 @@
-"""Sources for tests that watch how a document ends."""
+"""Sources for tests that watch how a document ends, and reading a source's pages."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from django_sitemapx.entries import EntryStream
+from django_sitemapx.entries import EntryStream, Skipped
 from django_sitemapx.locations import LocationBuilder
-from django_sitemapx.sources import ItemSource, Page, PageSummary
+from django_sitemapx.sources import ItemSource, Page, PageSummary, Source
+
+
+def page_stream(
+    source: Source, builder: LocationBuilder, number: int = 1
+) -> tuple[list[tuple[Any, ...]], Counter[str]] | None:
+    """The entries of page ``number`` and its skips by reason; None if there is no such page."""
+    found = source.page(number)
+    if found is None:
+        return None
+    entries: list[tuple[Any, ...]] = []
+    skipped: Counter[str] = Counter()
+    for item in found.entries(builder):
+        if isinstance(item, Skipped):
+            skipped[item.reason] += item.total
+        else:
+            entries.extend(item)
+    return entries, skipped
 
 
 class ClosingWatchedSource(ItemSource):
