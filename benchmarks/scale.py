@@ -15,6 +15,8 @@ article, whose keys are 10 apart; authors keyed by UUID):
 - ``index, nothing changed``: the section's share of an index build when no row changed
   (the page table read, the generations compared);
 - ``index after one change``: one row saved through the ORM, then the same;
+- the same two with no cache (``SITEMAPX_CACHE_ALIAS = None``): the changes kept in
+  the page table say which page to count;
 - ``index after a cache flush``: every generation new, so every page counted again
   (the pages themselves do not move); then the same both ways, in one grouped
   pass and one aggregate per page, whatever ``ModelSource.counts_pages_together()``
@@ -130,6 +132,13 @@ def measure_section(section: str, repeat: int) -> dict[str, Any]:
     result["save_s"] = one_change.save_s  # type: ignore[attr-defined]
     result["index_after_one_change_s"] = one_change.index_s  # type: ignore[attr-defined]
 
+    with override_settings(SITEMAPX_CACHE_ALIAS=None):
+        result["index_uncached_unchanged_s"] = _seconds(source.page_summaries, repeat)
+        del one_change.index_s  # type: ignore[attr-defined]
+        for _ in range(repeat):
+            one_change()
+        result["index_uncached_after_one_change_s"] = one_change.index_s  # type: ignore[attr-defined]
+
     def flushed() -> None:
         cache.clear()
         source.page_summaries()
@@ -167,6 +176,8 @@ _ROWS = [
     ("index, nothing changed", "index_unchanged_s"),
     ("save of one row (with its invalidation)", "save_s"),
     ("index after one change", "index_after_one_change_s"),
+    ("index, nothing changed, no cache", "index_uncached_unchanged_s"),
+    ("index after one change, no cache", "index_uncached_after_one_change_s"),
     ("index after a cache flush (every page counted)", "index_after_cache_flush_s"),
     ("the same in one grouped pass", "index_after_cache_flush_grouped_s"),
     ("the same, one aggregate per page", "index_after_cache_flush_page_by_page_s"),

@@ -267,15 +267,28 @@ SITEMAPX_INDEX = "http://127.0.0.1/bench/sitemap.xml"
 def sitemapx_cold(client: Client) -> Iterator[Result]:
     # Cold means streamed from the database: the document cache is off, so the
     # figures (and peak RSS) are those of streaming, not of storing documents.
+    # The crawl finds the page table as a running site keeps it (cut once, then
+    # kept by saves); cutting and counting the section anew, which a site pays
+    # once per data set or configuration, is timed on its own first.
     from django.test import override_settings
 
+    from django_sitemapx.models import PageState
+
     with override_settings(SITEMAPX_CACHE_ALIAS=None):
-        yield timed(
+        PageState.objects.all().delete()
+        first = client.get(SITEMAPX_INDEX)
+        result = timed(
             client,
             lambda: client.sitemap(SITEMAPX_INDEX),
             Result("sitemapx"),
             index=True,
         )
+        result.extra["first_layout"] = {
+            "status": first.status,
+            "seconds": first.seconds,
+            "queries": first.queries,
+        }
+        yield result
 
 
 def sitemapx_warm(client: Client) -> Iterator[Result]:

@@ -16,7 +16,7 @@ from .exceptions import NotRegistered
 from .models import Override
 from .overrides import Place, send_overrides_changed
 from .registry import default_registry
-from .serving.cache import invalidate
+from .serving.cache import invalidate, replace_generations
 from .signals import overrides_changed
 from .sources import ModelSource
 
@@ -64,13 +64,16 @@ def override_deleted(sender: type[Override], instance: Override, **kwargs: Any) 
 @receiver(post_save, dispatch_uid="django_sitemapx.invalidate.save")
 @receiver(post_delete, dispatch_uid="django_sitemapx.invalidate.delete")
 def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
-    """Invalidate the cached pages holding ``instance``, now and again after commit.
+    """Invalidate the pages holding ``instance`` once the change is committed.
 
     A saved or deleted ``django.contrib.sites`` site invalidates every document.
 
-    The first invalidation covers this process at once; the one after commit
-    covers a request in another process that rebuilt the page from the rows
-    as they were before the transaction committed.
+    Inside a transaction the cache generations are replaced at once as well,
+    which covers this process (it sees its own uncommitted rows); the
+    invalidation after commit covers a request in another process that rebuilt
+    the page from the rows as they were before, and marks the pages changed in
+    the page table. Nothing is written to the database before the commit: the
+    caller's transaction takes no lock on the page table.
     """
     if sender._meta.label == "sites.Site":
         # A site's domain decides which sections a host serves (``sites``) and
@@ -88,9 +91,12 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
         for section, page in pages:
             invalidate(section, page)
 
-    run()
     if transaction.get_connection(using).in_atomic_block:
+        for section, page in pages:
+            replace_generations(section, page)
         transaction.on_commit(run, using=using)
+    else:
+        run()
 
 
 @receiver(overrides_changed, dispatch_uid="django_sitemapx.invalidate.overrides")

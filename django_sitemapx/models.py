@@ -216,8 +216,12 @@ class PageState(models.Model):
     is at least its ``first`` and below the next page's (``first`` is the key
     encoded so that the database orders it as it orders the keys, see
     ``sources.layout``; the first page's is empty, no lower bound). ``rows`` and
-    ``lastmod`` are the page's summary, computed under the generation whose digest
-    is ``generation``: a page is counted again only when its generation moved.
+    ``lastmod`` are the page's summary. ``changes`` counts the committed changes
+    to the page's rows (a saved or deleted row, ``invalidate()``, a split or
+    merge) and ``counted`` is the value it had when the summary was computed: a
+    page is counted again only when they differ, or when its cache generation
+    moved (``generation`` is the digest the summary was computed under; a change
+    not yet committed is seen there first, by the process that made it).
     ``layout`` is a digest of the section's configuration (model, key, page
     capacity, query): a different one means the pages are cut again.
 
@@ -234,6 +238,9 @@ class PageState(models.Model):
     # NULL: the page has no lastmod (as PageSummary.lastmod None), not an empty one.
     lastmod = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
     generation = models.CharField(max_length=40, blank=True)
+    changes = models.PositiveBigIntegerField(default=0)
+    # NULL: never counted.
+    counted = models.PositiveBigIntegerField(null=True, blank=True)
     layout = models.CharField(max_length=40)
 
     class Meta:

@@ -408,25 +408,51 @@ def invalidate(
     *,
     registry: SitemapRegistry | None = None,
 ) -> bool:
-    """Mark cached documents stale; the next request for them rebuilds them.
+    """Mark documents stale; the next request for them rebuilds them.
 
     With no argument every document (every section, the index, every host) is
     stale; with ``section``, every page of that section and the index; with
-    ``section`` and ``page``, that page and the index. Returns False when the
-    cache could not be reached (the failure is logged). Raises ``NotRegistered``
-    for an unknown section.
+    ``section`` and ``page``, that page and the index. The page table records
+    the change too (``sources.layout.mark_changed``), so the next index counts
+    those pages again even with no cache or after a flush: call it once the
+    change is committed. Returns False when the configured cache could not be
+    reached (the failure is logged; the pages are marked all the same), True
+    otherwise, with no cache configured too. Raises ``NotRegistered`` for an
+    unknown section.
     """
-    if section is None:
-        if page is not None:
-            raise TypeError("invalidate(page=...) needs a section.")
-        names = [global_generation()]
-    else:
-        (registry or default_registry).get(section)
-        if page is None:
-            names = [section_generation(section), index_generation()]
-        else:
-            names = [page_generation(section, page), index_generation()]
-    done = DocumentCache().replace(names)
+    from ..sources.layout import mark_changed
+
+    names = _generations_of(section, page, registry)
+    mark_changed(section, page)
+    store = DocumentCache()
+    done = store.alias is None or store.replace(names)
     if done:
         sitemap_invalidated.send(sender=invalidate, section=section, page=page)
     return done
+
+
+def replace_generations(
+    section: str | None = None,
+    page: int | None = None,
+    *,
+    registry: SitemapRegistry | None = None,
+) -> bool:
+    """Replace the cache generations ``invalidate()`` replaces, and nothing else.
+
+    For a change not yet committed: this process stops serving what it cached,
+    and nothing is written to the database inside the caller's transaction.
+    """
+    return DocumentCache().replace(_generations_of(section, page, registry))
+
+
+def _generations_of(
+    section: str | None, page: int | None, registry: SitemapRegistry | None
+) -> list[str]:
+    if section is None:
+        if page is not None:
+            raise TypeError("invalidate(page=...) needs a section.")
+        return [global_generation()]
+    (registry or default_registry).get(section)
+    if page is None:
+        return [section_generation(section), index_generation()]
+    return [page_generation(section, page), index_generation()]

@@ -6,11 +6,14 @@ page's first key. Where page state lives, and why (see docs/guide/pages.md):
 
 - **in the database, not the cache**: a cache flush must never move a row to
   another page (which would shift every page after it); the table survives it;
-- each page's **summary** (row count, greatest lastmod) is kept with the digest
-  of the cache generations it was computed under: the index counts again only
-  the pages whose generation moved (a saved row replaces its page's generation,
-  ``invalidate()`` a section's or everyone's). A flushed cache gives every page a
-  new generation: every page is counted again, the pages themselves stay put.
+- each page's **summary** (row count, greatest lastmod) is kept with the page's
+  change count at the time it was computed: the index counts again only the
+  pages changed since (a committed save or delete marks its page, ``invalidate()``
+  a section's or every page, see ``mark_changed``), with a cache or without one.
+  The digest of the cache generations it was computed under is kept too: a
+  change not yet committed replaces its page's generation at once, so the
+  process that made it sees it. A flushed cache gives every page a new
+  generation: every page is counted again, the pages themselves stay put.
 
 The rule, with ``capacity = source.rows_per_page()``: every page but the last
 holds at least ``ceil(capacity / 2)`` rows and no page more than ``capacity``.
@@ -54,8 +57,7 @@ if TYPE_CHECKING:
 # Longest string key the page table can hold (its ``first`` column).
 MAX_STRING_KEY = 255
 _INT_OFFSET = 2**63
-# A page's generation before its first count, and after a count with no cache.
-NEVER_COUNTED = ""
+# A page's generation digest after a count with no cache.
 UNCACHED = "-"
 # Neighbouring stale pages counted in one grouped query (its parameters: one per page).
 _PAGES_PER_PASS = 500
@@ -183,6 +185,31 @@ def has_host_layouts(section: str, using: str) -> bool:
     return PageState.objects.using(using).filter(section__startswith=f"{section}@").exists()
 
 
+def mark_changed(section: str | None = None, page: int | None = None) -> None:
+    """Mark pages changed in the page table: the next index counts them again.
+
+    Every page of every section with no argument; every page of ``section``
+    (its hosts' pages too) without ``page``; else page ``page`` of the
+    section's shared layout. Called once a change is committed (see
+    ``serving.cache.invalidate``): with a cache or without one, in every
+    process, the index then counts only what changed.
+    """
+    from ..models import PageState
+
+    using = router.db_for_write(PageState)
+    if not _table_exists(using):
+        return
+    pages = PageState.objects.using(using)
+    if section is not None:
+        if page is None:
+            pages = pages.filter(
+                models.Q(section=section) | models.Q(section__startswith=f"{section}@")
+            )
+        else:
+            pages = pages.filter(section=section, number=page)
+    pages.update(changes=F("changes") + 1)
+
+
 # Database aliases where the page table is known to exist (checked once per process).
 _TABLE_FOUND: set[str] = set()
 
@@ -212,6 +239,9 @@ class State:
     generation: str
     # Rows without a lastmod: a page's Last-Modified is known only when it is 0.
     undated: int = 0
+    # Changes to the page's rows so far, and how many there were when it was counted.
+    changes: int = 0
+    counted: int | None = None
 
 
 @dataclass(frozen=True)
@@ -261,7 +291,7 @@ class PageLayout:
                 for state in states
                 if (targets is None or state.number in targets)
                 and state.number not in counted
-                and self._is_stale(state, digests, everything=numbers is None)
+                and self._is_stale(state, digests)
             ]
             if stale:
                 self._count(states, stale, digests)
@@ -283,12 +313,10 @@ class PageLayout:
         return states
 
     @staticmethod
-    def _is_stale(state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
-        if digests is not None:
-            return state.generation != digests[state.number]
-        # No cache, so no generation says what changed: the index counts every
-        # page; a page alone keeps its last count unless it was never counted.
-        return everything or state.generation == NEVER_COUNTED
+    def _is_stale(state: State, digests: dict[int, str] | None) -> bool:
+        if state.counted != state.changes:
+            return True
+        return digests is not None and state.generation != digests[state.number]
 
     def bounds(self, states: Sequence[State], number: int) -> tuple[State, Bounds] | None:
         """Page ``number``'s state and key range, or None if there is no such page."""
@@ -344,13 +372,23 @@ class PageLayout:
         rows = list(
             self.table.filter(section=self.key)
             .order_by("first")
-            .values_list("number", "first", "rows", "lastmod", "generation", "layout", "undated")
+            .values_list(
+                "number",
+                "first",
+                "rows",
+                "lastmod",
+                "generation",
+                "layout",
+                "undated",
+                "changes",
+                "counted",
+            )
         )
         if not rows or any(row[5] != self.fingerprint for row in rows[:1]):
             return None
         if any(row[5] != rows[0][5] for row in rows):
             return None
-        return [State(*row[:5], undated=row[6]) for row in rows]
+        return [State(*row[:5], undated=row[6], changes=row[7], counted=row[8]) for row in rows]
 
     def _build(self) -> list[State]:
         """Cut the section into full pages: one ``ROW_NUMBER()`` query over the keys."""
@@ -410,10 +448,13 @@ class PageLayout:
         changed: list[State] = []
         for run in runs:
             for state, summary in zip(run, self._summarize(states, run, position), strict=True):
-                before = (state.rows, state.lastmod, state.undated, state.generation)
+                before = self._stored(state)
                 state.rows, state.lastmod, state.undated = summary
                 state.generation = digests[state.number] if digests is not None else UNCACHED
-                if (state.rows, state.lastmod, state.undated, state.generation) != before:
+                # The count read the rows after ``changes`` was loaded: a change
+                # committed meanwhile raised it, and the page stays stale.
+                state.counted = state.changes
+                if self._stored(state) != before:
                     changed.append(state)
         if len(changed) == 1:
             self._store(changed[0])
@@ -423,12 +464,18 @@ class PageLayout:
                 for state in sorted(changed, key=lambda found: found.number):
                     self._store(state)
 
+    @staticmethod
+    def _stored(state: State) -> tuple[Any, ...]:
+        """What ``_store`` writes of a page."""
+        return (state.rows, state.lastmod, state.undated, state.generation, state.counted)
+
     def _store(self, state: State) -> None:
         self.table.filter(section=self.key, number=state.number).update(
             rows=state.rows,
             lastmod=state.lastmod,
             undated=state.undated,
             generation=state.generation,
+            counted=state.counted,
         )
 
     def _summarize(
@@ -504,6 +551,7 @@ class PageLayout:
                     )
                 )
             self.table.bulk_create(created)
+            self._touch({state.number})
         return {state.number, *(page.number for page in created)}
 
     def _cuts(self, bounds: Bounds, step: int) -> list[Any]:
@@ -536,6 +584,7 @@ class PageLayout:
                     self.table.filter(section=self.key, number=other.number).update(
                         first=state.first
                     )
+                self._touch({other.number})
                 return {state.number, other.number}
             # Share the rows of both equally: move the boundary between them.
             firsts = [(s.number, s.first) for s in states]
@@ -554,7 +603,14 @@ class PageLayout:
             self.table.filter(section=self.key, number=high_state.number).update(
                 first=self.codec.encode(found[0])
             )
+            self._touch({state.number, other.number})
         return {state.number, other.number}
+
+    def _touch(self, numbers: set[int]) -> None:
+        """Mark pages whose key range moved as changed: each is counted again."""
+        self.table.filter(section=self.key, number__in=sorted(numbers)).update(
+            changes=F("changes") + 1
+        )
 
     # -- generations ----------------------------------------------------------------------
 

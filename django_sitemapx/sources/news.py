@@ -24,7 +24,7 @@ class AgingLayout(PageLayout):
     """
 
     @staticmethod
-    def _is_stale(state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
+    def _is_stale(state: State, digests: dict[int, str] | None) -> bool:
         return True
 
 

@@ -6,8 +6,10 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db.models import F
 from django.test import Client, override_settings
 
+from django_sitemapx.models import PageState
 from django_sitemapx.serving.cache import DocumentCache, global_generation, page_generation
 from example_project.articles.models import Article
 from tests.conftest import content, locs, validate_sitemap
@@ -49,10 +51,27 @@ def test_mistakes_are_command_errors() -> None:
         _run("article", "--page", "0")
 
 
-@override_settings(SITEMAPX_CACHE_ALIAS=None)
+@override_settings(
+    CACHES={
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "broken": {"BACKEND": "tests.support.caches.BrokenCache"},
+    },
+    SITEMAPX_CACHE_ALIAS="broken",
+)
 def test_an_unreachable_cache_is_a_command_error() -> None:
     with pytest.raises(CommandError, match="could not be reached"):
         _run()
+
+
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_without_a_cache_the_command_marks_the_pages(client: Client) -> None:
+    ArticleFactory()
+    first = content(client.get("/sitemap-article-1.xml"))
+    Article.objects.update(slug="bulk-renamed")  # no signal
+    assert _run("article") == "Invalidated sections article.\n"
+    page = content(client.get("/sitemap-article-1.xml"))
+    assert page != first
+    assert PageState.objects.filter(section="article").exclude(counted=F("changes")).count() == 0
 
 
 def test_bulk_changes_show_after_the_command(client: Client) -> None:

@@ -213,10 +213,12 @@ def test_claim_returns_a_document_stored_just_before_the_lock() -> None:
 # -- invalidate() ---------------------------------------------------------------------
 
 
+@pytest.mark.django_db
 def test_invalidate_everything() -> None:
     assert changed_generations(lambda: invalidate()) == [global_generation()]
 
 
+@pytest.mark.django_db
 def test_invalidate_a_section() -> None:
     assert changed_generations(lambda: invalidate("article")) == [
         index_generation(),
@@ -224,6 +226,7 @@ def test_invalidate_a_section() -> None:
     ]
 
 
+@pytest.mark.django_db
 def test_invalidate_a_page() -> None:
     assert changed_generations(lambda: invalidate("article", 2)) == [
         index_generation(),
@@ -239,6 +242,7 @@ def test_invalidate_is_exported_and_checks_its_arguments() -> None:
         invalidate(page=3)
 
 
+@pytest.mark.django_db
 def test_invalidate_a_section_of_another_registry() -> None:
     custom = sitemapx.SitemapRegistry()
     custom.register("extra", sitemapx.StaticSource, url_names=["about"])
@@ -249,6 +253,7 @@ def test_invalidate_a_section_of_another_registry() -> None:
     ]
 
 
+@pytest.mark.django_db
 def test_invalidate_sends_a_signal() -> None:
     received: list[dict[str, Any]] = []
 
@@ -264,7 +269,8 @@ def test_invalidate_sends_a_signal() -> None:
     assert received == [{"section": "article", "page": 1}, {"section": None, "page": None}]
 
 
-@override_settings(SITEMAPX_CACHE_ALIAS=None)
+@pytest.mark.django_db
+@override_settings(CACHES=BROKEN, SITEMAPX_CACHE_ALIAS="broken")
 def test_invalidate_reports_an_unreachable_cache() -> None:
     received: list[object] = []
 
@@ -276,4 +282,20 @@ def test_invalidate_reports_an_unreachable_cache() -> None:
         assert invalidate() is False
     finally:
         sitemap_invalidated.disconnect(receiver)
-    assert received == []  # nothing was invalidated, so nothing is announced
+    assert received == []  # cached documents may still be served, so nothing is announced
+
+
+@pytest.mark.django_db
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_invalidate_without_a_cache_marks_the_pages_and_succeeds() -> None:
+    received: list[object] = []
+
+    def receiver(**kwargs: Any) -> None:
+        received.append({"section": kwargs["section"], "page": kwargs["page"]})
+
+    sitemap_invalidated.connect(receiver)
+    try:
+        assert invalidate() is True
+    finally:
+        sitemap_invalidated.disconnect(receiver)
+    assert received == [{"section": None, "page": None}]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.core.cache import caches
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
 import django_sitemapx as sitemapx
@@ -24,6 +24,7 @@ from django_sitemapx.sources.layout import (
     _encode_mariadb_uuid,
     codec_for,
     key_field,
+    mark_changed,
 )
 from tests.conftest import content, locs, validate_sitemap
 from tests.testapp.models import Document, Tag, UUIDThing
@@ -36,6 +37,10 @@ class _PathSource(ModelSource):
 
     def location(self, row: Any) -> str:
         return str(row.path)
+
+
+class _DatedPathSource(_PathSource):
+    lastmod_field = "published_on"
 
 
 class _KeySource(ModelSource):
@@ -346,3 +351,142 @@ def test_pages_are_counted_one_by_one_where_the_table_is_in_key_order(
         assert [s.rows for s in source.page_summaries()] == [2, 2, 2, 1]
     counts = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
     assert len(counts) == (1 if connection.vendor == "postgresql" else 4)
+
+
+# -- changes kept in the page table: no cache needed to know what changed ----------------
+
+
+def _counts(queries: CaptureQueriesContext) -> int:
+    return sum("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
+
+
+def _page_table_writes(queries: CaptureQueriesContext) -> list[str]:
+    table = PageState._meta.db_table
+    return [
+        q["sql"]
+        for q in queries.captured_queries
+        if table in q["sql"] and q["sql"].lstrip().upper().startswith(("UPDATE", "INSERT"))
+    ]
+
+
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_without_a_cache_the_index_counts_only_the_changed_page(
+    client: Client, registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
+) -> None:
+    registry.register(Document, source_class=_DatedPathSource, section="d", limit=3)
+    day = datetime.date(2024, 1, 1)
+    documents = [
+        Document.objects.create(id=k, path=f"/d/{k}/", published_on=day) for k in range(1, 31)
+    ]
+    validate_sitemap(content(client.get("/sitemap.xml")))  # laid out and counted
+    with CaptureQueriesContext(connection) as unchanged:
+        validate_sitemap(content(client.get("/sitemap.xml")))
+    assert _counts(unchanged) == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        documents[14].published_on = datetime.date(2025, 6, 1)
+        documents[14].save()
+    with CaptureQueriesContext(connection) as after:
+        index = content(client.get("/sitemap.xml"))
+    assert _counts(after) == 1  # the changed page, of ten
+    assert index.count(b"<lastmod>2025-06-01</lastmod>") == 1
+
+
+def test_a_save_in_a_transaction_writes_the_page_table_only_after_commit(
+    registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
+) -> None:
+    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
+    for key in range(1, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    source.page_summaries()
+    page = source.page_for_key(5)
+    before = PageState.objects.get(section="d", number=page).changes
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        with CaptureQueriesContext(connection) as inside:
+            Document.objects.get(id=5).save()
+        # The caller's transaction took no lock on the page table.
+        assert _page_table_writes(inside) == []
+    assert callbacks
+    assert PageState.objects.get(section="d", number=page).changes == before + 1
+    assert {s.number: s.changes for s in PageState.objects.exclude(number=page)} == {
+        s.number: 0 for s in PageState.objects.exclude(number=page)
+    }
+
+
+def test_invalidate_marks_pages_changed_in_the_page_table(registry: SitemapRegistry) -> None:
+    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
+    other = registry.register(Tag, source_class=_KeySource, section="t", limit=2)
+    for key in range(1, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    for name in "abcde":
+        Tag.objects.create(slug=name)
+    source.page_summaries()
+    other.page_summaries()
+
+    def changes() -> dict[tuple[str, int], int]:
+        return {(s.section, s.number): s.changes for s in PageState.objects.all()}
+
+    start = changes()
+    sitemapx.invalidate("d", 2)
+    assert {k for k, v in changes().items() if v != start[k]} == {("d", 2)}
+    sitemapx.invalidate("d")
+    assert changes()[("d", 1)] == start[("d", 1)] + 1
+    assert all(v == start[k] for k, v in changes().items() if k[0] == "t")
+    sitemapx.invalidate()
+    assert all(v > start[k] for k, v in changes().items())
+
+
+def test_a_change_committed_while_a_page_is_counted_leaves_it_stale(
+    registry: SitemapRegistry,
+) -> None:
+    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
+    for key in range(1, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    source.page_summaries()
+    layout = source.layout()
+    summarize = source.summarize
+
+    def committed_meanwhile(bounds: Any) -> Any:
+        found = summarize(bounds)
+        mark_changed("d", 2)  # another process commits a change to page 2 now
+        return found
+
+    sitemapx.invalidate("d", 2)
+    source.summarize = committed_meanwhile  # type: ignore[method-assign]
+    layout.states({2})
+    del source.summarize
+    state = PageState.objects.get(section="d", number=2)
+    assert state.counted is not None and state.counted < state.changes
+    with CaptureQueriesContext(connection) as again:
+        source.layout().states({2})
+    assert _counts(again) == 1
+
+
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_without_a_cache_a_split_page_alone_has_its_new_count(
+    registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
+) -> None:
+    source = registry.register(Document, source_class=_PathSource, section="d", limit=4)
+    for key in range(10, 130, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    assert [s.rows for s in source.page_summaries()] == [4, 4, 4]
+    with django_capture_on_commit_callbacks(execute=True):
+        Document.objects.create(id=55, path="/d/55/")
+    page = source.page(2)  # served alone, before any index: it splits, and is counted again
+    assert page is not None
+    assert sorted(s.rows for s in source.page_summaries()) == [2, 3, 4, 4]
+    assert page.summary.rows in (2, 3)
+
+
+def test_pages_never_counted_since_the_migration_are_counted_once(
+    registry: SitemapRegistry,
+) -> None:
+    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
+    for key in range(1, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    source.page_summaries()
+    PageState.objects.update(counted=None, rows=0)  # as migration 0004 leaves them
+    with override_settings(SITEMAPX_CACHE_ALIAS=None):
+        assert [s.rows for s in source.page_summaries()] == [3, 3, 3]
+        with CaptureQueriesContext(connection) as again:
+            source.page_summaries()
+    assert _counts(again) == 0

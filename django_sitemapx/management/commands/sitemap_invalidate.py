@@ -1,4 +1,4 @@
-"""``manage.py sitemap_invalidate [SECTION ...] [--page N]``: mark cached sitemaps stale."""
+"""``manage.py sitemap_invalidate [SECTION ...] [--page N]``: mark sitemaps stale."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ class Command(BaseCommand):
         for section in targets:
             if not invalidate(section, page):
                 raise CommandError(
-                    "The sitemap cache could not be reached; nothing was invalidated "
+                    "The sitemap cache could not be reached: the pages were marked changed "
+                    "for the index, but cached documents may be served until they expire "
                     "(see the django_sitemapx log)."
                 )
         if options["verbosity"] >= 1:
