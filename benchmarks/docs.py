@@ -138,8 +138,9 @@ LIMITS = """\
   for their URL converter (no `to_url()` change, nothing to percent-encode, no control
   character) a chunk at a time with one scan in C per column, and escaping runs only on chunks
   that need it. The raw-cursor reference skips every check and the index, which is the remaining
-  gap. The index reads the page table and counts again only the pages marked changed there
-  (none in this crawl), cache or no cache. Pages are sized for the longest URL the pattern allows (a `str`
+  gap. The index reads the page table and counts again only the pages changed since their
+  last count (with no cache, the pages marked changed in the table: none in this crawl).
+  Pages are sized for the longest URL the pattern allows (a `str`
   slug of 255 characters, percent-encoded), so the article section has about 15,000 URLs per
   page, against the references' 50,000, and pays the per-request cost three times as often. On
   PostgreSQL a page's rows are read at once (a client-side cursor: a server-side one is declared
@@ -156,12 +157,11 @@ LIMITS = """\
   earlier row.
 - **Queries.** A page costs one query on the page table (its key range, and the row count
   and latest lastmod stored for it, for the `ETag` and `Last-Modified` headers sent before the
-  body; counted again first only when it was marked changed since its last count), one keyset
-  query, and the overrides lookup with its first chunk (none for
+  body; counted again first only when its cache generation moved or, with no cache, when it
+  was marked changed), one keyset query, and the overrides lookup with its first chunk (none for
   the later chunks while the table holds at most 5,000 overrides), whatever N. On PostgreSQL,
   lastmods outside the range Python can read are counted as the rows stream (one more query
   when the column is nullable). The index costs one query on the page table per model
-  section, one aggregate per page marked changed since its last count (with or without a
-  cache; every page after a cache flush) and one for overrides. A cached page or a 304 costs
-  none.
+  section, one aggregate per page changed since its last count (every page after a cache
+  flush) and one for overrides. A cached page or a 304 costs none.
 """

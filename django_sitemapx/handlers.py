@@ -71,9 +71,9 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
     Inside a transaction the cache generations are replaced at once as well,
     which covers this process (it sees its own uncommitted rows); the
     invalidation after commit covers a request in another process that rebuilt
-    the page from the rows as they were before, and marks the pages changed in
-    the page table. Nothing is written to the database before the commit: the
-    caller's transaction takes no lock on the page table.
+    the page from the rows as they were before. With no cache configured, the
+    pages are marked changed in the page table after the commit only: the
+    caller's transaction takes no lock on that table.
     """
     if sender._meta.label == "sites.Site":
         # A site's domain decides which sections a host serves (``sites``) and

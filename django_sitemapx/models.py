@@ -216,12 +216,12 @@ class PageState(models.Model):
     is at least its ``first`` and below the next page's (``first`` is the key
     encoded so that the database orders it as it orders the keys, see
     ``sources.layout``; the first page's is empty, no lower bound). ``rows`` and
-    ``lastmod`` are the page's summary. ``changes`` counts the committed changes
-    to the page's rows (a saved or deleted row, ``invalidate()``, a split or
-    merge) and ``counted`` is the value it had when the summary was computed: a
-    page is counted again only when they differ, or when its cache generation
-    moved (``generation`` is the digest the summary was computed under; a change
-    not yet committed is seen there first, by the process that made it).
+    ``lastmod`` are the page's summary, computed under the generation whose digest
+    is ``generation``: a page is counted again only when its generation moved.
+    With no cache configured, ``changes`` counts the committed changes to the
+    page's rows (a saved or deleted row, ``invalidate()``, a split or merge) and
+    ``counted`` is the value it had when the summary was computed: the page is
+    counted again when they differ.
     ``layout`` is a digest of the section's configuration (model, key, page
     capacity, query): a different one means the pages are cut again.
 

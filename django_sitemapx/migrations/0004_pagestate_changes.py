@@ -1,4 +1,4 @@
-"""Page changes kept in the page table, so no cache is needed to know which page changed."""
+"""Page change counts in the page table: which page changed, when no cache is configured."""
 
 from django.db import migrations, models
 

@@ -412,20 +412,22 @@ def invalidate(
 
     With no argument every document (every section, the index, every host) is
     stale; with ``section``, every page of that section and the index; with
-    ``section`` and ``page``, that page and the index. The page table records
-    the change too (``sources.layout.mark_changed``), so the next index counts
-    those pages again even with no cache or after a flush: call it once the
-    change is committed. Returns False when the configured cache could not be
-    reached (the failure is logged; the pages are marked all the same), True
-    otherwise, with no cache configured too. Raises ``NotRegistered`` for an
-    unknown section.
+    ``section`` and ``page``, that page and the index. With no cache configured
+    the page table records the change instead (``sources.layout.mark_changed``),
+    so the next index counts those pages again: call it once the change is
+    committed. Returns False when the configured cache could not be reached
+    (the failure is logged), True otherwise, with no cache configured too.
+    Raises ``NotRegistered`` for an unknown section.
     """
     from ..sources.layout import mark_changed
 
     names = _generations_of(section, page, registry)
-    mark_changed(section, page)
     store = DocumentCache()
-    done = store.alias is None or store.replace(names)
+    if store.alias is None:
+        mark_changed(section, page)
+        done = True
+    else:
+        done = store.replace(names)
     if done:
         sitemap_invalidated.send(sender=invalidate, section=section, page=page)
     return done
@@ -440,7 +442,7 @@ def replace_generations(
     """Replace the cache generations ``invalidate()`` replaces, and nothing else.
 
     For a change not yet committed: this process stops serving what it cached,
-    and nothing is written to the database inside the caller's transaction.
+    and nothing is written to the page table inside the caller's transaction.
     """
     return DocumentCache().replace(_generations_of(section, page, registry))
 

@@ -6,14 +6,16 @@ page's first key. Where page state lives, and why (see docs/guide/pages.md):
 
 - **in the database, not the cache**: a cache flush must never move a row to
   another page (which would shift every page after it); the table survives it;
-- each page's **summary** (row count, greatest lastmod) is kept with the page's
-  change count at the time it was computed: the index counts again only the
-  pages changed since (a committed save or delete marks its page, ``invalidate()``
-  a section's or every page, see ``mark_changed``), with a cache or without one.
-  The digest of the cache generations it was computed under is kept too: a
-  change not yet committed replaces its page's generation at once, so the
-  process that made it sees it. A flushed cache gives every page a new
-  generation: every page is counted again, the pages themselves stay put.
+- each page's **summary** (row count, greatest lastmod) is kept with what says
+  whether it still holds: the index counts again only the pages changed since.
+  With a cache, that is the digest of the cache generations it was computed
+  under (a saved row replaces its page's generation, ``invalidate()`` a
+  section's or everyone's); a flushed cache gives every page a new generation:
+  every page is counted again, the pages themselves stay put. With no cache
+  configured, it is the page's change count in the table (a committed save or
+  delete marks its page, ``invalidate()`` a section's or every page, see
+  ``mark_changed``): the save pays one ``UPDATE`` after commit, which a cached
+  site does not.
 
 The rule, with ``capacity = source.rows_per_page()``: every page but the last
 holds at least ``ceil(capacity / 2)`` rows and no page more than ``capacity``.
@@ -50,6 +52,8 @@ from typing import TYPE_CHECKING, Any
 from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
+
+from ..conf import app_settings
 
 if TYPE_CHECKING:
     from .querysets import ModelSource
@@ -190,9 +194,9 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
 
     Every page of every section with no argument; every page of ``section``
     (its hosts' pages too) without ``page``; else page ``page`` of the
-    section's shared layout. Called once a change is committed (see
-    ``serving.cache.invalidate``): with a cache or without one, in every
-    process, the index then counts only what changed.
+    section's shared layout. Called once a change is committed, when no cache
+    is configured (see ``serving.cache.invalidate``): in every process, the
+    index then counts only what changed.
     """
     from ..models import PageState
 
@@ -266,6 +270,8 @@ class PageLayout:
         self.minimum = math.ceil(self.capacity / 2)
         self.using = router.db_for_write(PageState)
         self.table = PageState.objects.using(self.using)
+        # No cache configured: the page table's change counts say what changed.
+        self.uncached = app_settings.CACHE_ALIAS is None
         assert source.model is not None
         codec = codec_for(key_field(source.model, source.key_name), source.get_queryset().db)
         if codec is None:
@@ -291,7 +297,7 @@ class PageLayout:
                 for state in states
                 if (targets is None or state.number in targets)
                 and state.number not in counted
-                and self._is_stale(state, digests)
+                and self._is_stale(state, digests, everything=numbers is None)
             ]
             if stale:
                 self._count(states, stale, digests)
@@ -312,11 +318,16 @@ class PageLayout:
             self._replace(changed)
         return states
 
-    @staticmethod
-    def _is_stale(state: State, digests: dict[int, str] | None) -> bool:
-        if state.counted != state.changes:
-            return True
-        return digests is not None and state.generation != digests[state.number]
+    def _is_stale(self, state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
+        if digests is not None:
+            return state.generation != digests[state.number]
+        if self.uncached:
+            # Counted with no cache, and not marked changed since. A summary
+            # computed under a cache is counted again once (no mark was kept).
+            return state.counted != state.changes or state.generation != UNCACHED
+        # A cache configured but failing: nothing says which page changed, so
+        # the index counts every page; a page alone keeps its last count.
+        return everything or state.counted is None
 
     def bounds(self, states: Sequence[State], number: int) -> tuple[State, Bounds] | None:
         """Page ``number``'s state and key range, or None if there is no such page."""

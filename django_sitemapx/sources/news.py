@@ -23,8 +23,7 @@ class AgingLayout(PageLayout):
     pages (one aggregate each) whenever the index or a page is built is cheap.
     """
 
-    @staticmethod
-    def _is_stale(state: State, digests: dict[int, str] | None) -> bool:
+    def _is_stale(self, state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
         return True
 
 

@@ -213,12 +213,10 @@ def test_claim_returns_a_document_stored_just_before_the_lock() -> None:
 # -- invalidate() ---------------------------------------------------------------------
 
 
-@pytest.mark.django_db
 def test_invalidate_everything() -> None:
     assert changed_generations(lambda: invalidate()) == [global_generation()]
 
 
-@pytest.mark.django_db
 def test_invalidate_a_section() -> None:
     assert changed_generations(lambda: invalidate("article")) == [
         index_generation(),
@@ -226,7 +224,6 @@ def test_invalidate_a_section() -> None:
     ]
 
 
-@pytest.mark.django_db
 def test_invalidate_a_page() -> None:
     assert changed_generations(lambda: invalidate("article", 2)) == [
         index_generation(),
@@ -242,7 +239,6 @@ def test_invalidate_is_exported_and_checks_its_arguments() -> None:
         invalidate(page=3)
 
 
-@pytest.mark.django_db
 def test_invalidate_a_section_of_another_registry() -> None:
     custom = sitemapx.SitemapRegistry()
     custom.register("extra", sitemapx.StaticSource, url_names=["about"])
@@ -253,7 +249,6 @@ def test_invalidate_a_section_of_another_registry() -> None:
     ]
 
 
-@pytest.mark.django_db
 def test_invalidate_sends_a_signal() -> None:
     received: list[dict[str, Any]] = []
 
@@ -269,7 +264,6 @@ def test_invalidate_sends_a_signal() -> None:
     assert received == [{"section": "article", "page": 1}, {"section": None, "page": None}]
 
 
-@pytest.mark.django_db
 @override_settings(CACHES=BROKEN, SITEMAPX_CACHE_ALIAS="broken")
 def test_invalidate_reports_an_unreachable_cache() -> None:
     received: list[object] = []

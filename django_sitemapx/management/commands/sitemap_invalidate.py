@@ -36,8 +36,7 @@ class Command(BaseCommand):
         for section in targets:
             if not invalidate(section, page):
                 raise CommandError(
-                    "The sitemap cache could not be reached: the pages were marked changed "
-                    "for the index, but cached documents may be served until they expire "
+                    "The sitemap cache could not be reached; nothing was invalidated "
                     "(see the django_sitemapx log)."
                 )
         if options["verbosity"] >= 1:
