@@ -7,6 +7,7 @@ from django.test import override_settings
 from django.urls import reverse
 
 from django_sitemapx.documents import render_page
+from django_sitemapx.entries import interleave
 from django_sitemapx.exceptions import Skip
 from django_sitemapx.locations import Origin
 from django_sitemapx.locations.reverse import compile_url
@@ -25,8 +26,11 @@ def locations(url_name: str, kwargs: dict[str, str], row_fields: list[str]) -> R
     return RowLocations(PREFIX, compile_url(url_name, kwargs), row_fields)
 
 
+ARTICLE_KWARGS = {"category": "category__slug", "slug": "slug"}
+
+
 def article() -> RowLocations:
-    return locations("article-detail", {"category": "category__slug", "slug": "slug"}, FIELDS)
+    return locations("article-detail", ARTICLE_KWARGS, FIELDS)
 
 
 def one_or_skip(locations: RowLocations, row: tuple[object, ...]) -> str:
@@ -127,3 +131,35 @@ def test_model_pages_are_the_same_in_any_chunking(
     assert b"a&amp;b" in body
     [record] = [r for r in caplog.records if r.name == "django_sitemapx"]
     assert record.skipped == {"control_characters": 1}  # type: ignore[attr-defined]
+
+
+def test_xml_columns_are_the_values_of_plain_uris_that_need_no_escaping() -> None:
+    rows = [(1, "news", "a-b_c.d~e"), (2, "sport", "x:y@z!$()*+,;=")]
+    columns = article().xml_columns(rows)
+    assert columns == [["news", "sport"], ["a-b_c.d~e", "x:y@z!$()*+,;="]]
+    assert article().literals is not None
+    assert interleave(article().literals, columns, 2) == article().many(rows)
+
+
+@pytest.mark.parametrize(
+    "slug",
+    ["a&b", "it's", "caf\u00e9", "a\x01b", None, "", "x" * 2100],
+)
+def test_xml_columns_refuse_what_needs_escaping_or_other_work(slug: object) -> None:
+    assert article().xml_columns([(1, "news", "plain"), (2, "news", slug)]) is None
+
+
+def test_xml_columns_refuse_columns_whose_longest_values_together_are_too_long() -> None:
+    # Each URI is within the limit, but the bound from each column's longest
+    # value is not: the chunk goes the way that measures each URI.
+    rows = [(1, "c" * 1000, "s"), (2, "c", "s" * 1100)]
+    assert article().xml_columns(rows) is None
+    assert article().many(rows) is not None
+
+
+def test_xml_columns_need_literals_that_need_no_escaping() -> None:
+    escaped = RowLocations(
+        "https://e.com/a&b", compile_url("article-detail", ARTICLE_KWARGS), FIELDS
+    )
+    assert escaped.xml_columns([(1, "news", "plain")]) is None
+    assert escaped.many([(1, "news", "plain")]) == ["https://e.com/a&b/articles/news/plain/"]
