@@ -360,6 +360,8 @@ class DocumentWriter:
     ) -> tuple[list[str], str]:
         # ASCII (nearly always: URIs are percent-encoded) has one byte per character.
         ascii_text = text.isascii()
+        if ascii_text and max(map(len, chunk)) <= bound:
+            return chunk, text  # the common case: no list of sizes
         sizes = list(map(len, chunk)) if ascii_text else [len(e.encode()) for e in chunk]
         if max(sizes) <= bound:
             return chunk, text
