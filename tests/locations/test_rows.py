@@ -5,7 +5,10 @@ import datetime
 import pytest
 from django.test import override_settings
 from django.urls import reverse
+from hypothesis import given
+from hypothesis import strategies as st
 
+from django_sitemapx.conf import PROTOCOL_MAX_LOC_LENGTH
 from django_sitemapx.documents import render_page
 from django_sitemapx.entries import interleave
 from django_sitemapx.exceptions import Skip
@@ -13,6 +16,7 @@ from django_sitemapx.locations import Origin
 from django_sitemapx.locations.reverse import compile_url
 from django_sitemapx.locations.rows import RowLocations
 from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.writer import needs_escape
 from example_project.articles.models import Article
 from tests.conftest import locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory
@@ -163,3 +167,34 @@ def test_xml_columns_need_literals_that_need_no_escaping() -> None:
     )
     assert escaped.xml_columns([(1, "news", "plain")]) is None
     assert escaped.many([(1, "news", "plain")]) == ["https://e.com/a&b/articles/news/plain/"]
+
+
+# Values of every kind a row may hold; plain ones (for a slug, then for a str
+# converter) often, so that many chunks are plain.
+_slugs = st.text("ab-_", min_size=1, max_size=6) | st.text("ab-", min_size=1000, max_size=1100)
+_strs = _slugs | st.sampled_from(["a.b~c", "x:y@z!$()*+,;="])
+_others = st.one_of(
+    st.sampled_from(["a&b", "it's", "", "p/q", "50%", "caf\u00e9", "a\x01b"]),
+    st.text(max_size=8),
+    st.integers(-2, 10),
+    st.none(),
+)
+
+
+_plain_rows = st.tuples(st.integers(1, 9), _slugs, _strs)
+_rows = st.tuples(st.integers(1, 9), _slugs | _others, _strs | _others)
+
+
+@given(st.lists(_plain_rows | _rows, min_size=1, max_size=3))
+def test_xml_columns_give_what_each_row_gives_and_need_no_escaping(
+    rows: list[tuple[object, ...]],
+) -> None:
+    locations = article()
+    columns = locations.xml_columns(rows)
+    if columns is None:
+        return
+    assert locations.literals is not None
+    uris = interleave(locations.literals, columns, len(rows))
+    assert uris == [locations.one(row) for row in rows]
+    assert not needs_escape("".join(uris))
+    assert max(map(len, uris)) <= PROTOCOL_MAX_LOC_LENGTH
