@@ -125,6 +125,9 @@ def interleave(literals: Sequence[str], values: Sequence[list[str]], count: int)
     if len(values) == 3:
         a, b, c, d = literals
         return [f"{a}{v}{b}{w}{c}{x}{d}" for v, w, x in zip(*values, strict=True)]
+    if len(values) == 4:
+        a, b, c, d, e = literals
+        return [f"{a}{v}{b}{w}{c}{x}{d}{y}{e}" for v, w, x, y in zip(*values, strict=True)]
     tail = literals[1:]
     return [
         literals[0] + "".join(v + t for v, t in zip(row, tail, strict=True))
