@@ -98,7 +98,8 @@ class RowLocations:
 
 def _plain_column(column: list[Any], kind: str, allowed: dict[str, bytes]) -> list[str] | None:
     if kind == "int":
-        if all(type(value) is int and value >= 0 for value in column):
+        # Exactly int (not bool) and not negative, checked in C rather than per row.
+        if not column or (set(map(type, column)) == {int} and min(column) >= 0):
             return list(map(str, column))
         return None
     try:
