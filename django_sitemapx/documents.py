@@ -9,18 +9,19 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, overload
 
 from django.urls import NoReverseMatch, reverse
 
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
-from .entries import Entry, EntryStream, Skipped
+from .entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
 from .exceptions import SkipReason
 from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
 from .registry import SitemapRegistry
 from .skips import record_skips
 from .sources import ListedPage, Page, Source
+from .sources.base import PlainChunkEntries
 from .writer import (
     DocumentWriter,
     WriteStats,
@@ -95,7 +96,7 @@ class DocumentStream:
     """A document's bytes, chunk by chunk; ``stats`` counts what was written so far."""
 
     def __init__(
-        self, chunks: Iterator[bytes], stats: WriteStats, source: EntryStream | None = None
+        self, chunks: Iterator[bytes], stats: WriteStats, source: ChunkStream | None = None
     ) -> None:
         self._chunks = chunks
         self.stats = stats
@@ -204,7 +205,11 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
         max_element_bytes=source.max_url_bytes(),
     )
     section = source.section
-    stream = page.entries(LocationBuilder(origin))
+    entries, builder = page.entries, LocationBuilder(origin)
+    # A PlainChunk is rendered from its columns, with no entry built.
+    stream = (
+        entries.chunks(builder) if isinstance(entries, PlainChunkEntries) else entries(builder)
+    )
     chunks = apply_overrides(_counted(stream, writer.stats))
     try:
         for chunk in chunks:
@@ -219,7 +224,11 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     return None
 
 
-def _counted(stream: EntryStream, stats: WriteStats) -> Iterator[list[Entry]]:
+@overload
+def _counted(stream: EntryStream, stats: WriteStats) -> Iterator[list[Entry]]: ...
+@overload
+def _counted(stream: ChunkStream, stats: WriteStats) -> Iterator[list[Entry] | PlainChunk]: ...
+def _counted(stream: ChunkStream, stats: WriteStats) -> Iterator[list[Entry] | PlainChunk]:
     """The chunks of ``stream``, its ``Skipped`` records counted in ``stats``."""
     for item in stream:
         if isinstance(item, Skipped):
@@ -230,11 +239,11 @@ def _counted(stream: EntryStream, stats: WriteStats) -> Iterator[list[Entry]]:
 
 def _rest(
     first: bytes,
-    chunks: Iterator[list[Entry]],
+    chunks: Iterator[list[Entry] | PlainChunk],
     writer: DocumentWriter,
     section: str,
     number: int,
-    stream: EntryStream,
+    stream: ChunkStream,
 ) -> Iterator[bytes]:
     try:
         yield first

@@ -8,8 +8,10 @@ Nothing here imports Django: sources, overrides and the writer all use it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from typing import NamedTuple, cast
 
 from .exceptions import SkipReason
 
@@ -104,3 +106,70 @@ class Skipped(NamedTuple):
 
 # A page as a source streams it.
 EntryStream = Iterator[list[Entry] | Skipped]
+
+
+def interleave(literals: Sequence[str], values: Sequence[list[str]], count: int) -> list[str]:
+    """``literals[0] + values[0][i] + literals[1] + ...`` for each of ``count`` rows.
+
+    ``literals`` has one more item than ``values``, each a column of ``count`` strings.
+    """
+    # Comprehensions over f-strings: no Python call per row, and zip() reuses its tuple.
+    if not values:
+        return [literals[0]] * count
+    if len(values) == 1:
+        a, b = literals
+        return [f"{a}{v}{b}" for v in values[0]]
+    if len(values) == 2:
+        a, b, c = literals
+        return [f"{a}{v}{b}{w}{c}" for v, w in zip(*values, strict=True)]
+    if len(values) == 3:
+        a, b, c, d = literals
+        return [f"{a}{v}{b}{w}{c}{x}{d}" for v, w, x in zip(*values, strict=True)]
+    if len(values) == 4:
+        a, b, c, d, e = literals
+        return [f"{a}{v}{b}{w}{c}{x}{d}{y}{e}" for v, w, x, y in zip(*values, strict=True)]
+    tail = literals[1:]
+    return [
+        literals[0] + "".join(v + t for v, t in zip(row, tail, strict=True))
+        for row in zip(*values, strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class PlainChunk:
+    """A chunk of entries still held as columns: the writer renders it without building them.
+
+    The ``loc`` of row *i* is ``literals[0] + columns[0][i] + literals[1] + ...``,
+    its lastmod ``lastmods[i]`` (``lastmod`` for every row when ``lastmods`` is
+    None); every row has ``changefreq`` and ``priority`` and no extras. Whoever
+    makes one vouches that no value needs XML escaping or is None (in
+    ``lastmods``) and that every ``loc`` is within the protocol's length limit:
+    the entries are then exactly the ones the writer would have been given.
+    """
+
+    count: int
+    literals: tuple[str, ...]
+    columns: tuple[list[str], ...]
+    lastmods: list[str] | None
+    lastmod: str | None
+    changefreq: str | None
+    priority: str | None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def locations(self) -> list[str]:
+        """The ``loc`` of every row."""
+        return interleave(self.literals, self.columns, self.count)
+
+    def entries(self) -> list[Entry]:
+        """The chunk as entries, for whoever needs more than its XML (overrides)."""
+        count = self.count
+        lastmods = repeat(self.lastmod, count) if self.lastmods is None else self.lastmods
+        fixed = (repeat(value, count) for value in (self.changefreq, self.priority, None))
+        # Plain tuples are entries too (see Entry).
+        return cast(list[Entry], list(zip(self.locations(), lastmods, *fixed, strict=True)))
+
+
+# A page as a source streams it to the writer: a chunk may come as a PlainChunk.
+ChunkStream = Iterator[list[Entry] | PlainChunk | Skipped]

@@ -22,14 +22,14 @@ import datetime
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from django.db import connections, router
 from django.db.models import BooleanField, Max, Q
 from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
-from .entries import Entry
+from .entries import Entry, PlainChunk
 from .exceptions import InvalidValue
 from .locations.keys import uri_key
 from .signals import overrides_changed
@@ -75,8 +75,20 @@ def table_ready() -> bool:
     return _table_found
 
 
-def apply_overrides(chunks: Iterable[list[Entry]]) -> Iterator[list[Entry]]:
-    """Yield each chunk with overrides applied: at most one query per chunk."""
+@overload
+def apply_overrides(chunks: Iterable[list[Entry]]) -> Iterator[list[Entry]]: ...
+@overload
+def apply_overrides(
+    chunks: Iterable[list[Entry] | PlainChunk],
+) -> Iterator[list[Entry] | PlainChunk]: ...
+def apply_overrides(
+    chunks: Iterable[list[Entry] | PlainChunk],
+) -> Iterator[list[Entry] | PlainChunk]:
+    """Yield each chunk with overrides applied: at most one query per chunk.
+
+    A ``PlainChunk`` stays one when there is no override at all, else becomes
+    its entries.
+    """
     if not app_settings.OVERRIDES or not table_ready():
         yield from chunks
         return
@@ -92,7 +104,7 @@ class _Lookup:
         self.everything: dict[str, OverrideValues] | None = None
         self.first = True
 
-    def apply(self, chunk: list[Entry]) -> list[Entry]:
+    def apply(self, chunk: list[Entry] | PlainChunk) -> list[Entry] | PlainChunk:
         if self.first:
             self.first = False
             # Before any URL is keyed: most sites store no override, or a few.
@@ -101,6 +113,8 @@ class _Lookup:
                 self.everything = preloaded
         if not chunk or self.everything == {}:
             return chunk  # no override at all (most sites): no key per URL either
+        if isinstance(chunk, PlainChunk):
+            chunk = chunk.entries()
         keys = [uri_key(entry[0]) for entry in chunk]
         found = self.everything if self.everything is not None else fetch(set(keys))
         return _apply(chunk, keys, found)

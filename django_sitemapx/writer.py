@@ -21,7 +21,9 @@ from .entries import (
     Entry,
     Extras,
     NewsElement,
+    PlainChunk,
     VideoElement,
+    interleave,
 )
 from .exceptions import SkipReason
 
@@ -103,7 +105,7 @@ def url_elements(
     # The hot path of every sitemap: str.translate() costs microseconds per URI,
     # so it runs only on chunks holding something to escape; the common shape
     # (all three optional values present, no extension) is one f-string.
-    if _needs_escape("".join([entry[0] for entry in entries])):
+    if needs_escape("".join([entry[0] for entry in entries])):
         entries = [(entry[0].translate(_ESCAPES), *entry[1:]) for entry in entries]  # type: ignore[misc]
     if not any([entry[4] for entry in entries]):
         return [
@@ -128,7 +130,33 @@ def url_elements(
     return elements
 
 
-def _needs_escape(text: str) -> bool:
+def plain_url_elements(chunk: PlainChunk) -> list[str]:
+    """The ``<url>`` element of each row of ``chunk``: what :func:`url_elements` gives
+    for its entries, one f-string per row, straight from its columns."""
+    # What follows the last column: the fixed values, and the lastmod when it
+    # is fixed too; a column of lastmods is one more column between the two.
+    tail = [
+        _text_element("changefreq", chunk.changefreq),
+        _text_element("priority", chunk.priority),
+        "</url>\n",
+    ]
+    literals = ["<url><loc>" + chunk.literals[0], *chunk.literals[1:]]
+    values: tuple[list[str], ...] = chunk.columns
+    if chunk.lastmods is None:
+        literals[-1] += "".join(["</loc>", _text_element("lastmod", chunk.lastmod), *tail])
+    else:
+        literals[-1] += "</loc><lastmod>"
+        literals.append("".join(["</lastmod>", *tail]))
+        values = (*values, chunk.lastmods)
+    return interleave(literals, values, chunk.count)
+
+
+def _text_element(name: str, value: str | None) -> str:
+    return "" if value is None else f"<{name}>{value}</{name}>"
+
+
+def needs_escape(text: str) -> bool:
+    """True if ``text`` holds a character the writer escapes."""
     return "&" in text or "<" in text or ">" in text or "'" in text or '"' in text
 
 
@@ -161,7 +189,7 @@ def _extension_elements(extras: Extras, declared: Collection[str]) -> str:
     if extras.alternates:
         link = _LINK if "xhtml" in declared else _LINK_DECLARING
         pairs = "".join([hreflang + href for hreflang, href in extras.alternates])
-        escape = _needs_escape(pairs)
+        escape = needs_escape(pairs)
         for hreflang, href in extras.alternates:
             if escape:
                 hreflang, href = hreflang.translate(_ESCAPES), href.translate(_ESCAPES)
@@ -169,7 +197,7 @@ def _extension_elements(extras: Extras, declared: Collection[str]) -> str:
     if extras.images:
         image = "<image:image>" if "image" in declared else _IMAGE_DECLARING
         uris = extras.images
-        if _needs_escape("".join(uris)):
+        if needs_escape("".join(uris)):
             uris = tuple(uri.translate(_ESCAPES) for uri in uris)
         for uri in uris:
             parts += [image, "<image:loc>", uri, "</image:loc></image:image>"]
@@ -283,8 +311,10 @@ class DocumentWriter:
         self.stats = WriteStats()
         self.started = False
 
-    def render_entries(self, entries: Sequence[Entry]) -> bytes:
+    def render_entries(self, entries: Sequence[Entry] | PlainChunk) -> bytes:
         """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
+        if isinstance(entries, PlainChunk):
+            return self.render(plain_url_elements(entries))
         return self.render(url_elements(entries, declared=self._declared))
 
     def render(self, elements: Iterable[str]) -> bytes:
@@ -330,6 +360,8 @@ class DocumentWriter:
     ) -> tuple[list[str], str]:
         # ASCII (nearly always: URIs are percent-encoded) has one byte per character.
         ascii_text = text.isascii()
+        if ascii_text and max(map(len, chunk)) <= bound:
+            return chunk, text  # the common case: no list of sizes
         sizes = list(map(len, chunk)) if ascii_text else [len(e.encode()) for e in chunk]
         if max(sizes) <= bound:
             return chunk, text

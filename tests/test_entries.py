@@ -1,6 +1,7 @@
 """The record a source streams to the writer."""
 
 from django_sitemapx import Alternate, Entry, Extras, Skipped, SkipReason
+from django_sitemapx.entries import PlainChunk, interleave
 
 
 def test_an_entry_needs_only_its_location() -> None:
@@ -23,3 +24,29 @@ def test_extras_carry_alternates_and_are_empty_by_default() -> None:
 def test_skipped_counts_one_by_default() -> None:
     assert Skipped(SkipReason.TOO_LONG) == (SkipReason.TOO_LONG, 1)
     assert Skipped(SkipReason.TOO_LONG, 3).total == 3
+
+
+def test_interleave_puts_each_rows_values_between_the_literals() -> None:
+    assert interleave(["x"], [], 2) == ["x", "x"]
+    for width in range(1, 6):
+        literals = [f"<{n}>" for n in range(width + 1)]
+        values = [[f"r{row}c{column}" for row in range(3)] for column in range(width)]
+        expected = [
+            literals[0] + "".join(values[c][row] + literals[c + 1] for c in range(width))
+            for row in range(3)
+        ]
+        assert interleave(literals, values, 3) == expected
+
+
+def test_a_plain_chunk_gives_the_entries_it_holds() -> None:
+    chunk = PlainChunk(
+        2, ("https://e.com/", "/"), (["a", "b"],), ["2024", "2025"], None, "daily", None
+    )
+    assert len(chunk) == 2
+    assert chunk.locations() == ["https://e.com/a/", "https://e.com/b/"]
+    assert chunk.entries() == [
+        Entry("https://e.com/a/", "2024", "daily"),
+        Entry("https://e.com/b/", "2025", "daily"),
+    ]
+    fixed = PlainChunk(1, ("https://e.com/",), (), None, "2024", None, "0.5")
+    assert fixed.entries() == [Entry("https://e.com/", "2024", None, "0.5")]

@@ -1,14 +1,17 @@
 """The writer: escaping, extension elements, limits, and golden output."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from lxml import etree
 
-from django_sitemapx.entries import Alternate, Entry, Extras
+from django_sitemapx.entries import Alternate, Entry, Extras, PlainChunk
 from django_sitemapx.writer import (
     SITEMAP_NAMESPACE,
     XHTML_NAMESPACE,
     has_illegal_xml_chars,
     index_writer,
+    plain_url_elements,
     sitemap_element,
     url_elements,
     urlset_writer,
@@ -243,3 +246,58 @@ def test_a_document_without_extras_declares_no_xhtml_namespace() -> None:
     root = validate_sitemap(data)
     assert root.nsmap == {None: SITEMAP_NAMESPACE}
     assert b"xmlns:xhtml" not in data and XHTML_NAMESPACE.encode() not in data
+
+
+# Text a PlainChunk may hold: nothing the writer escapes (its maker vouches for
+# that), but anything else, XML-illegal characters included.
+_unescaped = st.text(st.characters(exclude_characters="&<>'\""), max_size=12)
+
+
+@st.composite
+def plain_chunks(draw: st.DrawFn) -> PlainChunk:
+    count = draw(st.integers(0, 6))
+    width = draw(st.integers(0, 4))
+    columns = tuple(
+        draw(st.lists(_unescaped, min_size=count, max_size=count)) for _ in range(width)
+    )
+    column_of_lastmods = draw(st.booleans())
+    lastmods = draw(st.lists(_unescaped, min_size=count, max_size=count))
+    return PlainChunk(
+        count,
+        tuple(draw(st.lists(_unescaped, min_size=width + 1, max_size=width + 1))),
+        columns,
+        lastmods if column_of_lastmods else None,
+        None if column_of_lastmods else draw(st.none() | _unescaped),
+        draw(st.none() | st.sampled_from(["daily", "never"])),
+        draw(st.none() | st.sampled_from(["0.5", "1.0"])),
+    )
+
+
+@given(plain_chunks(), st.integers(1, 8), st.integers(60, 400))
+def test_a_plain_chunk_is_written_as_its_entries_are(
+    chunk: PlainChunk, max_urls: int, max_element_bytes: int
+) -> None:
+    assert plain_url_elements(chunk) == url_elements(chunk.entries())
+    writers = [
+        urlset_writer(max_urls=max_urls, max_bytes=2_000, max_element_bytes=max_element_bytes)
+        for _ in range(2)
+    ]
+    as_columns, as_entries = writers
+    assert as_columns.render_entries(chunk) == as_entries.render_entries(chunk.entries())
+    assert as_columns.stats == as_entries.stats
+
+
+def test_a_plain_chunk_with_an_illegal_character_loses_that_url() -> None:
+    chunk = PlainChunk(
+        2,
+        ("https://e.com/", ""),
+        (["a", "b"],),
+        ["2024-01-01", "2024-01-\x0102"],
+        None,
+        None,
+        None,
+    )
+    writer = urlset_writer(max_urls=10, max_bytes=10_000)
+    data = writer.render_entries(chunk) + writer.close()
+    assert locs(validate_sitemap(data)) == ["https://e.com/a"]
+    assert writer.stats.skipped == {"illegal_characters": 1}

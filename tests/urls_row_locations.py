@@ -22,6 +22,7 @@ def view(request: HttpRequest, **kwargs: object) -> HttpResponse:
 
 urlpatterns = [
     path("n/<int:number>/", view, name="by-int"),
+    path("word/<str:word>/", view, name="by-word"),
     path("three/<slug:a>/<str:b>/<path:c>/end", view, name="three"),
     path("<path:rest>", view, name="path-first"),
     re_path(r"^re/(?P<slug>[a-z0-9]+)/$", view, name="regex"),

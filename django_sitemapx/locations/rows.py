@@ -16,7 +16,9 @@ from operator import itemgetter
 from typing import Any
 
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
+from ..entries import interleave
 from ..exceptions import Skip, SkipReason
+from ..writer import needs_escape
 from . import CONTROL_CHARS, checked_uri
 from .reverse import CompiledUrl
 
@@ -28,6 +30,8 @@ _PLAIN = {
     "path": _ALNUM + b"_.~!$&'()*+,;=:@/-",
     "slug": _ALNUM + b"_-",
 }
+# The same, less what XML escapes: a URI of these is its own <loc> text.
+_XML_PLAIN = {kind: allowed.translate(None, b"&'") for kind, allowed in _PLAIN.items()}
 
 
 class RowLocations:
@@ -38,9 +42,12 @@ class RowLocations:
         self._indexes = [row_fields.index(name) for name in url.fields]
         self._prefix = prefix
         plain = self._plain = url.plain
+        self.literals: tuple[str, ...] | None = None
         if plain is not None:
             self._plain_indexes = [row_fields.index(name) for name in plain.fields]
-            self._literals = [prefix + plain.literals[0], *plain.literals[1:]]
+            self.literals = (prefix + plain.literals[0], *plain.literals[1:])
+            self._literal_length = sum(map(len, self.literals))
+            self._xml_literals = not needs_escape("".join(self.literals))
 
     def one(self, row: Sequence[Any]) -> str:
         """The URI of one row, or ``Skip`` with the reason it cannot be written."""
@@ -52,40 +59,47 @@ class RowLocations:
 
     def many(self, rows: Sequence[Sequence[Any]]) -> list[str] | None:
         """The URIs of all ``rows`` if every value is plain, else None (go row by row)."""
-        if self._plain is None:
+        columns = self._columns(rows, _PLAIN)
+        if columns is None:
             return None
-        columns = []
-        for index, kind in zip(self._plain_indexes, self._plain.kinds, strict=True):
-            column = _plain_column(list(map(itemgetter(index), rows)), kind)
-            if column is None:
-                return None
-            columns.append(column)
-        uris = self._fill(columns, len(rows))
+        assert self.literals is not None
+        uris = interleave(self.literals, columns, len(rows))
         if uris and max(map(len, uris)) > PROTOCOL_MAX_LOC_LENGTH:
             return None
         return uris
 
-    def _fill(self, columns: list[list[str]], count: int) -> list[str]:
-        # Comprehensions over f-strings: no Python call per row.
-        literals = self._literals
-        if not columns:
-            return [literals[0]] * count
-        if len(columns) == 1:
-            a, b = literals
-            return [f"{a}{v}{b}" for v in columns[0]]
-        if len(columns) == 2:
-            a, b, c = literals
-            return [f"{a}{v}{b}{w}{c}" for v, w in zip(*columns, strict=True)]
-        tail = literals[1:]
-        return [
-            literals[0] + "".join(v + t for v, t in zip(values, tail, strict=True))
-            for values in zip(*columns, strict=True)
-        ]
+    def xml_columns(self, rows: Sequence[Sequence[Any]]) -> list[list[str]] | None:
+        """The values filling :attr:`literals` for ``rows``, column by column, when
+        every URI they make is plain, is XML text as it stands (no ``&`` or
+        ``'`` to escape) and is within the length limit; else None."""
+        if self.literals is None or not self._xml_literals or not rows:
+            return None
+        columns = self._columns(rows, _XML_PLAIN)
+        if columns is None:
+            return None
+        # The longest value of each column together bound the longest URI:
+        # past the limit, many() measures each URI.
+        longest = self._literal_length + sum(max(map(len, column)) for column in columns)
+        return columns if longest <= PROTOCOL_MAX_LOC_LENGTH else None
+
+    def _columns(
+        self, rows: Sequence[Sequence[Any]], allowed: dict[str, bytes]
+    ) -> list[list[str]] | None:
+        if self._plain is None:
+            return None
+        columns = []
+        for index, kind in zip(self._plain_indexes, self._plain.kinds, strict=True):
+            column = _plain_column(list(map(itemgetter(index), rows)), kind, allowed)
+            if column is None:
+                return None
+            columns.append(column)
+        return columns
 
 
-def _plain_column(column: list[Any], kind: str) -> list[str] | None:
+def _plain_column(column: list[Any], kind: str, allowed: dict[str, bytes]) -> list[str] | None:
     if kind == "int":
-        if all(type(value) is int and value >= 0 for value in column):
+        # Exactly int (not bool) and not negative, checked in C rather than per row.
+        if not column or (set(map(type, column)) == {int} and min(column) >= 0):
             return list(map(str, column))
         return None
     try:
@@ -94,6 +108,6 @@ def _plain_column(column: list[Any], kind: str) -> list[str] | None:
         return None
     # Plain when deleting every allowed character leaves nothing: one pass in C,
     # several times faster than a regular expression over the same text.
-    if joined.isascii() and not joined.encode().translate(None, _PLAIN[kind]) and all(column):
+    if joined.isascii() and not joined.encode().translate(None, allowed[kind]) and all(column):
         return column
     return None

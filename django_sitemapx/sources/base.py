@@ -14,7 +14,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..conf import (
     PROTOCOL_MAX_BYTES,
@@ -24,7 +24,7 @@ from ..conf import (
     default_language,
     language_codes,
 )
-from ..entries import XHTML_NAMESPACE, EntryStream
+from ..entries import XHTML_NAMESPACE, ChunkStream, EntryStream
 from ..exceptions import SourceConfigurationError
 from ..locations.hosts import SiteSelection, parse_sites, scheme_for
 from ..values import VALUE_NAMES, format_hreflang, static_value
@@ -108,6 +108,27 @@ class Page:
 
     summary: PageSummary
     entries: Callable[[LocationBuilder], EntryStream]
+
+
+@dataclass(frozen=True)
+class PlainChunkEntries:
+    """A page's ``entries`` whose stream can also give chunks as ``PlainChunk``.
+
+    Called, it streams lists of entries, as any ``entries`` does; :meth:`chunks`
+    streams the same entries, where a chunk may come as a ``PlainChunk`` (the
+    writer asks for that). ``stream(builder, plain)`` makes either. A page whose
+    ``entries`` is replaced (a wrapper) is read through the replacement.
+    """
+
+    stream: Callable[[LocationBuilder, bool], ChunkStream]
+
+    def __call__(self, builder: LocationBuilder) -> EntryStream:
+        # Not asked for PlainChunks, the stream holds none.
+        return cast(EntryStream, self.stream(builder, False))
+
+    def chunks(self, builder: LocationBuilder) -> ChunkStream:
+        """The entries, a chunk of plain rows as a ``PlainChunk``."""
+        return self.stream(builder, True)
 
 
 class Source:

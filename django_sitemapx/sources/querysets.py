@@ -17,7 +17,7 @@ from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_url
 from django.utils import translation
 
 from ..conf import app_settings
-from ..entries import Entry, EntryStream, Skipped
+from ..entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
 from ..exceptions import InvalidValue, Skip, SkipReason
 from ..locations.reverse import CompiledUrl, compile_url
 from ..locations.rows import RowLocations
@@ -27,6 +27,7 @@ from .base import (
     MAX_ORIGIN_LENGTH,
     Page,
     PageSummary,
+    PlainChunkEntries,
     Source,
     escaped_length,
 )
@@ -256,7 +257,7 @@ class ModelSource(Source):
                 return None
             summary = PageSummary(number, state.rows, state.lastmod, state.undated)
         rows = self.in_range(self._listable(), bounds)
-        return Page(summary, functools.partial(self._entries, rows))
+        return Page(summary, PlainChunkEntries(functools.partial(self._entries, rows)))
 
     def in_range(self, rows: models.QuerySet[Any], bounds: Bounds) -> models.QuerySet[Any]:
         """``rows`` whose key lies in ``bounds`` (``low <= key < high``)."""
@@ -433,7 +434,9 @@ class ModelSource(Source):
 
     # -- entries ----------------------------------------------------------------
 
-    def _entries(self, page_rows: models.QuerySet[Any], builder: LocationBuilder) -> EntryStream:
+    def _entries(
+        self, page_rows: models.QuerySet[Any], builder: LocationBuilder, plain: bool = False
+    ) -> ChunkStream:
         chunk_size = app_settings.CHUNK_SIZE
         skipped: Counter[SkipReason] = Counter()
 
@@ -486,13 +489,16 @@ class ModelSource(Source):
             )
             return
         location, bulk = self._row_location(builder, fields=fields)
+        plain_chunks = (
+            self._plain_chunks(builder, fields, values) if plain and extras is None else None
+        )
         if batches is None:
             batches = _batched(rows, chunk_size)
         if unread_nulls and isinstance(lastmod, itemgetter) and not self._lastmod_nullable():
             batches = _counting_nulls(batches, lastmod, skipped)
             unread_nulls = False
         try:
-            yield from _chunks(batches, location, bulk, values, skipped, extras)
+            yield from _chunks(batches, location, bulk, values, skipped, extras, plain_chunks)
         finally:
             _close(batches)
         if unread_nulls:
@@ -537,11 +543,38 @@ class ModelSource(Source):
         or an ``i18n_patterns`` prefix is part of the template. ``fields`` are
         the row's fields when not :meth:`row_fields`.
         """
-        if not self.uses_url_name:
+        locations = self._row_locations(builder, language, fields)
+        if locations is None:
             return (lambda row: builder.absolute(self.location(row))), None
-        url = self.compiled_url_for(language)
-        locations = RowLocations(builder.prefix, url, fields or self.row_fields())
         return locations.one, locations.many
+
+    def _row_locations(
+        self, builder: LocationBuilder, language: str | None, fields: list[str] | None
+    ) -> RowLocations | None:
+        if not self.uses_url_name:
+            return None
+        url = self.compiled_url_for(language)
+        return RowLocations(builder.prefix, url, fields or self.row_fields())
+
+    def _plain_chunks(
+        self,
+        builder: LocationBuilder,
+        fields: list[str],
+        values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
+    ) -> Callable[[list[Any]], PlainChunk | None] | None:
+        """How a batch becomes a ``PlainChunk``, if this section's entries can be one:
+        locations filled from the row, the lastmod SQL text or fixed, the rest fixed."""
+        lastmod, changefreq, priority = values
+        if not (
+            isinstance(lastmod, itemgetter | Fixed)
+            and isinstance(changefreq, Fixed)
+            and isinstance(priority, Fixed)
+        ):
+            return None
+        locations = self._row_locations(builder, None, fields)
+        if locations is None or locations.literals is None:
+            return None
+        return _plain_chunks(locations, lastmod, changefreq, priority)
 
     def _column_reader(self, name: str, count: Callable[[SkipReason], None]) -> Reader | Fixed:
         per_item = per_item_reader(self, name, count)
@@ -778,36 +811,81 @@ def _chunks(
     values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
     skipped: Counter[SkipReason],
     extras_reader: ExtrasReader | None = None,
-) -> EntryStream:
-    """Entries, one chunk per batch of rows, each followed by what it skipped."""
+    plain: Callable[[list[Any]], PlainChunk | None] | None = None,
+) -> ChunkStream:
+    """Entries, one chunk per batch of rows, each followed by what it skipped.
+
+    With ``plain``, a batch it takes comes as a ``PlainChunk`` instead.
+    """
     for batch in batches:
-        uris = bulk(batch) if bulk is not None else None
-        if uris is None:
-            uris, kept = [], []
-            for row in batch:
-                try:
-                    uris.append(location(row))
-                except Skip as skip:
-                    skipped[skip.reason] += 1
-                    continue
-                kept.append(row)
-            batch = kept
-        extras: Iterable[Any] = repeat(None, len(batch))
-        if extras_reader is not None and batch:
-            kept_rows, found, dropped = chunk_extras(extras_reader, batch)
-            if dropped:
-                skipped.update(dropped)
-                keep = {id(row) for row in kept_rows}
-                uris = [uri for uri, row in zip(uris, batch, strict=True) if id(row) in keep]
-                batch = kept_rows
-            extras = found or ()
-        if batch:
-            columns = [_column(reader, batch) for reader in values]
-            # Plain tuples are entries too: zip() builds them with no Python call per row.
-            yield cast(list[Entry], list(zip(uris, *columns, extras, strict=True)))
+        chunk: PlainChunk | list[Entry] | None = plain(batch) if plain is not None else None
+        if chunk is None:
+            chunk = _entries_of(batch, location, bulk, values, skipped, extras_reader)
+        if chunk:
+            yield chunk
         if skipped:
             yield from (Skipped(reason, number) for reason, number in skipped.items())
             skipped.clear()
+
+
+def _entries_of(
+    batch: list[Any],
+    location: Callable[[Any], str],
+    bulk: BulkLocations | None,
+    values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
+    skipped: Counter[SkipReason],
+    extras_reader: ExtrasReader | None,
+) -> list[Entry]:
+    """The entries of a batch of rows, counting in ``skipped`` the rows left out."""
+    uris = bulk(batch) if bulk is not None else None
+    if uris is None:
+        uris, kept = [], []
+        for row in batch:
+            try:
+                uris.append(location(row))
+            except Skip as skip:
+                skipped[skip.reason] += 1
+                continue
+            kept.append(row)
+        batch = kept
+    extras: Iterable[Any] = repeat(None, len(batch))
+    if extras_reader is not None and batch:
+        kept_rows, found, dropped = chunk_extras(extras_reader, batch)
+        if dropped:
+            skipped.update(dropped)
+            keep = {id(row) for row in kept_rows}
+            uris = [uri for uri, row in zip(uris, batch, strict=True) if id(row) in keep]
+            batch = kept_rows
+        extras = found or ()
+    if not batch:
+        return []
+    columns = [_column(reader, batch) for reader in values]
+    # Plain tuples are entries too: zip() builds them with no Python call per row.
+    return cast(list[Entry], list(zip(uris, *columns, extras, strict=True)))
+
+
+def _plain_chunks(
+    locations: RowLocations, lastmod: itemgetter[Any] | Fixed, changefreq: Fixed, priority: Fixed
+) -> Callable[[list[Any]], PlainChunk | None]:
+    """What makes a batch of rows a ``PlainChunk``, when its values let it be one (else None)."""
+    literals = locations.literals
+    assert literals is not None
+    fixed = lastmod.value if isinstance(lastmod, Fixed) else None
+
+    def chunk(rows: list[Any]) -> PlainChunk | None:
+        columns = locations.xml_columns(rows)
+        if columns is None:
+            return None
+        lastmods = None
+        if not isinstance(lastmod, Fixed):
+            lastmods = list(map(lastmod, rows))
+            if None in lastmods:  # no <lastmod> for those rows: the entries say so
+                return None
+        return PlainChunk(
+            len(rows), literals, tuple(columns), lastmods, fixed, changefreq.value, priority.value
+        )
+
+    return chunk
 
 
 # (language code, one row's URI, a chunk's URIs) for each language of a section.

@@ -5,13 +5,18 @@ import datetime
 import pytest
 from django.test import override_settings
 from django.urls import reverse
+from hypothesis import given
+from hypothesis import strategies as st
 
+from django_sitemapx.conf import PROTOCOL_MAX_LOC_LENGTH
 from django_sitemapx.documents import render_page
+from django_sitemapx.entries import interleave
 from django_sitemapx.exceptions import Skip
 from django_sitemapx.locations import Origin
 from django_sitemapx.locations.reverse import compile_url
 from django_sitemapx.locations.rows import RowLocations
 from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.writer import needs_escape
 from example_project.articles.models import Article
 from tests.conftest import locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory
@@ -25,8 +30,11 @@ def locations(url_name: str, kwargs: dict[str, str], row_fields: list[str]) -> R
     return RowLocations(PREFIX, compile_url(url_name, kwargs), row_fields)
 
 
+ARTICLE_KWARGS = {"category": "category__slug", "slug": "slug"}
+
+
 def article() -> RowLocations:
-    return locations("article-detail", {"category": "category__slug", "slug": "slug"}, FIELDS)
+    return locations("article-detail", ARTICLE_KWARGS, FIELDS)
 
 
 def one_or_skip(locations: RowLocations, row: tuple[object, ...]) -> str:
@@ -127,3 +135,66 @@ def test_model_pages_are_the_same_in_any_chunking(
     assert b"a&amp;b" in body
     [record] = [r for r in caplog.records if r.name == "django_sitemapx"]
     assert record.skipped == {"control_characters": 1}  # type: ignore[attr-defined]
+
+
+def test_xml_columns_are_the_values_of_plain_uris_that_need_no_escaping() -> None:
+    rows = [(1, "news", "a-b_c.d~e"), (2, "sport", "x:y@z!$()*+,;=")]
+    columns = article().xml_columns(rows)
+    assert columns == [["news", "sport"], ["a-b_c.d~e", "x:y@z!$()*+,;="]]
+    assert article().literals is not None
+    assert interleave(article().literals, columns, 2) == article().many(rows)
+
+
+@pytest.mark.parametrize(
+    "slug",
+    ["a&b", "it's", "caf\u00e9", "a\x01b", None, "", "x" * 2100],
+)
+def test_xml_columns_refuse_what_needs_escaping_or_other_work(slug: object) -> None:
+    assert article().xml_columns([(1, "news", "plain"), (2, "news", slug)]) is None
+
+
+def test_xml_columns_refuse_columns_whose_longest_values_together_are_too_long() -> None:
+    # Each URI is within the limit, but the bound from each column's longest
+    # value is not: the chunk goes the way that measures each URI.
+    rows = [(1, "c" * 1000, "s"), (2, "c", "s" * 1100)]
+    assert article().xml_columns(rows) is None
+    assert article().many(rows) is not None
+
+
+def test_xml_columns_need_literals_that_need_no_escaping() -> None:
+    escaped = RowLocations(
+        "https://e.com/a&b", compile_url("article-detail", ARTICLE_KWARGS), FIELDS
+    )
+    assert escaped.xml_columns([(1, "news", "plain")]) is None
+    assert escaped.many([(1, "news", "plain")]) == ["https://e.com/a&b/articles/news/plain/"]
+
+
+# Values of every kind a row may hold; plain ones (for a slug, then for a str
+# converter) often, so that many chunks are plain.
+_slugs = st.text("ab-_", min_size=1, max_size=6) | st.text("ab-", min_size=1000, max_size=1100)
+_strs = _slugs | st.sampled_from(["a.b~c", "x:y@z!$()*+,;="])
+_others = st.one_of(
+    st.sampled_from(["a&b", "it's", "", "p/q", "50%", "caf\u00e9", "a\x01b"]),
+    st.text(max_size=8),
+    st.integers(-2, 10),
+    st.none(),
+)
+
+
+_plain_rows = st.tuples(st.integers(1, 9), _slugs, _strs)
+_rows = st.tuples(st.integers(1, 9), _slugs | _others, _strs | _others)
+
+
+@given(st.lists(_plain_rows | _rows, min_size=1, max_size=3))
+def test_xml_columns_give_what_each_row_gives_and_need_no_escaping(
+    rows: list[tuple[object, ...]],
+) -> None:
+    locations = article()
+    columns = locations.xml_columns(rows)
+    if columns is None:
+        return
+    assert locations.literals is not None
+    uris = interleave(locations.literals, columns, len(rows))
+    assert uris == [locations.one(row) for row in rows]
+    assert not needs_escape("".join(uris))
+    assert max(map(len, uris)) <= PROTOCOL_MAX_LOC_LENGTH
