@@ -158,23 +158,25 @@ def codec_for(field: models.Field[Any, Any] | None, using: str) -> KeyCodec | No
 
 
 def _query_shape(source: ModelSource) -> tuple[str, str]:
+    """The SQL (and parameters) of the keys ``source`` lists: what its pages depend on."""
     sql, params = source._listable().order_by().values("pk").query.sql_with_params()
     return sql, repr(params)
 
 
-def layout_key(source: ModelSource) -> str:
+def layout_key(source: ModelSource, shape: tuple[str, str] | None = None) -> str:
     """The page table's name for the pages of ``source``.
 
     The section's name, shared by every host, unless the source bound to a host
     (``Source.for_origin``) selects other rows than the unbound one: then that
     host has its own pages, ``section@host`` (a digest of the host when long).
+    ``shape`` is ``_query_shape(source)`` when already known.
     """
     origin = source.origin
     if origin is None:
         return source.section
     unbound = copy.copy(source)
     unbound.origin = None
-    if _query_shape(unbound) == _query_shape(source):
+    if _query_shape(unbound) == (shape or _query_shape(source)):
         return source.section
     key = f"{source.section}@{origin.host}"
     if len(key) > 100:
@@ -265,7 +267,7 @@ class PageLayout:
         self.source = source
         self.section = source.section
         # The table's rows: the section's, or one host's when the rows depend on the host.
-        self.key = layout_key(source)
+        self.key = layout_key(source, self._shape if source.origin is not None else None)
         self.capacity = source.rows_per_page()
         self.minimum = math.ceil(self.capacity / 2)
         self.using = router.db_for_write(PageState)
@@ -356,6 +358,11 @@ class PageLayout:
     # -- the table ------------------------------------------------------------------------
 
     @functools.cached_property
+    def _shape(self) -> tuple[str, str]:
+        # Compiled once a request: the layout's name and its fingerprint both read it.
+        return _query_shape(self.source)
+
+    @functools.cached_property
     def fingerprint(self) -> str:
         """What the layout depends on: model, key, capacity and the shape of the section's query.
 
@@ -366,7 +373,7 @@ class PageLayout:
         """
         source = self.source
         assert source.model is not None
-        sql, _params = source._listable().order_by().values("pk").query.sql_with_params()
+        sql = self._shape[0]
         text = "|".join(
             [
                 source.model._meta.label,
