@@ -356,6 +356,15 @@ def test_pages_are_counted_one_by_one_where_the_table_is_in_key_order(
 # -- changes kept in the page table: no cache needed to know what changed ----------------
 
 
+def _three_pages(registry: SitemapRegistry) -> ModelSource:
+    """Section ``d``: nine documents on three pages of three, laid out and counted."""
+    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
+    for key in range(1, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    source.page_summaries()
+    return source
+
+
 def _counts(queries: CaptureQueriesContext) -> int:
     return sum("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
 
@@ -395,10 +404,7 @@ def test_without_a_cache_the_index_counts_only_the_changed_page(
 def test_without_a_cache_a_save_in_a_transaction_marks_its_page_after_commit(
     registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:
-    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
-    for key in range(1, 10):
-        Document.objects.create(id=key, path=f"/d/{key}/")
-    source.page_summaries()
+    source = _three_pages(registry)
     page = source.page_for_key(5)
     before = PageState.objects.get(section="d", number=page).changes
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
@@ -415,13 +421,10 @@ def test_without_a_cache_a_save_in_a_transaction_marks_its_page_after_commit(
 
 @override_settings(SITEMAPX_CACHE_ALIAS=None)
 def test_without_a_cache_invalidate_marks_pages_changed(registry: SitemapRegistry) -> None:
-    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
+    _three_pages(registry)
     other = registry.register(Tag, source_class=_KeySource, section="t", limit=2)
-    for key in range(1, 10):
-        Document.objects.create(id=key, path=f"/d/{key}/")
     for name in "abcde":
         Tag.objects.create(slug=name)
-    source.page_summaries()
     other.page_summaries()
 
     def changes() -> dict[tuple[str, int], int]:
@@ -441,10 +444,7 @@ def test_without_a_cache_invalidate_marks_pages_changed(registry: SitemapRegistr
 def test_a_change_committed_while_a_page_is_counted_leaves_it_stale(
     registry: SitemapRegistry,
 ) -> None:
-    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
-    for key in range(1, 10):
-        Document.objects.create(id=key, path=f"/d/{key}/")
-    source.page_summaries()
+    source = _three_pages(registry)
     layout = source.layout()
     summarize = source.summarize
 
@@ -483,10 +483,7 @@ def test_without_a_cache_a_split_page_alone_has_its_new_count(
 def test_pages_never_counted_since_the_migration_are_counted_once(
     registry: SitemapRegistry,
 ) -> None:
-    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
-    for key in range(1, 10):
-        Document.objects.create(id=key, path=f"/d/{key}/")
-    source.page_summaries()
+    source = _three_pages(registry)
     PageState.objects.update(counted=None, rows=0)  # as migration 0004 leaves them
     with override_settings(SITEMAPX_CACHE_ALIAS=None):
         assert [s.rows for s in source.page_summaries()] == [3, 3, 3]
@@ -498,10 +495,7 @@ def test_pages_never_counted_since_the_migration_are_counted_once(
 def test_with_a_cache_a_save_writes_nothing_to_the_page_table(
     registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:
-    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
-    for key in range(1, 10):
-        Document.objects.create(id=key, path=f"/d/{key}/")
-    source.page_summaries()
+    _three_pages(registry)
     with (
         CaptureQueriesContext(connection) as queries,
         django_capture_on_commit_callbacks(execute=True),
@@ -514,10 +508,7 @@ def test_with_a_cache_a_save_writes_nothing_to_the_page_table(
 def test_a_summary_counted_under_a_cache_is_counted_once_without_one(
     registry: SitemapRegistry,
 ) -> None:
-    source = registry.register(Document, source_class=_PathSource, section="d", limit=3)
-    for key in range(1, 10):
-        Document.objects.create(id=key, path=f"/d/{key}/")
-    source.page_summaries()
+    source = _three_pages(registry)
     Document.objects.filter(id=5).delete()  # with a cache: no mark in the table
     with override_settings(SITEMAPX_CACHE_ALIAS=None):
         with CaptureQueriesContext(connection) as first:
