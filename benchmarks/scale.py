@@ -211,7 +211,10 @@ def write_docs(paths: list[Path]) -> None:
         "The two rows after it time that recount both ways in the same run, whatever the "
         "database's default. The sparse section lists every tenth article: a page's key "
         "range holds ten times its rows, all read by its aggregate (through the primary "
-        "key's index), hence its slower index after one change.\n",
+        "key's index), hence its slower index after one change. The two rows marked "
+        '"no cache" are the same with `SITEMAPX_CACHE_ALIAS = None`: the changes kept in the '
+        "page table say which page to count (the save then pays one `UPDATE` after commit, "
+        "not in the save row above, which runs with the cache).\n",
     ]
     verdicts = _verdicts(reports)
     if verdicts:

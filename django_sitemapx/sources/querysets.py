@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, countOf, itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import FieldDoesNotExist
@@ -789,7 +789,7 @@ def _counting_nulls(
     """``batches``, counting the rows whose SQL lastmod is NULL (out of the lastmod range)."""
     try:
         for batch in batches:
-            missing = list(map(read, batch)).count(None)
+            missing = countOf(map(read, batch), None)  # in C, no list built
             if missing:
                 skipped[SkipReason.INVALID_LASTMOD] += missing
             yield batch
