@@ -186,3 +186,25 @@ def test_a_change_is_invalidated_again_after_commit(
 def test_saving_an_unregistered_model_touches_nothing(registry: SitemapRegistry) -> None:
     registry.register(Document)
     assert changed_generations(lambda: CategoryFactory(slug="free")) == []
+
+
+def test_a_save_in_a_transaction_replaces_generations_at_once_and_announces_after_commit(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from django_sitemapx.signals import sitemap_invalidated
+
+    article = ArticleFactory()
+    announced: list[object] = []
+
+    def receiver(**kwargs: object) -> None:
+        announced.append((kwargs["section"], kwargs["page"]))
+
+    sitemap_invalidated.connect(receiver)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            replaced = changed_generations(article.save)
+            assert replaced  # this process stops serving the cached page at once
+            assert announced == []  # nothing is announced before the commit
+    finally:
+        sitemap_invalidated.disconnect(receiver)
+    assert "article" in {section for section, _ in announced}  # once the change is committed
