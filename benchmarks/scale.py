@@ -86,9 +86,10 @@ def measure_section(section: str, repeat: int) -> dict[str, Any]:
     from django.core.cache import cache
     from django.test import Client, override_settings
 
+    from django_sitemapx.generations import index_generation
     from django_sitemapx.models import PageState
     from django_sitemapx.registry import default_registry
-    from django_sitemapx.serving.cache import DocumentCache, index_generation
+    from django_sitemapx.serving.cache import DocumentCache
 
     source: Any = default_registry.get(section)
     client = Client(HTTP_HOST="127.0.0.1")

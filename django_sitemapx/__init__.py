@@ -32,9 +32,9 @@ from .exceptions import (
     SourceConfigurationError,
 )
 from .extensions import News, Publication, Video
+from .invalidation import invalidate
 from .locations import LocationBuilder, Origin
 from .registry import SitemapRegistry, default_registry, register
-from .serving.cache import invalidate
 from .sources import (
     ContribSitemapSource,
     ItemSource,

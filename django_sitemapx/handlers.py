@@ -13,12 +13,10 @@ from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
 from .exceptions import NotRegistered
+from .invalidation import invalidate, replace_generations, sections_touched_by
 from .models import Override
 from .overrides import Place, send_overrides_changed
-from .registry import default_registry
-from .serving.cache import invalidate, replace_generations
 from .signals import overrides_changed
-from .sources import ModelSource
 
 
 def _remember(instance: Override) -> None:
@@ -82,7 +80,7 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
     else:
         # A created or deleted row's key is the one it has (an update may have moved it).
         key_known = bool(kwargs.get("created", True))
-        pages = list(_pages_touched_by(instance, key_known=key_known))
+        pages = list(sections_touched_by(instance, key_known=key_known))
     if not pages:
         return
     using = kwargs.get("using")
@@ -112,13 +110,3 @@ def overrides_changed_invalidate(
             invalidate(section, page)
         except NotRegistered:  # an override left on a section that is gone
             continue
-
-
-def _pages_touched_by(instance: models.Model, *, key_known: bool) -> list[tuple[str, int | None]]:
-    """``(section, page)`` of each page ``instance`` can change (page None: every page)."""
-    return [
-        (source.section, page)
-        for source in default_registry
-        if isinstance(source, ModelSource) and source.model is not None
-        for page in source.pages_touched_by(instance, key_known=key_known)
-    ]

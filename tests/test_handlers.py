@@ -8,16 +8,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from django_sitemapx.handlers import _pages_touched_by
+from django_sitemapx.generations import global_generation, index_generation, page_generation
+from django_sitemapx.invalidation import related_models, sections_touched_by
 from django_sitemapx.models import Override
 from django_sitemapx.overrides import send_overrides_changed
 from django_sitemapx.registry import SitemapRegistry, default_registry
-from django_sitemapx.serving.cache import (
-    DocumentCache,
-    global_generation,
-    index_generation,
-    page_generation,
-)
+from django_sitemapx.serving.cache import DocumentCache
 from django_sitemapx.signals import overrides_changed
 from django_sitemapx.sources import ModelSource
 from example_project.articles.models import Article, Category
@@ -113,26 +109,26 @@ def test_an_unplaced_override_invalidates_everything() -> None:
 def test_a_row_is_on_the_page_of_its_key(registry: SitemapRegistry) -> None:
     source = registry.register(Document, limit=2)
     # Before the section's first layout no page is known: every page.
-    assert _pages_touched_by(Document(id=1), key_known=True) == [("document", None)]
+    assert sections_touched_by(Document(id=1), key_known=True) == [("document", None)]
     for key in (-5, 3, 10, 11, 40):
         DocumentFactory(id=key)
     assert [s.number for s in source.page_summaries()] == [1, 2, 3]  # -5 3 | 10 11 | 40
 
     def touched(key: int) -> list[tuple[str, int | None]]:
-        return _pages_touched_by(Document(id=key), key_known=True)
+        return sections_touched_by(Document(id=key), key_known=True)
 
     assert touched(-9) == touched(-5) == touched(9) == [("document", 1)]
     assert touched(10) == touched(39) == [("document", 2)]
     assert touched(2**63 - 1) == [("document", 3)]
-    assert _pages_touched_by(Category(id=3), key_known=True) == []  # not registered
+    assert sections_touched_by(Category(id=3), key_known=True) == []  # not registered
 
 
 def test_a_model_read_through_a_relation_names_the_whole_section() -> None:
     source = default_registry.get("article")
     assert isinstance(source, ModelSource)
-    assert source.related_models() == {Category}
+    assert related_models(source) == {Category}
     default_registry.get("category").page_summaries()
-    pages = _pages_touched_by(Category(id=1, slug="c"), key_known=True)
+    pages = sections_touched_by(Category(id=1, slug="c"), key_known=True)
     assert ("article", None) in pages
     assert ("category", 1) in pages
 

@@ -17,8 +17,8 @@ from django.core.cache import caches
 from django.test import Client, override_settings
 
 import django_sitemapx as sitemapx
+from django_sitemapx.generations import PREFIX
 from django_sitemapx.registry import SitemapRegistry
-from django_sitemapx.serving.cache import PREFIX
 from tests.conftest import content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db

@@ -20,8 +20,9 @@ from django.test import Client, override_settings
 import django_sitemapx as sitemapx
 from django_sitemapx.exceptions import SourceConfigurationError
 from django_sitemapx.export import FolderDestination, export_every_site
+from django_sitemapx.generations import global_generation
 from django_sitemapx.registry import SitemapRegistry
-from django_sitemapx.serving.cache import DocumentCache, global_generation
+from django_sitemapx.serving.cache import DocumentCache
 from example_project.articles.models import Article
 from tests.conftest import content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory

@@ -40,20 +40,16 @@ from ..documents import (
     render_page,
     section_schemes,
 )
+from ..generations import (
+    global_generation,
+    index_generation,
+    page_generation,
+    section_generation,
+)
 from ..locations import Origin
 from ..registry import SitemapRegistry
 from ..sources import PageSummary, Source
-from .cache import (
-    DocumentCache,
-    Record,
-    document_key,
-    global_generation,
-    host_part,
-    index_generation,
-    page_generation,
-    path_part,
-    section_generation,
-)
+from .cache import DocumentCache, Record, document_key, host_part, path_part
 from .conditional import Validators, make_validators, not_modified, set_headers
 from .streams import AsyncBody, ClosingBody, encode
 

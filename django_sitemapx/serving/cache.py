@@ -1,20 +1,17 @@
-"""Cached sitemap documents: keys, generations, build locks, complete documents only.
+"""Cached sitemap documents: keys, records, build locks, complete documents only.
 
 A document's key holds everything that changes its bytes (scheme, host, section,
-page, language, configuration) and the *generations* it depends on: tokens kept
-under fixed keys in the same cache. Invalidating replaces a generation token, so
-every document built under the old one stops being found, for every host, in
-every process sharing the cache, without listing or deleting keys.
+page, language, configuration) and a digest of the generations it depends on
+(``generations``): replacing a generation makes the document stop being found.
 
 Every backend call goes through :class:`DocumentCache`, which logs a failing
-backend and lets the caller serve the document uncached. :func:`invalidate`
+backend and lets the caller serve the document uncached. ``invalidation.invalidate()``
 is the public way to mark documents stale.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import math
 import re
 import secrets
@@ -23,58 +20,19 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.cache import BaseCache, caches
-
 from ..conf import app_settings
+from ..generations import PREFIX, SitemapCache
 from ..locations import Origin
 from ..locations.hosts import canonical_host
-from ..registry import SitemapRegistry, default_registry
-from ..signals import sitemap_invalidated
 from .local import LocalCopies
 
-logger = logging.getLogger("django_sitemapx")
-
-PREFIX = "django_sitemapx"
 # Memcached refuses values over 1 MB by default; parts stay well below it.
 PART_BYTES = 512 * 1024
-# Key version: bump when the stored layout changes, so old entries are ignored.
-LAYOUT = "v1"
+# Bump when what a record or its parts hold changes, so old entries are ignored.
+KEY_VERSION = "v1"
 _SAFE_HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]{1,100}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._~/\-]{1,120}")
 _POLL_SECONDS = 0.02
-
-
-def global_generation() -> str:
-    """The generation every document depends on."""
-    return f"{PREFIX}:gen"
-
-
-def index_generation() -> str:
-    """The generation of the index, replaced whenever any page is invalidated."""
-    return f"{PREFIX}:gen:index"
-
-
-def section_generation(section: str) -> str:
-    """The generation of every page of ``section``."""
-    return f"{PREFIX}:gen:section:{section}"
-
-
-def page_generation(section: str, page: int) -> str:
-    """The generation of one page of ``section``."""
-    return f"{PREFIX}:gen:page:{section}:{page}"
-
-
-def new_token() -> str:
-    """A fresh generation token: its creation time, then random hex."""
-    return f"{time.time():.6f}-{secrets.token_hex(4)}"
-
-
-def token_time(token: str) -> float:
-    """When a generation token was created (seconds since the epoch)."""
-    try:
-        return float(token.split("-", 1)[0])
-    except ValueError:
-        return 0.0
 
 
 def host_part(origin: Origin) -> str:
@@ -99,7 +57,7 @@ def path_part(path: str) -> str:
 def document_key(identity: Sequence[str], tokens: Sequence[str]) -> str:
     """The key of a document: its identity, then a digest of its generation tokens."""
     digest = hashlib.sha256("|".join(tokens).encode()).hexdigest()[:20]
-    return ":".join([PREFIX, "doc", LAYOUT, *identity, digest])
+    return ":".join([PREFIX, "doc", KEY_VERSION, *identity, digest])
 
 
 class PartMissing(Exception):
@@ -155,66 +113,9 @@ class Lock:
 local_copies: LocalCopies[Record] = LocalCopies()
 
 
-class DocumentCache:
-    """One request's access to the cache alias of ``SITEMAPX_CACHE_ALIAS``.
-
-    The first error from the backend is logged and turns the instance off, so a
-    request costs at most one failed call and is then served uncached.
-    """
-
-    def __init__(self, alias: str | None = None) -> None:
-        self.alias = alias if alias is not None else app_settings.CACHE_ALIAS
-        self._cache: BaseCache | None = None
-        self.available = self.alias is not None
-        if self.alias is not None:
-            name = self.alias
-            self._cache = self._call(lambda: caches[name], None)
-
-    def _call(self, operation: Any, default: Any) -> Any:
-        if not self.available:
-            return default
-        try:
-            return operation()
-        # A cache backend raises whatever its client raises (socket, protocol,
-        # database, file errors): none of them may turn a sitemap into a 500.
-        except Exception:
-            self.available = False
-            logger.warning(
-                "The sitemap cache %r failed; serving uncached.", self.alias, exc_info=True
-            )
-            return default
-
-    @property
-    def backend(self) -> BaseCache:
-        assert self._cache is not None
-        return self._cache
-
-    # -- generations ----------------------------------------------------------
-
-    def tokens(self, names: Sequence[str]) -> list[str] | None:
-        """The current token of each generation, creating missing ones; None if down."""
-        found = self._call(lambda: self.backend.get_many(names), None)
-        if found is None:
-            return None
-        missing = [name for name in names if name not in found]
-        if missing:
-            # add() keeps whichever token another process created first.
-            for name in missing:
-                self._call(lambda name=name: self.backend.add(name, new_token(), None), None)
-            again = self._call(lambda: self.backend.get_many(missing), None)
-            if again is None or len(again) != len(missing):
-                if self.available:
-                    logger.warning("The sitemap cache %r does not keep keys.", self.alias)
-                self.available = False
-                return None
-            found.update(again)
-        return [str(found[name]) for name in names]
-
-    def replace(self, names: Sequence[str]) -> bool:
-        """Give each generation a new token; False if the cache is unavailable."""
-        tokens = {name: new_token() for name in names}
-        failed = self._call(lambda: self.backend.set_many(tokens, None), None)
-        return failed is not None and not failed
+class DocumentCache(SitemapCache):
+    """Documents in the cache: records, parts and build locks, failing soft as
+    :class:`~django_sitemapx.generations.SitemapCache` does."""
 
     # -- documents ------------------------------------------------------------
 
@@ -400,61 +301,3 @@ class PartWriter:
         if timeout == 0:
             return None
         return record if self._cache._set(self._key, record.as_record(), timeout) else None
-
-
-def invalidate(
-    section: str | None = None,
-    page: int | None = None,
-    *,
-    registry: SitemapRegistry | None = None,
-) -> bool:
-    """Mark documents stale; the next request for them rebuilds them.
-
-    With no argument every document (every section, the index, every host) is
-    stale; with ``section``, every page of that section and the index; with
-    ``section`` and ``page``, that page and the index. With no cache configured
-    the page table records the change instead (``sources.layout.mark_changed``),
-    so the next index counts those pages again: call it once the change is
-    committed. Returns False when the configured cache could not be reached
-    (the failure is logged), True otherwise, with no cache configured too.
-    Raises ``NotRegistered`` for an unknown section.
-    """
-    from ..sources.layout import mark_changed
-
-    names = _generations_of(section, page, registry)
-    store = DocumentCache()
-    if store.alias is None:
-        mark_changed(section, page)
-        done = True
-    else:
-        done = store.replace(names)
-    if done:
-        sitemap_invalidated.send(sender=invalidate, section=section, page=page)
-    return done
-
-
-def replace_generations(
-    section: str | None = None,
-    page: int | None = None,
-    *,
-    registry: SitemapRegistry | None = None,
-) -> bool:
-    """Replace the cache generations ``invalidate()`` replaces, and nothing else.
-
-    For a change not yet committed: this process stops serving what it cached,
-    and nothing is written to the page table inside the caller's transaction.
-    """
-    return DocumentCache().replace(_generations_of(section, page, registry))
-
-
-def _generations_of(
-    section: str | None, page: int | None, registry: SitemapRegistry | None
-) -> list[str]:
-    if section is None:
-        if page is not None:
-            raise TypeError("invalidate(page=...) needs a section.")
-        return [global_generation()]
-    (registry or default_registry).get(section)
-    if page is None:
-        return [section_generation(section), index_generation()]
-    return [page_generation(section, page), index_generation()]

@@ -54,6 +54,13 @@ from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
 
 from ..conf import app_settings
+from ..generations import (
+    SitemapCache,
+    global_generation,
+    index_generation,
+    page_generation,
+    section_generation,
+)
 
 if TYPE_CHECKING:
     from .querysets import ModelSource
@@ -197,7 +204,7 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
     Every page of every section with no argument; every page of ``section``
     (its hosts' pages too) without ``page``; else page ``page`` of the
     section's shared layout. Called once a change is committed, when no cache
-    is configured (see ``serving.cache.invalidate``): in every process, the
+    is configured (see ``invalidation.invalidate``): in every process, the
     index then counts only what changed.
     """
     from ..models import PageState
@@ -634,16 +641,9 @@ class PageLayout:
 
     def _digests(self, numbers: list[int]) -> dict[int, str] | None:
         """Each page's generation digest now; None when there is no cache to say."""
-        from ..serving.cache import (
-            DocumentCache,
-            global_generation,
-            page_generation,
-            section_generation,
-        )
-
         names = [global_generation(), section_generation(self.section)]
         names += [page_generation(self.section, number) for number in numbers]
-        tokens = DocumentCache().tokens(names)
+        tokens = SitemapCache().tokens(names)
         if tokens is None:
             return None
         whole, section, *pages = tokens
@@ -653,12 +653,8 @@ class PageLayout:
         }
 
     def _replace(self, numbers: set[int]) -> None:
-        from ..serving.cache import DocumentCache, index_generation, page_generation
-
         names = [page_generation(self.section, number) for number in sorted(numbers)]
-        DocumentCache().replace([*names, index_generation()])
+        SitemapCache().replace([*names, index_generation()])
 
     def _replace_section(self) -> None:
-        from ..serving.cache import DocumentCache, index_generation, section_generation
-
-        DocumentCache().replace([section_generation(self.section), index_generation()])
+        SitemapCache().replace([section_generation(self.section), index_generation()])

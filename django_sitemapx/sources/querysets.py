@@ -41,7 +41,7 @@ from .keyset import (
     out_of_lastmod_range,
 )
 from .languages import LanguageVersions
-from .layout import Bounds, PageLayout, has_host_layouts, key_field
+from .layout import Bounds, PageLayout, key_field
 
 if TYPE_CHECKING:
     from ..locations import LocationBuilder
@@ -233,10 +233,6 @@ class ModelSource(Source):
     def layout(self) -> PageLayout:
         """The section's stored pages (see ``sources.layout``)."""
         return PageLayout(self)
-
-    def page_for_key(self, key: Any) -> int | None:
-        """The page that lists the row keyed ``key``; None if no page can (yet)."""
-        return self.layout().page_of(key)
 
     def page_summaries(self) -> list[PageSummary]:
         return [
@@ -619,60 +615,6 @@ class ModelSource(Source):
                 except Skip:
                     continue
         return uris
-
-    # -- invalidation -------------------------------------------------------------
-
-    def pages_touched_by(
-        self, instance: models.Model, *, key_known: bool = False
-    ) -> list[int | None]:
-        """The pages a saved or deleted ``instance`` can change: ``[None]`` means all of them.
-
-        A row of the section's model is on the page its key falls in (one
-        indexed query on the page table). A ``key_field`` other than the primary
-        key may have changed on an update, its old value unknown: every page,
-        unless ``key_known`` (a created or deleted row). A
-        row of a model the section reads through a relation (``category__slug``)
-        may change any page.
-        """
-        assert self.model is not None
-        model = instance._meta.concrete_model
-        if self.model._meta.concrete_model is model:
-            if self.key_field != "pk" and not key_known:
-                return [None]
-            key = (
-                instance.pk if self.key_field == "pk" else getattr(instance, self.key_field, None)
-            )
-            if key is None:
-                return [None]
-            try:
-                layout = self.layout()
-            except ValueError:  # a key that cannot page: the checks report it
-                return [None]
-            if has_host_layouts(self.section, layout.using):
-                # Hosts with pages of their own number them their own way.
-                return [None]
-            page = layout.page_of(key)
-            return [page] if page is not None else [None]
-        if model in self.related_models():
-            return [None]
-        return []
-
-    def related_models(self) -> set[type[models.Model]]:
-        """Models the rows read through relations (``url_kwargs`` and ``fields``)."""
-        assert self.model is not None
-        related: set[type[models.Model]] = set()
-        for lookup in [*self.url_fields().values(), *self.fields]:
-            model: Any = self.model
-            for part in lookup.split("__")[:-1]:
-                try:
-                    field = model._meta.get_field(part)
-                except FieldDoesNotExist:  # reported by the system checks
-                    break
-                model = field.related_model
-                if model is None:
-                    break
-                related.add(model._meta.concrete_model)
-        return related
 
 
 class _WidthBucket(Func):

@@ -9,8 +9,9 @@ from django.core.management import CommandError, call_command
 from django.db.models import F
 from django.test import Client, override_settings
 
+from django_sitemapx.generations import global_generation, page_generation
 from django_sitemapx.models import PageState
-from django_sitemapx.serving.cache import DocumentCache, global_generation, page_generation
+from django_sitemapx.serving.cache import DocumentCache
 from example_project.articles.models import Article
 from tests.conftest import content, locs, validate_sitemap
 from tests.factories import ArticleFactory

@@ -18,10 +18,10 @@ from django.test import AsyncClient, Client, override_settings
 from django.utils.http import http_date
 
 from django_sitemapx.entries import EntryStream
+from django_sitemapx.invalidation import invalidate as sitemapx_invalidate
 from django_sitemapx.locations import LocationBuilder
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.serving.cache import DocumentCache, local_copies
-from django_sitemapx.serving.cache import invalidate as sitemapx_invalidate
 from django_sitemapx.sources import ItemSource, Page, PageSummary
 from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article

@@ -15,6 +15,7 @@ from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
 import django_sitemapx as sitemapx
+from django_sitemapx.invalidation import pages_touched_by
 from django_sitemapx.models import PageState
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ModelSource
@@ -184,7 +185,7 @@ def test_uuid_and_slug_keys_page(client: Client, registry: SitemapRegistry) -> N
     ordered = list(Tag.objects.order_by("slug").values_list("slug", flat=True))
     assert served == [f"http://example.com/k/{slug}/" for slug in ordered]
     new = UUIDThing.objects.create()
-    assert uuids.pages_touched_by(new, key_known=True) == [uuids.page_for_key(new.id)]
+    assert pages_touched_by(uuids, new, key_known=True) == [uuids.layout().page_of(new.id)]
 
 
 def test_a_cache_flush_never_moves_a_row(client: Client, registry: SitemapRegistry) -> None:
@@ -278,7 +279,7 @@ def test_rows_that_depend_on_the_host_get_pages_per_host(registry: SitemapRegist
         "d",
         "d@small.example",
     ]
-    assert source.pages_touched_by(Document(id=2), key_known=True) == [None]
+    assert pages_touched_by(source, Document(id=2), key_known=True) == [None]
 
 
 def _summaries_page_by_page(source: ModelSource) -> list[tuple[int, str | None, int]]:
@@ -405,7 +406,7 @@ def test_without_a_cache_a_save_in_a_transaction_marks_its_page_after_commit(
     registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:
     source = _three_pages(registry)
-    page = source.page_for_key(5)
+    page = source.layout().page_of(5)
     before = PageState.objects.get(section="d", number=page).changes
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         with CaptureQueriesContext(connection) as inside:

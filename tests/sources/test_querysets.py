@@ -17,6 +17,7 @@ from django.urls.resolvers import URLResolver
 import django_sitemapx as sitemapx
 from django_sitemapx.checks import check_source
 from django_sitemapx.documents import listed_pages, render_page
+from django_sitemapx.invalidation import pages_touched_by, related_models
 from django_sitemapx.locations import LocationBuilder, Origin
 from django_sitemapx.registry import SitemapRegistry, default_registry
 from django_sitemapx.sources.querysets import _nullable
@@ -523,7 +524,7 @@ def test_a_given_summary_spares_the_summary_query(registry: SitemapRegistry) -> 
     assert len(_entries(source)) == 1
 
 
-def test_pages_touched_by(registry: SitemapRegistry) -> None:
+def testsections_touched_by(registry: SitemapRegistry) -> None:
     source = registry.register(
         Article,
         url_name="article-detail",
@@ -532,11 +533,11 @@ def test_pages_touched_by(registry: SitemapRegistry) -> None:
     )
     category = CategoryFactory(slug="c")
     article = ArticleFactory(id=25, category=category)
-    assert source.pages_touched_by(article) == [None]  # no layout yet: every page
+    assert pages_touched_by(source, article) == [None]  # no layout yet: every page
     source.page_summaries()
-    assert source.pages_touched_by(article) == [1]
-    assert source.pages_touched_by(Article(id=0, category=category)) == [1]
-    assert source.pages_touched_by(category) == [None]  # read through category__slug
-    assert source.pages_touched_by(DocumentFactory()) == []
-    assert source.related_models() == {Category}
-    assert registry.register(Category).related_models() == set()
+    assert pages_touched_by(source, article) == [1]
+    assert pages_touched_by(source, Article(id=0, category=category)) == [1]
+    assert pages_touched_by(source, category) == [None]  # read through category__slug
+    assert pages_touched_by(source, DocumentFactory()) == []
+    assert related_models(source) == {Category}
+    assert related_models(registry.register(Category)) == set()

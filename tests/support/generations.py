@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django_sitemapx.serving.cache import (
-    DocumentCache,
+from django_sitemapx.generations import (
     global_generation,
     index_generation,
     page_generation,
     section_generation,
 )
+from django_sitemapx.serving.cache import DocumentCache
 
 NAMES = [
     global_generation(),

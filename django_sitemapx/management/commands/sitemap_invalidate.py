@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from django_sitemapx.invalidation import invalidate
 from django_sitemapx.registry import default_registry
-from django_sitemapx.serving.cache import invalidate
 
 
 class Command(BaseCommand):

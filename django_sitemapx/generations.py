@@ -1,0 +1,111 @@
+"""Cache generations: the tokens every cached document depends on.
+
+A document's cache key holds a digest of the generation tokens it depends on
+(see ``serving.cache``). Replacing a token, under a fixed name in the same
+cache, makes every document built under the old one stop being found, for
+every host, in every process sharing the cache, without listing or deleting
+keys. The page table (``sources.pages``) reads the tokens too: a page's summary
+is kept with the generation it was counted under.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from django.core.cache import BaseCache, caches
+
+from .conf import app_settings
+
+logger = logging.getLogger("django_sitemapx")
+
+PREFIX = "django_sitemapx"
+
+
+def global_generation() -> str:
+    """The generation every document depends on."""
+    return f"{PREFIX}:gen"
+
+
+def index_generation() -> str:
+    """The generation of the index, replaced whenever any page is invalidated."""
+    return f"{PREFIX}:gen:index"
+
+
+def section_generation(section: str) -> str:
+    """The generation of every page of ``section``."""
+    return f"{PREFIX}:gen:section:{section}"
+
+
+def page_generation(section: str, page: int) -> str:
+    """The generation of one page of ``section``."""
+    return f"{PREFIX}:gen:page:{section}:{page}"
+
+
+def new_token() -> str:
+    """A fresh generation token: its creation time, then random hex."""
+    return f"{time.time():.6f}-{secrets.token_hex(4)}"
+
+
+class SitemapCache:
+    """One request's access to the cache alias of ``SITEMAPX_CACHE_ALIAS``.
+
+    The first error from the backend is logged and turns the instance off, so a
+    request costs at most one failed call and is then served uncached.
+    ``serving.cache.DocumentCache`` adds the documents themselves.
+    """
+
+    def __init__(self, alias: str | None = None) -> None:
+        self.alias = alias if alias is not None else app_settings.CACHE_ALIAS
+        self._cache: BaseCache | None = None
+        self.available = self.alias is not None
+        if self.alias is not None:
+            name = self.alias
+            self._cache = self._call(lambda: caches[name], None)
+
+    def _call(self, operation: Any, default: Any) -> Any:
+        if not self.available:
+            return default
+        try:
+            return operation()
+        # A cache backend raises whatever its client raises (socket, protocol,
+        # database, file errors): none of them may turn a sitemap into a 500.
+        except Exception:
+            self.available = False
+            logger.warning(
+                "The sitemap cache %r failed; serving uncached.", self.alias, exc_info=True
+            )
+            return default
+
+    @property
+    def backend(self) -> BaseCache:
+        assert self._cache is not None
+        return self._cache
+
+    def tokens(self, names: Sequence[str]) -> list[str] | None:
+        """The current token of each generation, creating missing ones; None if down."""
+        found = self._call(lambda: self.backend.get_many(names), None)
+        if found is None:
+            return None
+        missing = [name for name in names if name not in found]
+        if missing:
+            # add() keeps whichever token another process created first.
+            for name in missing:
+                self._call(lambda name=name: self.backend.add(name, new_token(), None), None)
+            again = self._call(lambda: self.backend.get_many(missing), None)
+            if again is None or len(again) != len(missing):
+                if self.available:
+                    logger.warning("The sitemap cache %r does not keep keys.", self.alias)
+                self.available = False
+                return None
+            found.update(again)
+        return [str(found[name]) for name in names]
+
+    def replace(self, names: Sequence[str]) -> bool:
+        """Give each generation a new token; False if the cache is unavailable."""
+        tokens = {name: new_token() for name in names}
+        failed = self._call(lambda: self.backend.set_many(tokens, None), None)
+        return failed is not None and not failed

@@ -1,0 +1,146 @@
+"""Marking documents stale: :func:`invalidate`, and the pages a saved row touches.
+
+It sits above the registry, the page table and the cache generations, which
+it ties together: with a cache, invalidating replaces generations; with none,
+it marks pages changed in the page table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+
+from .generations import (
+    SitemapCache,
+    global_generation,
+    index_generation,
+    page_generation,
+    section_generation,
+)
+from .registry import SitemapRegistry, default_registry
+from .signals import sitemap_invalidated
+from .sources import ModelSource
+from .sources.layout import has_host_layouts, mark_changed
+
+
+def invalidate(
+    section: str | None = None,
+    page: int | None = None,
+    *,
+    registry: SitemapRegistry | None = None,
+) -> bool:
+    """Mark documents stale; the next request for them rebuilds them.
+
+    With no argument every document (every section, the index, every host) is
+    stale; with ``section``, every page of that section and the index; with
+    ``section`` and ``page``, that page and the index. With no cache configured
+    the page table records the change instead, so the next index counts those
+    pages again: call it once the change is committed. Returns False when the
+    configured cache could not be reached (the failure is logged), True
+    otherwise, with no cache configured too. Raises ``NotRegistered`` for an
+    unknown section.
+    """
+    names = _generations_of(section, page, registry)
+    cache = SitemapCache()
+    if cache.alias is None:
+        mark_changed(section, page)
+        done = True
+    else:
+        done = cache.replace(names)
+    if done:
+        sitemap_invalidated.send(sender=invalidate, section=section, page=page)
+    return done
+
+
+def replace_generations(
+    section: str | None = None,
+    page: int | None = None,
+    *,
+    registry: SitemapRegistry | None = None,
+) -> bool:
+    """Replace the cache generations ``invalidate()`` replaces, and nothing else.
+
+    For a change not yet committed: this process stops serving what it cached,
+    and nothing is written to the page table inside the caller's transaction.
+    """
+    return SitemapCache().replace(_generations_of(section, page, registry))
+
+
+def _generations_of(
+    section: str | None, page: int | None, registry: SitemapRegistry | None
+) -> list[str]:
+    if section is None:
+        if page is not None:
+            raise TypeError("invalidate(page=...) needs a section.")
+        return [global_generation()]
+    (registry or default_registry).get(section)
+    if page is None:
+        return [section_generation(section), index_generation()]
+    return [page_generation(section, page), index_generation()]
+
+
+def sections_touched_by(
+    instance: models.Model, *, key_known: bool, registry: SitemapRegistry | None = None
+) -> list[tuple[str, int | None]]:
+    """``(section, page)`` of each page ``instance`` can change (page None: every page)."""
+    return [
+        (source.section, page)
+        for source in registry or default_registry
+        if isinstance(source, ModelSource) and source.model is not None
+        for page in pages_touched_by(source, instance, key_known=key_known)
+    ]
+
+
+def pages_touched_by(
+    source: ModelSource, instance: models.Model, *, key_known: bool = False
+) -> list[int | None]:
+    """The pages of ``source`` a saved or deleted ``instance`` can change: ``[None]`` means all.
+
+    A row of the section's model is on the page its key falls in (one indexed
+    query on the page table). A ``key_field`` other than the primary key may
+    have changed on an update, its old value unknown: every page, unless
+    ``key_known`` (a created or deleted row). A row of a model the section
+    reads through a relation (``category__slug``) may change any page.
+    """
+    assert source.model is not None
+    model = instance._meta.concrete_model
+    if source.model._meta.concrete_model is model:
+        if source.key_field != "pk" and not key_known:
+            return [None]
+        key = (
+            instance.pk if source.key_field == "pk" else getattr(instance, source.key_field, None)
+        )
+        if key is None:
+            return [None]
+        try:
+            table = source.layout()
+        except ValueError:  # a key that cannot page: the checks report it
+            return [None]
+        if has_host_layouts(source.section, table.using):
+            # Hosts with pages of their own number them their own way.
+            return [None]
+        page = table.page_of(key)
+        return [page] if page is not None else [None]
+    if model in related_models(source):
+        return [None]
+    return []
+
+
+def related_models(source: ModelSource) -> set[type[models.Model]]:
+    """Models the rows of ``source`` read through relations (``url_kwargs`` and ``fields``)."""
+    assert source.model is not None
+    related: set[type[models.Model]] = set()
+    for lookup in [*source.url_fields().values(), *source.fields]:
+        model: Any = source.model
+        for part in lookup.split("__")[:-1]:
+            try:
+                field = model._meta.get_field(part)
+            except FieldDoesNotExist:  # reported by the system checks
+                break
+            model = field.related_model
+            if model is None:
+                break
+            related.add(model._meta.concrete_model)
+    return related
