@@ -31,7 +31,7 @@ from .exceptions import (
     SkipReason,
     SourceConfigurationError,
 )
-from .extensions import News, Publication, Video
+from .extensions import News, Publication, RelatedImages, RelatedVideos, Video
 from .invalidation import invalidate
 from .locations import LocationBuilder, Origin
 from .registry import SitemapRegistry, default_registry, register
@@ -44,7 +44,6 @@ from .sources import (
     Source,
     StaticSource,
 )
-from .sources.extensions import RelatedImages, RelatedVideos
 from .sources.news import NewsSource
 
 __all__ = [

@@ -9,7 +9,7 @@ from lxml import etree
 
 from django_sitemapx.entries import Entry, Extras, NewsElement, VideoElement
 from django_sitemapx.exceptions import InvalidValue
-from django_sitemapx.extensions import (
+from django_sitemapx.extensions.values import (
     IMAGE_ELEMENT_BYTES,
     NEWS_ELEMENT_BYTES,
     VIDEO_ELEMENT_BYTES,

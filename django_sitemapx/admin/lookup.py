@@ -20,11 +20,11 @@ from django.urls import Resolver404, resolve
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
 from ..entries import Entry, Skipped
 from ..exceptions import InvalidLocation
+from ..extensions.declarations import declared_kinds
 from ..locations import LocationBuilder, Origin
 from ..locations.keys import location_key, uri_key
 from ..registry import SitemapRegistry
 from ..sources import ModelSource, PageSummary, Source
-from ..sources.extensions import declared_kinds
 
 # Entries scanned per section that cannot be searched by query (in-memory items,
 # get_absolute_url() or a custom location()): bounds an inspector request.

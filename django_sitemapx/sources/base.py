@@ -26,6 +26,13 @@ from ..conf import (
 )
 from ..entries import XHTML_NAMESPACE, ChunkStream, EntryStream
 from ..exceptions import SourceConfigurationError
+from ..extensions.declarations import (
+    Related,
+    extension_namespaces,
+    extension_url_bytes,
+    max_urls_per_page,
+    validate_extensions,
+)
 from ..locations.hosts import SiteSelection, parse_sites, scheme_for
 from ..values import VALUE_NAMES, format_hreflang, static_value
 
@@ -163,7 +170,7 @@ class Source:
     languages: Sequence[str] | None = None
     alternates: bool = False
     x_default: bool | str = False
-    # Image, video and news extensions (see ``sources.extensions``): a value for
+    # Image, video and news extensions (see ``extensions.declarations``): a value for
     # every item, a method taking one item, or a related-model declaration.
     images: Any = None
     videos: Any = None
@@ -234,8 +241,6 @@ class Source:
         # document or the index asks. At least one item per page: only an item
         # in some sixty languages of URLs near 2,047 characters overflows 50 MB
         # by itself, and the writer's size backstop then counts what it cuts.
-        from .extensions import max_urls_per_page
-
         per_row = self.urls_per_row()
         budget = PROTOCOL_MAX_BYTES - DOCUMENT_FRAME_BYTES
         urls = max_urls_per_page(self, self.get_limit())
@@ -271,8 +276,6 @@ class Source:
         ``max_images`` images and ``max_videos`` videos at their largest, and
         a news element, for what the source declares (0 when it declares none).
         """
-        from .extensions import extension_url_bytes
-
         return extension_url_bytes(self)
 
     def max_location_bytes(self) -> int:
@@ -334,8 +337,6 @@ class Source:
     def get_namespaces(self) -> dict[str, str]:
         """The extension namespaces a page's root declares: ``namespaces``, plus xhtml for
         alternates and image, video and news for what the source declares (and only then)."""
-        from .extensions import extension_namespaces
-
         namespaces = dict(self.namespaces)
         if self.i18n and self.alternates:
             namespaces["xhtml"] = XHTML_NAMESPACE
@@ -382,9 +383,13 @@ class Source:
             if not callable(getattr(self, name, None)):
                 static_value(self, name)
         self._validate_languages()
-        from .extensions import validate_extensions
+        validate_extensions(self, self._validate_related)
 
-        validate_extensions(self)
+    def _validate_related(self, declaration: Related) -> None:
+        raise SourceConfigurationError(
+            f"{type(self).__name__}: {declaration!r} reads a related model, which only a "
+            "ModelSource has"
+        )
 
     def _validate_languages(self) -> None:
         name = type(self).__name__

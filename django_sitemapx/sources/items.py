@@ -28,7 +28,7 @@ from .base import (
     Source,
     escaped_length,
 )
-from .extensions import ItemExtras, extras_reader
+from .extras import ItemExtras, extras_reader
 from .languages import LanguageVersions
 
 if TYPE_CHECKING:

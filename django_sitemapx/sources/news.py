@@ -9,7 +9,7 @@ from django.db.models import Min
 from django.utils import timezone
 
 from ..exceptions import SourceConfigurationError
-from ..extensions import NEWS_MAX_AGE, NEWS_MAX_URLS, Publication, news_moment
+from ..extensions.values import NEWS_MAX_AGE, NEWS_MAX_URLS, Publication, news_moment
 from .layout import PageLayout, State
 from .querysets import ModelSource
 

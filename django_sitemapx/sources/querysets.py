@@ -18,7 +18,8 @@ from django.utils import translation
 
 from ..conf import app_settings
 from ..entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
-from ..exceptions import InvalidValue, Skip, SkipReason
+from ..exceptions import InvalidValue, Skip, SkipReason, SourceConfigurationError
+from ..extensions.declarations import Related, validate_relation
 from ..locations.reverse import CompiledUrl, compile_url
 from ..locations.rows import RowLocations
 from ..values import lastmod_text, per_item_reader, static_value
@@ -32,7 +33,7 @@ from .base import (
     escaped_length,
 )
 from .batches import row_batches
-from .extensions import ExtrasReader, ItemExtras, chunk_extras, extras_reader
+from .extras import ExtrasReader, ItemExtras, chunk_extras, extras_reader
 from .keyset import (
     LASTMOD_ALIAS,
     LastmodInRange,
@@ -227,6 +228,14 @@ class ModelSource(Source):
                 return None
             total += length if kind == "slug" else length * _WORST_ENCODING
         return total
+
+    def _validate_related(self, declaration: Related) -> None:
+        if self.model is None:
+            return
+        try:
+            validate_relation(self.model, declaration)
+        except SourceConfigurationError as error:
+            raise SourceConfigurationError(f"{type(self).__name__}.{error}") from None
 
     # -- pages ------------------------------------------------------------------
 

@@ -18,12 +18,12 @@ from lxml import etree
 import django_sitemapx as sitemapx
 from django_sitemapx.conf import PROTOCOL_MAX_BYTES
 from django_sitemapx.documents import render_page
+from django_sitemapx.entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE
 from django_sitemapx.exceptions import SourceConfigurationError
-from django_sitemapx.extensions import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE
+from django_sitemapx.extensions.declarations import extension_url_bytes
 from django_sitemapx.locations import LocationBuilder, Origin
 from django_sitemapx.registry import SitemapRegistry, default_registry
 from django_sitemapx.sources.base import DOCUMENT_FRAME_BYTES, URL_VALUES_BYTES
-from django_sitemapx.sources.extensions import extension_url_bytes
 from example_project.articles.models import Article, ArticleImage, ArticleVideo
 from tests.conftest import NS, content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory

@@ -19,16 +19,16 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.utils import timezone
 
-from .entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE, NewsElement, VideoElement
-from .exceptions import InvalidValue, Skip
-from .locations import CONTROL_CHARS, LocationBuilder, checked_uri, iri_to_uri
-from .values import lastmod_text
+from ..entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE, NewsElement, VideoElement
+from ..exceptions import InvalidValue, Skip
+from ..locations import CONTROL_CHARS, LocationBuilder, ascii_host, checked_uri, iri_to_uri
+from ..values import lastmod_text, parse_lastmod
 
 __all__ = [
     "IMAGE_NAMESPACE",
@@ -128,17 +128,6 @@ class Publication:
         news_language(self.language)
 
 
-@dataclass
-class ExtensionCounts:
-    """What was left out of a URL's extensions, by kind (the URL itself stays)."""
-
-    images: int = 0
-    image_overflow: int = 0
-    videos: int = 0
-    video_tags: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
-
-
 # -- images ------------------------------------------------------------------------
 
 
@@ -183,7 +172,6 @@ _PLAIN_MEDIA_URI = re.compile(
 def _host(host: str) -> str:
     if host.isascii():
         return iri_to_uri(host)
-    from .locations import ascii_host
 
     return ascii_host(host)
 
@@ -362,8 +350,6 @@ def news_language(value: Any) -> str:
 def news_moment(value: Any) -> datetime.datetime:
     """A publication date as an aware datetime (a date: its start, in the default time zone)."""
     if isinstance(value, str):
-        from .values import parse_lastmod
-
         text = lastmod_text(value)
         assert text is not None
         moment = parse_lastmod(text)
