@@ -19,7 +19,7 @@ article, whose keys are 10 apart; authors keyed by UUID):
   the page table say which page to count;
 - ``index after a cache flush``: every generation new, so every page counted again
   (the pages themselves do not move); then the same both ways, in one grouped
-  pass and one aggregate per page, whatever ``ModelSource.counts_pages_together()``
+  pass and one aggregate per page, whatever ``ModelSource._counts_pages_together()``
   says for the database;
 - ``first page`` and ``last page``: a whole page served uncached, through the view;
 - peak RSS of the process.
@@ -145,14 +145,14 @@ def measure_section(section: str, repeat: int) -> dict[str, Any]:
         source.page_summaries()
 
     result["index_after_cache_flush_s"] = _seconds(flushed, repeat)
-    # The same recount both ways, whatever ModelSource.counts_pages_together()
+    # The same recount both ways, whatever ModelSource._counts_pages_together()
     # says for this database: one grouped pass, and one aggregate per page.
     for key, together in (("grouped", True), ("page_by_page", False)):
-        source.counts_pages_together = lambda together=together: together
+        source._counts_pages_together = lambda together=together: together
         try:
             result[f"index_after_cache_flush_{key}_s"] = _seconds(flushed, repeat)
         finally:
-            del source.counts_pages_together
+            del source._counts_pages_together
 
     numbers = [s.number for s in source.page_summaries()]
 

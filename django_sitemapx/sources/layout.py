@@ -61,6 +61,7 @@ from ..generations import (
     page_generation,
     section_generation,
 )
+from .summaries import Bounds, in_range, summarize, summarize_pages
 
 if TYPE_CHECKING:
     from .querysets import ModelSource
@@ -166,7 +167,7 @@ def codec_for(field: models.Field[Any, Any] | None, using: str) -> KeyCodec | No
 
 def _query_shape(source: ModelSource) -> tuple[str, str]:
     """The SQL (and parameters) of the keys ``source`` lists: what its pages depend on."""
-    sql, params = source._listable().order_by().values("pk").query.sql_with_params()
+    sql, params = source.listed_rows().order_by().values("pk").query.sql_with_params()
     return sql, repr(params)
 
 
@@ -255,14 +256,6 @@ class State:
     # Changes to the page's rows so far, and how many there were when it was counted.
     changes: int = 0
     counted: int | None = None
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """The key range of one page: ``low <= key < high`` (None: no bound)."""
-
-    low: Any
-    high: Any
 
 
 class PageLayout:
@@ -419,7 +412,7 @@ class PageLayout:
         """Cut the section into full pages: one ``ROW_NUMBER()`` query over the keys."""
         key = self.source.key_name
         cuts = list(
-            self.source._listable()
+            self.source.listed_rows()
             .order_by()
             .annotate(sitemapx_rn=Window(RowNumber(), order_by=F(key).asc()))
             .annotate(sitemapx_cut=Mod(F("sitemapx_rn") - 1, self.capacity))
@@ -512,11 +505,12 @@ class PageLayout:
         end = start + len(run)
         high = decode(states[end].first) if end < len(states) else None
         firsts = [decode(states[index].first) if index else None for index in range(start, end)]
-        if len(run) > 1 and self.source.counts_pages_together():
-            return self.source.summarize_pages(firsts, high)
+        if len(run) > 1 and self.source._counts_pages_together():
+            return summarize_pages(self.source, firsts, high)
         highs = [*firsts[1:], high]
         return [
-            self.source.summarize(Bounds(low, top)) for low, top in zip(firsts, highs, strict=True)
+            summarize(self.source, Bounds(low, top))
+            for low, top in zip(firsts, highs, strict=True)
         ]
 
     def _bounds_from(self, firsts: list[tuple[int, str]], number: int) -> Bounds | None:
@@ -589,7 +583,7 @@ class PageLayout:
         cuts: list[Any] = []
         low = bounds.low
         while True:
-            part = self.source.in_range(self.source._listable(), Bounds(low, bounds.high))
+            part = in_range(self.source, self.source.listed_rows(), Bounds(low, bounds.high))
             found = list(part.order_by(key).values_list(key, flat=True)[step : step + 1])
             if not found:
                 return cuts
@@ -617,8 +611,8 @@ class PageLayout:
             high_bounds = self._bounds_from(firsts, high_state.number)
             assert low_bounds is not None and high_bounds is not None
             key = self.source.key_name
-            both = self.source.in_range(
-                self.source._listable(), Bounds(low_bounds.low, high_bounds.high)
+            both = in_range(
+                self.source, self.source.listed_rows(), Bounds(low_bounds.low, high_bounds.high)
             )
             found = list(
                 both.order_by(key).values_list(key, flat=True)[together // 2 : together // 2 + 1]

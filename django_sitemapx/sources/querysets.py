@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import functools
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import islice, repeat
-from operator import attrgetter, countOf, itemgetter
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import connections, models
-from django.db.models import Case, Count, F, Func, Max, Value, When
+from django.db.models import F
 from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf
 from django.utils import translation
 
-from ..conf import app_settings
-from ..entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
-from ..exceptions import InvalidValue, Skip, SkipReason, SourceConfigurationError
+from ..exceptions import Skip, SourceConfigurationError
 from ..extensions.declarations import Related, validate_relation
 from ..locations.reverse import CompiledUrl, compile_url
-from ..locations.rows import RowLocations
-from ..values import lastmod_text, per_item_reader, static_value
 from .base import (
     MAX_ESCAPED_LOCATION_BYTES,
     MAX_ORIGIN_LENGTH,
@@ -32,27 +24,13 @@ from .base import (
     Source,
     escaped_length,
 )
-from .batches import row_batches
-from .extras import ExtrasReader, ItemExtras, chunk_extras, extras_reader
-from .keyset import (
-    LASTMOD_ALIAS,
-    LastmodInRange,
-    W3CDatetime,
-    formats_lastmod_in_sql,
-    out_of_lastmod_range,
-)
-from .languages import LanguageVersions
-from .layout import Bounds, PageLayout, key_field
+from .lastmods import LASTMOD_ALIAS, LastmodInRange, W3CDatetime, is_postgresql, lastmod_in_sql
+from .layout import PageLayout, key_field
+from .rows import model_entries, row_location
+from .summaries import in_range
 
 if TYPE_CHECKING:
     from ..locations import LocationBuilder
-
-# The annotation naming a row's page in a grouped count (``summarize_pages``).
-_PAGE_ALIAS = "sitemapx_page"
-# Reads one value of an entry from a row (or model instance).
-Reader = Callable[[Any], str | None]
-# The URIs of a whole chunk of rows, or None when it must go row by row.
-BulkLocations = Callable[[list[Any]], list[str] | None]
 
 
 class ModelSource(Source):
@@ -261,58 +239,11 @@ class ModelSource(Source):
             if not state.rows:
                 return None
             summary = PageSummary(number, state.rows, state.lastmod, state.undated)
-        rows = self.in_range(self._listable(), bounds)
-        return Page(summary, PlainChunkEntries(functools.partial(self._entries, rows)))
+        rows = in_range(self, self.listed_rows(), bounds)
+        return Page(summary, PlainChunkEntries(functools.partial(model_entries, self, rows)))
 
-    def in_range(self, rows: models.QuerySet[Any], bounds: Bounds) -> models.QuerySet[Any]:
-        """``rows`` whose key lies in ``bounds`` (``low <= key < high``)."""
-        filters: dict[str, Any] = {}
-        if bounds.low is not None:
-            filters[f"{self.key_name}__gte"] = bounds.low
-        if bounds.high is not None:
-            filters[f"{self.key_name}__lt"] = bounds.high
-        return rows.filter(**filters)
-
-    def summarize(self, bounds: Bounds) -> tuple[int, str | None, int]:
-        """Row count, greatest lastmod (W3C text) and undated rows in ``bounds``: one aggregate."""
-        rows = self.in_range(self._listable(), bounds)
-        latest, aggregates = self._summary_aggregates(rows.db)
-        return self._summary_of(rows.order_by().aggregate(**aggregates), latest)
-
-    def summarize_pages(
-        self, firsts: Sequence[Any], high: Any
-    ) -> list[tuple[int, str | None, int]]:
-        """:meth:`summarize` of consecutive pages, in one grouped pass over their rows.
-
-        Page *i* holds the keys from ``firsts[i]`` (None: no lower bound) below
-        ``firsts[i + 1]``, the last one below ``high`` (None: no upper bound).
-        Each row's page is found by a binary search over the firsts in SQL (a
-        nested ``CASE``, a dozen comparisons for hundreds of pages); the rows
-        are read once, whatever the number of pages, instead of once per page.
-        """
-        if len(firsts) < 2:
-            return [self.summarize(Bounds(firsts[0] if firsts else None, high))]
-        rows = self.in_range(self._listable(), Bounds(firsts[0], high))
-        if firsts[0] is None and high is None:
-            # As per page: a row whose key is NULL lies in no page's range.
-            rows = rows.filter(**{f"{self.key_name}__isnull": False})
-        latest, aggregates = self._summary_aggregates(rows.db)
-        found = {
-            row[_PAGE_ALIAS]: row
-            for row in rows.order_by()
-            .annotate(
-                **{_PAGE_ALIAS: _page_of_key(self.key_name, firsts, 0, len(firsts), rows.db)}
-            )
-            .values(_PAGE_ALIAS)
-            .annotate(**aggregates)
-            .order_by()
-        }
-        return [
-            self._summary_of(found.get(index, {"rows": 0}), latest) for index in range(len(firsts))
-        ]
-
-    def counts_pages_together(self) -> bool:
-        """Whether neighbouring pages are counted in one pass (:meth:`summarize_pages`).
+    def _counts_pages_together(self) -> bool:
+        """Whether neighbouring pages are counted in one pass (``summaries.summarize_pages``).
 
         As measured (``benchmarks/scale.py``, both ways): on PostgreSQL, whose
         tables are not kept in key order, one pass is faster than an aggregate per
@@ -336,68 +267,7 @@ class ModelSource(Source):
             )
         return False
 
-    def _summary_aggregates(self, using: str) -> tuple[Max | W3CDatetime | None, dict[str, Any]]:
-        latest = self._latest(using)
-        aggregates: dict[str, Any] = {"rows": Count("pk")}
-        if latest is not None:
-            aggregates["latest"] = latest
-        dated = self._dated()
-        if dated is not None:
-            aggregates["dated"] = dated
-        return latest, aggregates
-
-    def _summary_of(
-        self, found: Mapping[str, Any], latest: Max | W3CDatetime | None
-    ) -> tuple[int, str | None, int]:
-        undated = found["rows"] - found.get("dated", found["rows"])
-        summary = self._summary(0, found["rows"], found.get("latest"), latest, undated)
-        return summary.rows, summary.lastmod, summary.undated
-
-    def _latest(self, using: str) -> Max | W3CDatetime | None:
-        """The aggregate of a page's greatest lastmod, or None when it is not a column."""
-        column = self.lastmod_column
-        if column is None:
-            return None
-        if self._lastmod_in_sql(using):
-            # The same text the pages carry, not a re-formatting of it.
-            return W3CDatetime(Max(column))
-        return Max(LastmodInRange(F(column)))
-
-    def _dated(self) -> Count | None:
-        """The aggregate counting a page's rows that have a lastmod; None if all have one."""
-        column = self.lastmod_column
-        if column is None:
-            return None
-        assert self.model is not None
-        return Count(column) if self.model._meta.get_field(column).null else None
-
-    def _summary(
-        self,
-        number: int,
-        rows: int,
-        latest_value: Any,
-        latest: Max | W3CDatetime | None,
-        undated: int = 0,
-    ) -> PageSummary:
-        if latest is None:  # no lastmod column: the source's constant, if any
-            text = None if callable(self.lastmod) else lastmod_text(self.lastmod)
-            undated = 0 if text is not None else rows
-        else:
-            try:
-                text = lastmod_text(latest_value)
-            except InvalidValue:  # out of the lastmod range: the page has no lastmod
-                text = None
-        return PageSummary(number, rows, text, undated)
-
-    def _lastmod_in_sql(self, using: str) -> bool:
-        column = self.lastmod_column
-        if column is None:
-            return False
-        assert self.model is not None
-        field = self.model._meta.get_field(column)
-        return formats_lastmod_in_sql(field, using)  # type: ignore[arg-type]
-
-    def _listable(self) -> models.QuerySet[Any]:
+    def listed_rows(self) -> models.QuerySet[Any]:
         """``get_queryset()`` less rows that can never be listed: NULL URL values.
 
         The index, a page's summary and its entries all start here, so they
@@ -423,14 +293,14 @@ class ModelSource(Source):
     ) -> models.QuerySet[Any]:
         """``values_list()`` of :meth:`row_fields` (or ``fields``), then the lastmod column."""
         if queryset is None:
-            queryset = self._listable()
+            queryset = self.listed_rows()
         names = list(self.row_fields() if fields is None else fields)
         column = self.lastmod_column
         if column is not None:
-            if self._lastmod_in_sql(queryset.db):
+            if lastmod_in_sql(self, queryset.db):
                 queryset = queryset.annotate(**{LASTMOD_ALIAS: W3CDatetime(F(column))})
                 names.append(LASTMOD_ALIAS)
-            elif _is_postgresql(queryset.db):
+            elif is_postgresql(queryset.db):
                 queryset = queryset.annotate(**{LASTMOD_ALIAS: LastmodInRange(F(column))})
                 names.append(LASTMOD_ALIAS)
             else:
@@ -438,170 +308,6 @@ class ModelSource(Source):
         return queryset.values_list(*names, named=named)
 
     # -- entries ----------------------------------------------------------------
-
-    def _entries(
-        self, page_rows: models.QuerySet[Any], builder: LocationBuilder, plain: bool = False
-    ) -> ChunkStream:
-        chunk_size = app_settings.CHUNK_SIZE
-        skipped: Counter[SkipReason] = Counter()
-
-        def count(reason: SkipReason) -> None:
-            skipped[reason] += 1
-
-        column = self.lastmod_column
-        extras = extras_reader(self, builder, count)
-        fields = self.row_fields()
-        batches: Iterator[list[Any]] | None = None
-        # On PostgreSQL the lastmods SQL turned to NULL (out of the lastmod range)
-        # are counted: as the rows stream when the column holds no NULL of its
-        # own and the rows carry its SQL text, else in one query after them.
-        unread_nulls = column is not None and _is_postgresql(page_rows.db)
-        if self.uses_instances:
-            instances = page_rows.order_by(self.key_name)
-            if column is not None and _is_postgresql(instances.db):
-                # Loading an instance reads every column, and psycopg raises on a
-                # timestamp Python cannot hold: the lastmod comes through SQL.
-                instances = instances.defer(column).annotate(
-                    **{LASTMOD_ALIAS: LastmodInRange(F(column))}
-                )
-            rows = instances.iterator(chunk_size=chunk_size)
-            lastmod = self._instance_lastmod(count, instances.db)
-        else:
-            named = not self._rows_are_private()
-            if not named and not self.i18n and extras is None:
-                # No one reads the key of these rows: only ORDER BY needs it.
-                fields = self._fields_without_key()
-            queryset = self.rows_queryset(page_rows, named=named, fields=fields)
-            queryset = queryset.order_by(self.key_name)
-            rows = queryset.iterator(chunk_size=chunk_size)
-            lastmod = self._row_lastmod(count, queryset.db, fields)
-            if not named and not self.i18n:
-                # Plain tuples no user code sees: each fetchmany() list as it comes.
-                batches = row_batches(queryset, chunk_size)
-        values = (
-            lastmod,
-            self._column_reader("changefreq", count),
-            self._column_reader("priority", count),
-        )
-        if self.i18n:
-            locators = [
-                (code, *self._row_location(builder, code)) for code in self.get_languages()
-            ]
-            languages = self.get_languages_for_item if self.has_languages_per_item else None
-            versions = LanguageVersions(self)
-            yield from _language_chunks(
-                rows, locators, values, versions, languages, skipped, chunk_size, extras
-            )
-            return
-        location, bulk = self._row_location(builder, fields=fields)
-        plain_chunks = (
-            self._plain_chunks(builder, fields, values) if plain and extras is None else None
-        )
-        if batches is None:
-            batches = _batched(rows, chunk_size)
-        if unread_nulls and isinstance(lastmod, itemgetter) and not self._lastmod_nullable():
-            batches = _counting_nulls(batches, lastmod, skipped)
-            unread_nulls = False
-        try:
-            yield from _chunks(batches, location, bulk, values, skipped, extras, plain_chunks)
-        finally:
-            _close(batches)
-        if unread_nulls:
-            assert column is not None
-            out_of_range = page_rows.filter(out_of_lastmod_range(column)).count()
-            if out_of_range:
-                yield Skipped(SkipReason.INVALID_LASTMOD, out_of_range)
-
-    def _fields_without_key(self) -> list[str]:
-        """:meth:`row_fields` less the key, unless the URL or ``fields`` read it too."""
-        names = self.row_fields()
-        if names[0] in {*self.url_fields().values(), *self.fields} or len(names) < 2:
-            return names
-        return names[1:]
-
-    def _lastmod_nullable(self) -> bool:
-        column = self.lastmod_column
-        assert self.model is not None and column is not None
-        return bool(self.model._meta.get_field(column).null)
-
-    def _rows_are_private(self) -> bool:
-        """True when no user code sees a row, so plain tuples can replace named ones."""
-        return (
-            self.uses_url_name
-            and not (self.i18n and self.has_languages_per_item)
-            and not any(
-                callable(getattr(self, name))
-                for name in ("lastmod", "changefreq", "priority", "images", "videos", "news")
-            )
-        )
-
-    def _row_location(
-        self,
-        builder: LocationBuilder,
-        language: str | None = None,
-        *,
-        fields: list[str] | None = None,
-    ) -> tuple[Callable[[Any], str], BulkLocations | None]:
-        """How a row becomes a URI; for ``language``, the URL compiled with it active.
-
-        One compiled URL per language, once per document: a translated pattern
-        or an ``i18n_patterns`` prefix is part of the template. ``fields`` are
-        the row's fields when not :meth:`row_fields`.
-        """
-        locations = self._row_locations(builder, language, fields)
-        if locations is None:
-            return (lambda row: builder.absolute(self.location(row))), None
-        return locations.one, locations.many
-
-    def _row_locations(
-        self, builder: LocationBuilder, language: str | None, fields: list[str] | None
-    ) -> RowLocations | None:
-        if not self.uses_url_name:
-            return None
-        url = self.compiled_url_for(language)
-        return RowLocations(builder.prefix, url, fields or self.row_fields())
-
-    def _plain_chunks(
-        self,
-        builder: LocationBuilder,
-        fields: list[str],
-        values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
-    ) -> Callable[[list[Any]], PlainChunk | None] | None:
-        """How a batch becomes a ``PlainChunk``, if this section's entries can be one:
-        locations filled from the row, the lastmod SQL text or fixed, the rest fixed."""
-        lastmod, changefreq, priority = values
-        if not (
-            isinstance(lastmod, itemgetter | Fixed)
-            and isinstance(changefreq, Fixed)
-            and isinstance(priority, Fixed)
-        ):
-            return None
-        locations = self._row_locations(builder, None, fields)
-        if locations is None or locations.literals is None:
-            return None
-        return _plain_chunks(locations, lastmod, changefreq, priority)
-
-    def _column_reader(self, name: str, count: Callable[[SkipReason], None]) -> Reader | Fixed:
-        per_item = per_item_reader(self, name, count)
-        return per_item if per_item is not None else Fixed(static_value(self, name))
-
-    def _row_lastmod(
-        self, count: Callable[[SkipReason], None], using: str, fields: list[str]
-    ) -> Reader | Fixed:
-        column = self.lastmod_column
-        if column is None:
-            return self._column_reader("lastmod", count)
-        index = len(fields)  # rows_queryset() puts the lastmod column last
-        if self._lastmod_in_sql(using):
-            return itemgetter(index)  # already W3C text, formatted by the database
-        return _checked_lastmod(itemgetter(index), count)
-
-    def _instance_lastmod(self, count: Callable[[SkipReason], None], using: str) -> Reader | Fixed:
-        column = self.lastmod_column
-        if column is None:
-            return self._column_reader("lastmod", count)
-        name = LASTMOD_ALIAS if _is_postgresql(using) else column
-        return _checked_lastmod(attrgetter(name), count)
 
     def uris_of(self, instance: models.Model, builders: Sequence[LocationBuilder]) -> list[str]:
         """The URIs this section lists for ``instance`` as the database has it now.
@@ -613,41 +319,17 @@ class ModelSource(Source):
         assert self.model is not None
         if instance._meta.concrete_model is not self.model._meta.concrete_model:
             return []
-        found = self._listable().filter(pk=instance.pk)
+        found = self.listed_rows().filter(pk=instance.pk)
         rows = list(found[:1] if self.uses_instances else self.rows_queryset(found)[:1])
         uris: list[str] = []
         for builder in builders:
-            location, _bulk = self._row_location(builder)
+            location, _bulk = row_location(self, builder)
             for row in rows:
                 try:
                     uris.append(location(row))
                 except Skip:
                     continue
         return uris
-
-
-class _WidthBucket(Func):
-    """PostgreSQL's ``width_bucket(key, thresholds)``: the index of the page holding the key."""
-
-    function = "width_bucket"
-    output_field = models.IntegerField()
-
-
-def _page_of_key(key: str, firsts: Sequence[Any], low: int, high: int, using: str) -> Any:
-    """The index of the page (of ``firsts[low:high]``) holding ``key``: a binary search in SQL.
-
-    PostgreSQL has one built in (``width_bucket`` over an array of the firsts);
-    elsewhere a nested ``CASE``, a dozen comparisons for hundreds of pages.
-    """
-    if _is_postgresql(using) and low == 0 and high == len(firsts):
-        return _WidthBucket(F(key), Value(list(firsts[1:])))
-    if high - low == 1:
-        return Value(low)
-    middle = (low + high) // 2
-    return Case(
-        When(**{f"{key}__lt": firsts[middle]}, then=_page_of_key(key, firsts, low, middle, using)),
-        default=_page_of_key(key, firsts, middle, high, using),
-    )
 
 
 def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
@@ -697,216 +379,3 @@ def _max_length(model: type[models.Model], path: str) -> int | None:
         return _INT_LENGTH
     length = getattr(field, "max_length", None)
     return length if isinstance(length, int) else None
-
-
-def _is_postgresql(using: str) -> bool:
-    return connections[using].vendor == "postgresql"
-
-
-def _checked_lastmod(read: Reader, count: Callable[[SkipReason], None]) -> Reader:
-    """A row's lastmod as text; one out of the lastmod range is dropped and counted."""
-
-    def text(row: Any) -> str | None:
-        try:
-            return lastmod_text(read(row))
-        except InvalidValue:
-            count(SkipReason.INVALID_LASTMOD)
-            return None
-
-    return text
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """A value that is the same for every row of a section."""
-
-    value: str | None
-
-
-def _column(reader: Reader | Fixed, rows: list[Any]) -> Iterable[str | None]:
-    if isinstance(reader, Fixed):
-        return repeat(reader.value, len(rows))
-    return map(reader, rows)
-
-
-def _batched(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
-    while batch := list(islice(rows, size)):
-        yield batch
-
-
-def _counting_nulls(
-    batches: Iterator[list[Any]], read: itemgetter[Any], skipped: Counter[SkipReason]
-) -> Iterator[list[Any]]:
-    """``batches``, counting the rows whose SQL lastmod is NULL (out of the lastmod range)."""
-    try:
-        for batch in batches:
-            missing = countOf(map(read, batch), None)  # in C, no list built
-            if missing:
-                skipped[SkipReason.INVALID_LASTMOD] += missing
-            yield batch
-    finally:
-        _close(batches)
-
-
-def _close(batches: Iterator[list[Any]]) -> None:
-    # The cursor of a page the client left goes now, not when collected.
-    close = getattr(batches, "close", None)
-    if close is not None:
-        close()
-
-
-def _chunks(
-    batches: Iterator[list[Any]],
-    location: Callable[[Any], str],
-    bulk: BulkLocations | None,
-    values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
-    skipped: Counter[SkipReason],
-    extras_reader: ExtrasReader | None = None,
-    plain: Callable[[list[Any]], PlainChunk | None] | None = None,
-) -> ChunkStream:
-    """Entries, one chunk per batch of rows, each followed by what it skipped.
-
-    With ``plain``, a batch it takes comes as a ``PlainChunk`` instead.
-    """
-    for batch in batches:
-        chunk: PlainChunk | list[Entry] | None = plain(batch) if plain is not None else None
-        if chunk is None:
-            chunk = _entries_of(batch, location, bulk, values, skipped, extras_reader)
-        if chunk:
-            yield chunk
-        if skipped:
-            yield from (Skipped(reason, number) for reason, number in skipped.items())
-            skipped.clear()
-
-
-def _entries_of(
-    batch: list[Any],
-    location: Callable[[Any], str],
-    bulk: BulkLocations | None,
-    values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
-    skipped: Counter[SkipReason],
-    extras_reader: ExtrasReader | None,
-) -> list[Entry]:
-    """The entries of a batch of rows, counting in ``skipped`` the rows left out."""
-    uris = bulk(batch) if bulk is not None else None
-    if uris is None:
-        uris, kept = [], []
-        for row in batch:
-            try:
-                uris.append(location(row))
-            except Skip as skip:
-                skipped[skip.reason] += 1
-                continue
-            kept.append(row)
-        batch = kept
-    extras: Iterable[Any] = repeat(None, len(batch))
-    if extras_reader is not None and batch:
-        kept_rows, found, dropped = chunk_extras(extras_reader, batch)
-        if dropped:
-            skipped.update(dropped)
-            keep = {id(row) for row in kept_rows}
-            uris = [uri for uri, row in zip(uris, batch, strict=True) if id(row) in keep]
-            batch = kept_rows
-        extras = found or ()
-    if not batch:
-        return []
-    columns = [_column(reader, batch) for reader in values]
-    # Plain tuples are entries too: zip() builds them with no Python call per row.
-    return cast(list[Entry], list(zip(uris, *columns, extras, strict=True)))
-
-
-def _plain_chunks(
-    locations: RowLocations, lastmod: itemgetter[Any] | Fixed, changefreq: Fixed, priority: Fixed
-) -> Callable[[list[Any]], PlainChunk | None]:
-    """What makes a batch of rows a ``PlainChunk``, when its values let it be one (else None)."""
-    literals = locations.literals
-    assert literals is not None
-    fixed = lastmod.value if isinstance(lastmod, Fixed) else None
-
-    def chunk(rows: list[Any]) -> PlainChunk | None:
-        columns = locations.xml_columns(rows)
-        if columns is None:
-            return None
-        lastmods = None
-        if not isinstance(lastmod, Fixed):
-            lastmods = list(map(lastmod, rows))
-            if None in lastmods:  # no <lastmod> for those rows: the entries say so
-                return None
-        return PlainChunk(
-            len(rows), literals, tuple(columns), lastmods, fixed, changefreq.value, priority.value
-        )
-
-    return chunk
-
-
-# (language code, one row's URI, a chunk's URIs) for each language of a section.
-Locator = tuple[str, Callable[[Any], str], BulkLocations | None]
-
-
-def _language_chunks(
-    rows: Iterator[Any],
-    locators: list[Locator],
-    values: tuple[Reader | Fixed, Reader | Fixed, Reader | Fixed],
-    versions: LanguageVersions,
-    languages: Callable[[Any], Sequence[str]] | None,
-    skipped: Counter[SkipReason],
-    chunk_size: int,
-    extras_reader: ExtrasReader | None = None,
-) -> EntryStream:
-    """Every language version of each row: rows read once, located once per language.
-
-    Each language's URIs for a whole chunk come from its own compiled URL (in
-    bulk when the values are plain), with the language active for a custom
-    ``location()``. ``languages`` is ``get_languages_for_item`` when it is
-    overridden: called on the row already read, it costs no query. A row's
-    images, videos and news (read once per chunk) go with every one of its
-    language versions.
-    """
-
-    def count(reason: SkipReason) -> None:
-        skipped[reason] += 1
-
-    per_chunk = max(1, chunk_size // len(locators))
-    all_codes = versions.codes
-    while batch := list(islice(rows, per_chunk)):
-        located: dict[str, list[str | Skip]] = {}
-        for code, location, bulk in locators:
-            with translation.override(code):
-                uris: list[str | Skip] | None = bulk(batch) if bulk is not None else None  # type: ignore[assignment]
-                if uris is None:
-                    uris = [_located(location, row) for row in batch]
-            located[code] = uris
-        columns = [list(_column(reader, batch)) for reader in values]
-        listed: list[tuple[list[tuple[str, str]], str | None, str | None, str | None]] = []
-        listed_rows: list[Any] = []
-        for index, (row, lastmod, changefreq, priority) in enumerate(
-            zip(batch, *columns, strict=True)
-        ):
-            codes = all_codes if languages is None else versions.for_item(languages(row), count)
-            found = versions.located(codes, located, index, count)
-            if found:
-                listed.append((found, lastmod, changefreq, priority))
-                listed_rows.append(row)
-        extensions: list[ItemExtras] = [None] * len(listed)
-        if extras_reader is not None and listed_rows:
-            extensions = extras_reader(listed_rows)
-        chunk: list[Entry] = []
-        for (found, lastmod, changefreq, priority), extension in zip(
-            listed, extensions, strict=True
-        ):
-            if isinstance(extension, SkipReason):
-                count(extension)
-            else:
-                chunk += versions.entries(found, lastmod, changefreq, priority, extension)
-        if chunk:
-            yield chunk
-        if skipped:
-            yield from (Skipped(reason, number) for reason, number in skipped.items())
-            skipped.clear()
-
-
-def _located(location: Callable[[Any], str], row: Any) -> str | Skip:
-    try:
-        return location(row)
-    except Skip as skip:
-        return skip

@@ -27,6 +27,8 @@ from django_sitemapx.sources.layout import (
     key_field,
     mark_changed,
 )
+from django_sitemapx.sources import layout as pages_module
+from django_sitemapx.sources.summaries import summarize
 from tests.conftest import content, locs, validate_sitemap
 from tests.testapp.models import Document, Tag, UUIDThing
 
@@ -289,12 +291,12 @@ def _summaries_page_by_page(source: ModelSource) -> list[tuple[int, str | None, 
     for state in states:
         bounds = layout.bounds(states, state.number)
         assert bounds is not None
-        found.append(source.summarize(bounds[1]))
+        found.append(summarize(source, bounds[1]))
     return found
 
 
 class _GroupedPathSource(_PathSource):
-    def counts_pages_together(self) -> bool:
+    def _counts_pages_together(self) -> bool:
         return True
 
 
@@ -331,7 +333,7 @@ def test_grouped_counts_equal_page_by_page_counts_on_any_key(
         for number in range(23):
             Tag.objects.create(slug=f"{'abcxyz'[number % 6]}-{number}")
     source = registry.register(model, source_class=_KeySource, section="k", limit=4)
-    assert source.counts_pages_together() is (connection.vendor != "mysql")
+    assert source._counts_pages_together() is (connection.vendor != "mysql")
     expected = _summaries_page_by_page(source)
     sitemapx.invalidate("k")
     assert [(s.rows, s.lastmod, s.undated) for s in source.page_summaries()] == expected
@@ -344,7 +346,7 @@ def test_pages_are_counted_one_by_one_where_the_table_is_in_key_order(
     source = registry.register(Document, source_class=_KeySource, section="d", limit=2)
     # SQLite keeps the table in the order of an integer primary key; MariaDB in any
     # primary key's. PostgreSQL in none.
-    assert source.counts_pages_together() is (connection.vendor == "postgresql")
+    assert source._counts_pages_together() is (connection.vendor == "postgresql")
     for key in range(1, 8):
         Document.objects.create(id=key, path="p")
     sitemapx.invalidate("d")
@@ -443,21 +445,20 @@ def test_without_a_cache_invalidate_marks_pages_changed(registry: SitemapRegistr
 
 @override_settings(SITEMAPX_CACHE_ALIAS=None)
 def test_a_change_committed_while_a_page_is_counted_leaves_it_stale(
-    registry: SitemapRegistry,
+    registry: SitemapRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = _three_pages(registry)
     layout = source.layout()
-    summarize = source.summarize
 
-    def committed_meanwhile(bounds: Any) -> Any:
-        found = summarize(bounds)
+    def committed_meanwhile(source: Any, bounds: Any) -> Any:
+        found = summarize(source, bounds)
         mark_changed("d", 2)  # another process commits a change to page 2 now
         return found
 
     sitemapx.invalidate("d", 2)
-    source.summarize = committed_meanwhile  # type: ignore[method-assign]
-    layout.states({2})
-    del source.summarize
+    with monkeypatch.context() as patched:
+        patched.setattr(pages_module, "summarize", committed_meanwhile)
+        layout.states({2})
     state = PageState.objects.get(section="d", number=2)
     assert state.counted is not None and state.counted < state.changes
     with CaptureQueriesContext(connection) as again:

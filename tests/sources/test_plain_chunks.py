@@ -22,7 +22,7 @@ from django_sitemapx.locations import LocationBuilder, Origin
 from django_sitemapx.models import Override
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ModelSource, Page
-from django_sitemapx.sources.keyset import formats_lastmod_in_sql
+from django_sitemapx.sources.lastmods import formats_lastmod_in_sql
 from example_project.articles.models import Article
 from tests.conftest import locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory

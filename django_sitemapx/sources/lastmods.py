@@ -1,17 +1,17 @@
-"""Lastmods computed in SQL for a model section's pages and entries.
-
-The pages themselves (stored key ranges) are ``sources.layout``'s.
-"""
+"""Lastmods computed in SQL for a model section's page summaries and entries."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connections, models
 from django.db.models.expressions import Func
 
 from ..values import EARLIEST_LASTMOD, LATEST_LASTMOD
+
+if TYPE_CHECKING:
+    from .querysets import ModelSource
 
 LASTMOD_ALIAS = "sitemapx_lastmod"
 
@@ -88,3 +88,17 @@ def formats_lastmod_in_sql(field: models.Field[Any, Any], using: str) -> bool:
     # PostgreSQL stores timestamptz whatever USE_TZ says; SQLite stores UTC text
     # only when USE_TZ is on (otherwise local time with no offset).
     return vendor == "postgresql" or (vendor == "sqlite" and settings.USE_TZ)
+
+
+def lastmod_in_sql(source: ModelSource, using: str) -> bool:
+    """Whether the database formats ``source``'s lastmod column as W3C text."""
+    column = source.lastmod_column
+    if column is None:
+        return False
+    assert source.model is not None
+    field = source.model._meta.get_field(column)
+    return formats_lastmod_in_sql(field, using)  # type: ignore[arg-type]
+
+
+def is_postgresql(using: str) -> bool:
+    return connections[using].vendor == "postgresql"

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.db.models import QuerySet
 
-from django_sitemapx.sources.batches import row_batches
+from django_sitemapx.sources.rows import row_batches
 from example_project.articles.factories import bulk_published_articles
 from example_project.articles.models import Article, Category
 
