@@ -28,6 +28,7 @@ from django.utils import timezone
 from .entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE, NewsElement, VideoElement
 from .exceptions import InvalidValue, Skip
 from .locations import CONTROL_CHARS, LocationBuilder, checked_uri, iri_to_uri
+from .locations.hosts import ascii_host
 from .values import lastmod_text
 
 __all__ = [
@@ -183,8 +184,6 @@ _PLAIN_MEDIA_URI = re.compile(
 def _host(host: str) -> str:
     if host.isascii():
         return iri_to_uri(host)
-    from .locations import ascii_host
-
     return ascii_host(host)
 
 

@@ -26,7 +26,7 @@ from ..conf import (
 )
 from ..entries import XHTML_NAMESPACE, ChunkStream, EntryStream
 from ..exceptions import SourceConfigurationError
-from ..locations.hosts import SiteSelection, parse_sites, scheme_for
+from ..locations.origins import SiteSelection, parse_sites, scheme_for
 from ..values import VALUE_NAMES, format_hreflang, static_value
 
 if TYPE_CHECKING:
