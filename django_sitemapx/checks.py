@@ -89,10 +89,10 @@ from .conf import (
     app_settings,
 )
 from .documents import URL_NAMESPACE
-from .exceptions import ExportError, SourceConfigurationError
-from .locations.hosts import (
+from .exceptions import InvalidURL, SourceConfigurationError
+from .locations.hosts import host_name
+from .locations.origins import (
     files_root_from_url,
-    host_name,
     origin_from_url,
     served_hosts,
     uses_sites_framework,
@@ -365,7 +365,7 @@ def _check_robots() -> Messages:
         else:
             try:
                 files_root_from_url(files_base_url)
-            except ExportError as error:
+            except InvalidURL as error:
                 problem = str(error)
         if problem is not None:
             errors.append(
@@ -390,7 +390,7 @@ def _check_hosts_setting() -> Messages:
         try:
             origin_from_url(f"https://{host}")
             valid = "/" not in host
-        except ExportError:
+        except InvalidURL:
             valid = False
         if not valid:
             errors.append(_error(f"SITEMAPX_HOSTS: {host!r} is not a host name.", "E204"))

@@ -35,6 +35,14 @@ class InvalidValue(ValueError):
     """
 
 
+class InvalidURL(ValueError):
+    """A base URL or a site's domain that names no usable origin; the message says why.
+
+    Raised by ``locations.origins``; the export turns it into an ``ExportError``,
+    the system checks into an error message.
+    """
+
+
 class InvalidLocation(ValueError):
     """A value that is neither a path nor an http(s) URL; ``code`` says why."""
 

@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest
 from .conf import app_settings
 from .documents import index_path, index_paths
 from .locations import Origin
-from .locations.hosts import files_root_from_url, origin_for_request
+from .locations.origins import files_root_from_url, origin_for_request
 from .registry import SitemapRegistry, default_registry
 
 logger = logging.getLogger("django_sitemapx")

@@ -13,7 +13,7 @@ from django.urls import NoReverseMatch, reverse
 from .conf import app_settings
 from .documents import URL_NAMESPACE
 from .exceptions import NotRegistered
-from .locations.hosts import origin_for_request
+from .locations.origins import origin_for_request
 from .registry import SitemapRegistry, default_registry
 from .robots import rules_text
 from .serving import content_type as document_type

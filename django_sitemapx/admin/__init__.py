@@ -21,8 +21,8 @@ from django.utils.translation import ngettext
 
 from ..exceptions import InvalidLocation
 from ..locations import CONTROL_CHARS
-from ..locations.hosts import origin_for_request
 from ..locations.keys import location_key
+from ..locations.origins import origin_for_request
 from ..models import CHANGEFREQ_CHOICES, Override, location_hash
 from ..overrides import Place, send_overrides_changed
 from ..registry import default_registry

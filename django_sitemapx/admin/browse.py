@@ -4,7 +4,7 @@ Browsers no longer render XSL stylesheets, so the sitemap is made readable here,
 in the admin, rather than in the XML crawlers get (which does not change). The
 pages are paginated for people: a sitemap page of 50,000 URLs is shown 100 at
 a time. Every view takes the site to show as ``?host=`` (one of the sites the
-project knows, see ``locations.hosts.known_origins``), by default the admin's own.
+project knows, see ``locations.origins.known_origins``), by default the admin's own.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from django.utils.translation import gettext_lazy as _
 
 from ..documents import page_entries, page_path
 from ..entries import Entry
-from ..exceptions import ExportError, NotRegistered
+from ..exceptions import InvalidURL, NotRegistered
 from ..locations import Origin
-from ..locations.hosts import canonical_host, known_origins, origin_for_request, scheme_for
+from ..locations.hosts import canonical_host
+from ..locations.origins import known_origins, origin_for_request, scheme_for
 from ..registry import SitemapRegistry, default_registry
 from ..sources import Source
 from .views import require_view
@@ -63,7 +64,7 @@ def site_choice(request: HttpRequest, registry: SitemapRegistry | None = None) -
     choices = {own.host: own}
     try:
         known = known_origins(registry.site_hosts(), request.scheme or "https")
-    except ExportError:  # a Site whose domain is no host: it cannot be served either
+    except InvalidURL:  # a Site whose domain is no host: it cannot be served either
         known = []
     for origin in known:
         choices.setdefault(origin.host, origin)

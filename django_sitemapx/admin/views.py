@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from ..documents import index_path, listed_pages, page_path, served_here
 from ..entries import NewsElement, VideoElement
 from ..exceptions import SkipReason
-from ..locations.hosts import origin_for_request
+from ..locations.origins import origin_for_request
 from ..models import Override
 from ..overrides import fetch, table_ready
 from ..registry import default_registry

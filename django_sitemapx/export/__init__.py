@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.apps import apps
+
 from ..compression import GZIP_SUFFIX
 from ..documents import (
     DocumentStream,
@@ -34,16 +36,11 @@ from ..documents import (
     render_index,
     render_page,
 )
-from ..exceptions import ExportError, NothingToExport
+from ..exceptions import ExportError, InvalidURL, NothingToExport
 from ..locations import Origin
-from ..locations.hosts import (
-    files_root_from_url,
-    host_folder,
-    known_origins,
-    origin_from_sites_framework,
-    origin_from_url,
-    scheme_for,
-)
+from ..locations.hosts import host_folder
+from ..locations.origins import files_root_from_url, known_origins, scheme_for, site_origin
+from ..locations.origins import origin_from_url as url_origin
 from ..registry import SitemapRegistry, default_registry
 from ..sources import ListedPage
 from .destinations import (
@@ -105,6 +102,39 @@ class ExportResult:
         return sum(f.bytes for f in self.files)
 
 
+def origin_from_url(url: str) -> Origin:
+    """``https://example.com`` as an ``Origin``; anything more or less is an ``ExportError``."""
+    with _as_export_error():
+        return url_origin(url)
+
+
+def origin_from_sites_framework(site_id: int | None = None) -> Origin:
+    """The domain of ``django.contrib.sites`` site ``site_id`` (default: ``SITE_ID``).
+
+    The scheme follows the views' rule (``SITEMAPX_PROTOCOL``, else https). Raises
+    ``ExportError`` without the app, for an unknown ID, or for a domain that is no host.
+    """
+    if not apps.is_installed("django.contrib.sites"):
+        raise ExportError("Using a site by ID needs django.contrib.sites in INSTALLED_APPS.")
+    from django.contrib.sites.models import Site
+
+    try:
+        site = Site.objects.get_current() if site_id is None else Site.objects.get(pk=site_id)
+    except Site.DoesNotExist:
+        raise ExportError(f"No site with ID {site_id} in django.contrib.sites.") from None
+    with _as_export_error():
+        return site_origin(site.domain, site.pk)
+
+
+@contextlib.contextmanager
+def _as_export_error() -> Iterator[None]:
+    """A malformed URL given to an export is an ``ExportError``, with the same message."""
+    try:
+        yield
+    except InvalidURL as error:
+        raise ExportError(str(error)) from error
+
+
 FileCallback = Callable[[ExportedFile], None]
 ProgressCallback = Callable[[int, int], None]
 
@@ -137,7 +167,8 @@ def export_sitemap(
     if files_base_url is None:
         files_origin, files_prefix = Origin(scheme_for(None, origin.scheme), origin.host), ""
     else:
-        files_origin, files_prefix = files_root_from_url(files_base_url)
+        with _as_export_error():
+            files_origin, files_prefix = files_root_from_url(files_base_url)
     listed = listed_pages(registry, origin)
     if not listed:
         raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
@@ -203,10 +234,12 @@ def export_every_site(
     (:func:`host_folder`), with only its own sections. A site with no URL (no
     section, or only empty ones) is skipped. ``files_base_url`` may hold
     ``{host}``, replaced by each site's folder. ``options`` are
-    :func:`export_sitemap`'s. Raises ``ExportError`` when no site is known.
+    :func:`export_sitemap`'s. Raises ``ExportError`` when no site is known, or
+    when a site's domain is no host name.
     """
     registry = registry if registry is not None else default_registry
-    origins = known_origins(registry.site_hosts())
+    with _as_export_error():
+        origins = known_origins(registry.site_hosts())
     if not origins:
         raise ExportError(
             "No site to export: add sites to django.contrib.sites, or name hosts in the "

@@ -27,7 +27,8 @@ from django.utils import timezone
 
 from ..entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE, NewsElement, VideoElement
 from ..exceptions import InvalidValue, Skip
-from ..locations import CONTROL_CHARS, LocationBuilder, ascii_host, checked_uri, iri_to_uri
+from ..locations import CONTROL_CHARS, LocationBuilder, checked_uri, iri_to_uri
+from ..locations.hosts import ascii_host
 from ..values import lastmod_text, parse_lastmod
 
 __all__ = [
@@ -172,7 +173,6 @@ _PLAIN_MEDIA_URI = re.compile(
 def _host(host: str) -> str:
     if host.isascii():
         return iri_to_uri(host)
-
     return ascii_host(host)
 
 

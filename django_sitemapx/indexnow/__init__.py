@@ -32,7 +32,7 @@ from django.urls import NoReverseMatch, reverse
 from ..conf import INDEXNOW_MAX_URLS, app_settings
 from ..documents import URL_NAMESPACE
 from ..locations import Origin
-from ..locations.hosts import scheme_for, served_hosts
+from ..locations.origins import scheme_for, served_hosts
 from .client import Answer, Outcome, Submission
 
 __all__ = [
@@ -73,7 +73,7 @@ def key_location(origin: Origin) -> str:
 def queue_urls(urls: Iterable[str]) -> None:
     """Queue absolute URLs for IndexNow once the current transaction commits.
 
-    A URL of a host the site does not serve (``locations.hosts.served_hosts``) is
+    A URL of a host the site does not serve (``locations.origins.served_hosts``) is
     left out with a warning: IndexNow refuses a batch holding one. Nothing
     happens while IndexNow is off. Never raises: a failure is logged, since the
     change that caused it has already happened.

@@ -21,7 +21,7 @@ from django.dispatch import receiver
 from django.urls import Resolver404, resolve
 
 from ..locations import LocationBuilder
-from ..locations.hosts import served_origins
+from ..locations.origins import served_origins
 from ..registry import default_registry
 from ..signals import overrides_changed
 from ..sources import ModelSource
@@ -47,7 +47,7 @@ def _sources_of(instance: models.Model) -> list[ModelSource]:
 def _uris(instance: models.Model, sources: list[ModelSource]) -> list[str]:
     uris: list[str] = []
     for source in sources:
-        for origin in served_origins(source.section, source.protocol):
+        for origin in served_origins(source.protocol):
             # Only the hosts that serve the section, with the rows it lists there.
             if source.serves(origin):
                 bound = source.for_origin(origin)

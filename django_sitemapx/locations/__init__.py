@@ -1,7 +1,8 @@
 """Locations: the origin a document is written for, and absolute, protocol-valid URIs.
 
-The sub-modules each answer one question: ``hosts`` which origin a request or
-an export writes for, ``reverse`` how a URL name becomes a path per row,
+The sub-modules each answer one question: ``hosts`` how a host is spelled,
+``origins`` which origin a request or an export writes for (the request, the
+Sites framework, a base URL), ``reverse`` how a URL name becomes a path per row,
 ``rows`` the URIs of a whole chunk of model rows, and ``keys`` the normalised
 form of a location that overrides are stored and matched under. Nothing here
 knows of sources or the registry.
@@ -15,9 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
 from ..exceptions import Skip, SkipReason
-
-# Django's iri_to_uri() safe set (RFC 3987 section 3.1): reserved, unreserved and "%".
-IRI_SAFE = "/#%[]=:;$&()+,!?*@'~"
+from .hosts import IRI_SAFE, ascii_host, checked_host
 
 # C0 controls and DEL: no real URL has them, so an entry holding one is skipped
 # rather than percent-encoded into something that resolves nowhere.
@@ -41,20 +40,6 @@ class Origin:
     def prefix(self) -> str:
         """``scheme://host[:port]``, the host in ASCII (IDNA) as a URI needs it."""
         return f"{self.scheme}://{ascii_host(self.host)}"
-
-
-def ascii_host(host: str) -> str:
-    """An internationalised host name as IDNA ("xn--") labels; ASCII ones unchanged.
-
-    A ``:port`` suffix is kept as it is.
-    """
-    if host.isascii():
-        return host
-    name, colon, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
-    try:
-        return name.encode("idna").decode("ascii") + colon + port
-    except UnicodeError:
-        return quote(host, safe=IRI_SAFE)
 
 
 def iri_to_uri(iri: str) -> str:
@@ -97,11 +82,8 @@ class LocationBuilder:
     """
 
     def __init__(self, origin: Origin) -> None:
-        from .hosts import checked_host
-
         self.origin = origin
         self.prefix = origin.prefix
-        self._checked_host = checked_host
         self._hosts = {origin.host.lower(), ascii_host(origin.host).lower()}
         self._host = checked_host(origin.host, origin.scheme) or ascii_host(origin.host)
 
@@ -117,7 +99,7 @@ class LocationBuilder:
             parts = urlsplit(location)
             if parts.scheme not in ("http", "https") or not parts.netloc:
                 raise Skip(SkipReason.NOT_ABSOLUTE)
-            host = self._checked_host(parts.netloc, parts.scheme)
+            host = checked_host(parts.netloc, parts.scheme)
             if host is None:
                 raise Skip(SkipReason.INVALID_LOCATION)
             if host != self._host and parts.netloc.lower() not in self._hosts:

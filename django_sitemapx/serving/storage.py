@@ -19,7 +19,8 @@ from django.utils.http import http_date
 
 from ..conf import app_settings
 from ..documents import index_path
-from ..locations.hosts import host_folder, origin_for_request
+from ..locations.hosts import host_folder
+from ..locations.origins import origin_for_request
 
 CHUNK_BYTES = 64 * 1024
 

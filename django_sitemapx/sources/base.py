@@ -33,7 +33,7 @@ from ..extensions.declarations import (
     max_urls_per_page,
     validate_extensions,
 )
-from ..locations.hosts import SiteSelection, parse_sites, scheme_for
+from ..locations.origins import SiteSelection, parse_sites, scheme_for
 from ..values import VALUE_NAMES, format_hreflang, static_value
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from ..conf import PROTOCOL_MAX_URLS, app_settings
 from ..entries import XHTML_NAMESPACE, Alternate, Entry, EntryStream, Extras, Skipped
 from ..exceptions import Skip, SkipReason, SourceConfigurationError
 from ..locations import LocationBuilder, Origin
-from ..locations.hosts import scheme_for
+from ..locations.origins import scheme_for
 from ..values import (
     format_hreflang,
     formatted,

@@ -158,6 +158,14 @@ def test_the_admin_shows_its_own_host_and_offers_the_others(
     assert 'id="site-choice"' in response.content.decode()
 
 
+def test_a_site_whose_domain_is_no_host_is_not_offered(
+    viewer: Client, two_hosts: SitemapRegistry
+) -> None:
+    Site.objects.filter(pk=1).update(domain="example.com/shop")
+    response = viewer.get(reverse(OVERVIEW))
+    assert [o.host for o in response.context["site"].choices] == ["testserver"]
+
+
 def test_another_host_shows_its_sections_with_full_document_urls(
     viewer: Client, two_hosts: SitemapRegistry
 ) -> None:

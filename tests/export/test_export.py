@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.test import Client, override_settings
+from django.contrib.sites.models import Site
+from django.test import Client, modify_settings, override_settings
 
-from django_sitemapx.exceptions import ExportError
-from django_sitemapx.export import export_sitemap
+from django_sitemapx.exceptions import ExportError, InvalidURL
+from django_sitemapx.export import (
+    export_every_site,
+    export_sitemap,
+    origin_from_sites_framework,
+    origin_from_url,
+)
 from django_sitemapx.export.destinations import MANIFEST_NAME, FolderDestination
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
@@ -307,6 +314,68 @@ def test_without_the_views_the_default_names_are_used(
     assert locs(validate_sitemap((tmp_path / "sitemap.xml").read_bytes()))[1] == (
         "https://example.com/sitemap-news-2.xml"
     )
+
+
+# -- origins: a malformed URL or an unknown site is an ExportError ------------------
+
+
+def test_origin_from_url_says_what_is_malformed_as_an_export_error() -> None:
+    assert origin_from_url("http://Example.COM:8000") == Origin("http", "example.com:8000")
+    with pytest.raises(ExportError, match=re.escape("Malformed base URL 'example.com'")) as caught:
+        origin_from_url("example.com")
+    assert isinstance(caught.value.__cause__, InvalidURL)
+    with pytest.raises(ExportError, match="has a path"):
+        origin_from_url("https://example.com/blog/")
+
+
+def test_origin_from_sites_framework() -> None:
+    Site.objects.filter(pk=1).update(domain="Sites.Example")
+    Site.objects.create(pk=7, domain="seven.example", name="seven")
+    assert origin_from_sites_framework() == Origin("https", "sites.example")
+    assert origin_from_sites_framework(7) == Origin("https", "seven.example")
+    assert origin_from_sites_framework(1).site_id == 1
+    with override_settings(SITEMAPX_PROTOCOL="http"):
+        assert origin_from_sites_framework(7) == Origin("http", "seven.example")
+    with pytest.raises(ExportError, match="No site with ID 8"):
+        origin_from_sites_framework(8)
+    Site.objects.filter(pk=7).update(domain="seven.example/shop")
+    with pytest.raises(
+        ExportError, match=re.escape("'seven.example/shop' of django.contrib.sites site 7")
+    ):
+        origin_from_sites_framework(7)
+
+
+def test_origin_from_sites_framework_needs_the_app() -> None:
+    with (
+        modify_settings(INSTALLED_APPS={"remove": "django.contrib.sites"}),
+        pytest.raises(ExportError, match=r"needs django\.contrib\.sites"),
+    ):
+        origin_from_sites_framework()
+
+
+def test_a_malformed_files_base_url_is_an_export_error(
+    items: SitemapRegistry, tmp_path: Path
+) -> None:
+    with pytest.raises(
+        ExportError, match=re.escape("Malformed files base URL 'cdn.example.net/maps'")
+    ):
+        export_sitemap(
+            FolderDestination(tmp_path),
+            origin=Origin("https", "example.com"),
+            files_base_url="cdn.example.net/maps",
+        )
+    assert exported(tmp_path) == {}
+
+
+def test_every_site_refuses_a_site_whose_domain_is_no_host(
+    items: SitemapRegistry, tmp_path: Path
+) -> None:
+    Site.objects.filter(pk=1).update(domain="example.com/shop")
+    with pytest.raises(
+        ExportError, match=re.escape("'example.com/shop' of django.contrib.sites site 1")
+    ):
+        export_every_site(FolderDestination(tmp_path), registry=items)
+    assert exported(tmp_path) == {}
 
 
 # -- failures: the previous export stays intact -------------------------------------

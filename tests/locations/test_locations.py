@@ -3,7 +3,7 @@
 import pytest
 
 from django_sitemapx.exceptions import Skip, SkipReason
-from django_sitemapx.locations import LocationBuilder, Origin, ascii_host
+from django_sitemapx.locations import LocationBuilder, Origin
 
 builder = LocationBuilder(Origin("https", "example.com"))
 
@@ -12,26 +12,6 @@ def test_origin_prefix() -> None:
     assert Origin("https", "example.com").prefix == "https://example.com"
     assert Origin("http", "localhost:8000").prefix == "http://localhost:8000"
     assert Origin("https", "bücher.example").prefix == "https://xn--bcher-kva.example"
-
-
-@pytest.mark.parametrize(
-    ("host", "ascii"),
-    [
-        ("example.com", "example.com"),
-        ("Example.COM:8443", "Example.COM:8443"),
-        ("bücher.example", "xn--bcher-kva.example"),
-        ("bücher.example:8443", "xn--bcher-kva.example:8443"),
-        ("日本.example", "xn--wgv71a.example"),
-        ("[::1]:8000", "[::1]:8000"),
-    ],
-)
-def test_ascii_host(host: str, ascii: str) -> None:
-    assert ascii_host(host) == ascii
-
-
-def test_ascii_host_that_idna_refuses_is_percent_encoded() -> None:
-    # An empty label: IDNA cannot encode it, so the host is kept, percent-encoded.
-    assert ascii_host("bücher..example") == "b%C3%BCcher..example"
 
 
 def test_path_becomes_absolute() -> None:

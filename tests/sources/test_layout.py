@@ -19,6 +19,7 @@ from django_sitemapx.invalidation import pages_touched_by
 from django_sitemapx.models import PageState
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ModelSource
+from django_sitemapx.sources import layout as pages_module
 from django_sitemapx.sources.layout import (
     _decode_mariadb_uuid,
     _encode_int,
@@ -27,7 +28,6 @@ from django_sitemapx.sources.layout import (
     key_field,
     mark_changed,
 )
-from django_sitemapx.sources import layout as pages_module
 from django_sitemapx.sources.summaries import summarize
 from tests.conftest import content, locs, validate_sitemap
 from tests.testapp.models import Document, Tag, UUIDThing

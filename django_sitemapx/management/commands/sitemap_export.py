@@ -22,7 +22,7 @@ from django_sitemapx.export import (
     storage_destination,
 )
 from django_sitemapx.locations import Origin
-from django_sitemapx.locations.hosts import uses_sites_framework
+from django_sitemapx.locations.origins import uses_sites_framework
 
 BAR_WIDTH = 30
 
