@@ -218,14 +218,12 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     """Per section: URLs, pages, the latest lastmod and a link to every document."""
     _require_view(model_admin, request)
     context = common_context(model_admin, request)
-    listed = listed_pages(default_registry)
-    excluded = _excluded_counts() if context["migrated"] else {}
 
     from .browse import site_choice
 
     site = site_choice(request)
     listed = listed_pages(default_registry, site.origin)
-    excluded = _excluded_counts()
+    excluded = _excluded_counts() if context["migrated"] else {}
     skips = recorded_skips(default_registry.sections)
     rows = []
     for section in [source.section for source in default_registry if source.serves(site.origin)]:

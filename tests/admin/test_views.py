@@ -5,9 +5,11 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 from django.test import Client, override_settings
 from django.urls import reverse
 
+from django_sitemapx import overrides
 from django_sitemapx.admin.views import SKIP_REASONS
 from django_sitemapx.exceptions import SkipReason
 from django_sitemapx.models import Override
@@ -222,17 +224,25 @@ def test_a_served_site_links_its_documents(editor: Client, name: str) -> None:
     assert b'href="/sitemap-pages-1.xml"' in body and b'id="not-served"' not in body
 
 
-@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
-def test_before_migrate_the_pages_say_to_run_migrate(
-    editor: Client, name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from django_sitemapx import overrides
-
+@pytest.fixture
+def no_overrides_table(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The overrides table dropped, as before ``migrate``; created again afterwards."""
     monkeypatch.setattr(overrides, "_table_found", False)
-    monkeypatch.setattr(
-        "django.db.backends.base.introspection.BaseDatabaseIntrospection.table_names",
-        lambda self, cursor=None, include_views=False: [],
-    )
+    with connection.schema_editor() as schema:
+        schema.delete_model(Override)
+    try:
+        yield
+    finally:
+        with connection.schema_editor() as schema:
+            schema.create_model(Override)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("no_overrides_table")
+@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
+def test_before_migrate_the_pages_say_to_run_migrate(name: str) -> None:
+    ArticleFactory()
+    editor = staff_client(*EDITOR_PERMISSIONS)
     response = editor.get(reverse(name), {"url": "/about/"} if name == INSPECT else {})
     assert response.status_code == 200
     assert b'id="not-migrated"' in response.content and b"manage.py migrate" in response.content
