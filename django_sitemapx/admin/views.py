@@ -85,11 +85,11 @@ class InspectForm(forms.Form):
 
 @dataclass(frozen=True)
 class Value:
-    """One effective value and where it comes from."""
+    """One effective value and what set it: the section, an override, or nothing."""
 
     label: Any
     value: Any
-    origin: Any
+    set_by: Any
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def test_inspector_finds_a_model_row_with_its_values(editor: Client) -> None:
     context = response.context
     assert context["in_sitemap"] and context["finding"].section == "article"
     assert context["finding"].page == 1
-    values = {str(v.label): (v.value, str(v.origin)) for v in context["values"]}
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
     assert values["priority"] == ("0.6", "section")
     assert context["override_url"].startswith(reverse(ADD))
 
@@ -59,7 +59,7 @@ def test_inspector_shows_override_origin_and_exclusion(editor: Client) -> None:
     Override.objects.create(location="/about/", priority=Decimal("0.1"), exclude=True)
     context = editor.get(reverse(INSPECT), {"url": "/about"}).context
     assert not context["in_sitemap"] and "excludes" in str(context["reason"])
-    values = {str(v.label): (v.value, str(v.origin)) for v in context["values"]}
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
     assert values["priority"] == ("0.1", "override")
     assert values["change frequency"] == ("", "not set")
     assert "/change/" in context["override_url"]
