@@ -77,12 +77,12 @@ def section_pages(
         section=section,
         site=site,
         screen=screen,
-        urls=sum(summary.rows for summary in summaries),
+        urls=sum(source.url_count(summary) for summary in summaries),
         page_count=len(summaries),
         pages=[
             {
                 "number": summary.number,
-                "rows": summary.rows,
+                "urls": source.url_count(summary),
                 "lastmod": summary.lastmod,
                 "document_url": site.document_url(page_path(section, summary.number)),
                 "browse_url": _browse_url(section, summary.number, site),

@@ -275,7 +275,7 @@ def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpRes
         rows.append(
             SectionRow(
                 section=section,
-                urls=sum(page.rows for page in pages),
+                urls=sum(source.url_count(page) for page in pages),
                 pages=[
                     (p.number, site.document_url(page_path(section, p.number)), p.lastmod)
                     for p in pages

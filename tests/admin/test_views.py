@@ -13,7 +13,8 @@ from django_sitemapx import overrides
 from django_sitemapx.admin.views import SKIP_REASONS
 from django_sitemapx.exceptions import SkipReason
 from django_sitemapx.models import Override
-from example_project.articles.factories import ArticleFactory
+from example_project.articles.factories import ArticleFactory, CategoryFactory
+from tests.conftest import content, locs, validate_sitemap
 from tests.support.admin import (
     ADD,
     CHANGELIST,
@@ -96,6 +97,17 @@ def test_overview_lists_sections_pages_and_links(editor: Client) -> None:
     assert rows["article"].latest is not None
     assert rows["pages"].excluded == 1
     assert "/sitemap-article-1.xml" in response.content.decode()
+
+
+def test_overview_counts_a_url_per_row_and_language(editor: Client) -> None:
+    # The example's categories are listed in the three LANGUAGES.
+    CategoryFactory.create_batch(3)
+    response = editor.get(reverse(OVERVIEW))
+    rows = {row.section: row for row in response.context["rows"]}
+    document = Client().get("/sitemap-category-1.xml")
+    assert len(locs(validate_sitemap(content(document)))) == 9
+    assert rows["category"].urls == 9 and len(rows["category"].pages) == 1
+    assert response.context["total_urls"] == sum(row.urls for row in rows.values())
 
 
 def test_every_skip_reason_has_a_label_for_editors() -> None:
