@@ -3,14 +3,12 @@
 Browsers no longer render XSL stylesheets, so the sitemap is made readable here,
 in the admin, rather than in the XML crawlers get (which does not change). The
 pages are paginated for people: a sitemap page of 50,000 URLs is shown 100 at
-a time. Every view takes the site to show as ``?host=`` (one of the sites the
-project knows, see ``locations.origins.known_origins``), by default the admin's own.
+a time. Every view takes the site to show as ``?host=`` (see ``views.site_choice``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlencode
 
@@ -23,58 +21,20 @@ from django.utils.translation import gettext_lazy as _
 
 from ..documents import page_entries, page_path
 from ..entries import Entry
-from ..exceptions import InvalidURL, NotRegistered
+from ..exceptions import NotRegistered
 from ..locations import Origin
-from ..locations.hosts import canonical_host
-from ..locations.origins import known_origins, origin_for_request, scheme_for
-from ..registry import SitemapRegistry, default_registry
+from ..locations.origins import scheme_for
+from ..models import Override
+from ..registry import default_registry
 from ..sources import Source
-from .views import require_view
+from .views import SiteChoice, common_context, require_view, site_choice
 
 if TYPE_CHECKING:
-    from . import OverrideAdmin
+    from django.contrib.admin import ModelAdmin
 
 # Rows per screen: pages of a section, URLs of a page.
 PER_SCREEN = 100
 MAX_QUERY_LENGTH = 200
-
-
-@dataclass(frozen=True)
-class SiteChoice:
-    """The site an admin page shows, and the others it can show instead."""
-
-    origin: Origin
-    choices: list[Origin]
-    own: bool = True
-
-    def document_url(self, path: str) -> str:
-        """A link to a document: its path on the admin's own host, else its full URL."""
-        return path if self.own else self.origin.prefix + path
-
-    @property
-    def query(self) -> str:
-        """``host=...`` for links that keep the choice; empty for the admin's own host."""
-        return "" if self.own else urlencode({"host": self.origin.host})
-
-
-def site_choice(request: HttpRequest, registry: SitemapRegistry | None = None) -> SiteChoice:
-    """The site asked for with ``?host=``, else the admin's own; 404 for a host not known."""
-    registry = registry if registry is not None else default_registry
-    own = origin_for_request(request)
-    choices = {own.host: own}
-    try:
-        known = known_origins(registry.site_hosts(), request.scheme or "https")
-    except InvalidURL:  # a Site whose domain is no host: it cannot be served either
-        known = []
-    for origin in known:
-        choices.setdefault(origin.host, origin)
-    asked = request.GET.get("host")
-    if asked is None:
-        return SiteChoice(own, list(choices.values()))
-    chosen = choices.get(canonical_host(asked[:300]))
-    if chosen is None:
-        raise Http404("No known site has this host.")
-    return SiteChoice(chosen, list(choices.values()), own=chosen.host == own.host)
 
 
 def _served_source(section: str, site: SiteChoice) -> tuple[Source, Origin]:
@@ -90,9 +50,9 @@ def _served_source(section: str, site: SiteChoice) -> tuple[Source, Origin]:
     return source.for_origin(origin), origin
 
 
-def _context(model_admin: OverrideAdmin, request: HttpRequest, **values: Any) -> dict[str, Any]:
-    from .views import common_context
-
+def _context(
+    model_admin: ModelAdmin[Override], request: HttpRequest, **values: Any
+) -> dict[str, Any]:
     return {**common_context(model_admin, request), **values}
 
 
@@ -101,7 +61,9 @@ def _number(request: HttpRequest, name: str = "p") -> str:
     return value if value.isascii() and value.isdigit() else "1"
 
 
-def section_pages(model_admin: OverrideAdmin, request: HttpRequest, section: str) -> HttpResponse:
+def section_pages(
+    model_admin: ModelAdmin[Override], request: HttpRequest, section: str
+) -> HttpResponse:
     """The pages of one section on a site: URL counts, lastmods, links to browse them."""
     require_view(model_admin, request)
     site = site_choice(request)
@@ -115,12 +77,12 @@ def section_pages(model_admin: OverrideAdmin, request: HttpRequest, section: str
         section=section,
         site=site,
         screen=screen,
-        urls=sum(summary.rows for summary in summaries),
+        urls=sum(source.url_count(summary) for summary in summaries),
         page_count=len(summaries),
         pages=[
             {
                 "number": summary.number,
-                "rows": summary.rows,
+                "urls": source.url_count(summary),
                 "lastmod": summary.lastmod,
                 "document_url": site.document_url(page_path(section, summary.number)),
                 "browse_url": _browse_url(section, summary.number, site),
@@ -133,7 +95,7 @@ def section_pages(model_admin: OverrideAdmin, request: HttpRequest, section: str
 
 
 def page_urls(
-    model_admin: OverrideAdmin, request: HttpRequest, section: str, number: int
+    model_admin: ModelAdmin[Override], request: HttpRequest, section: str, number: int
 ) -> HttpResponse:
     """The URLs of one page as crawlers get them (overrides applied), searchable, 100 at a time."""
     require_view(model_admin, request)
@@ -163,17 +125,7 @@ def page_urls(
         total=len(entries),
         matching=len(shown),
         screen=screen,
-        rows=[
-            {
-                "loc": entry[0],
-                "lastmod": entry[1],
-                "changefreq": entry[2],
-                "priority": entry[3],
-                "alternates": len(entry[4].alternates) if entry[4] is not None else 0,
-                "inspect_url": f"{inspect}?{urlencode({'url': entry[0]})}",
-            }
-            for entry in screen.object_list
-        ],
+        rows=[_row(entry, inspect) for entry in screen.object_list],
         skipped=sorted(skipped.items()),
         document_url=site.document_url(page_path(section, number)),
         section_url=_section_url(section, site),
@@ -182,14 +134,27 @@ def page_urls(
     return TemplateResponse(request, "admin/django_sitemapx/browse_page.html", context)
 
 
+def _row(entry: Entry, inspect: str) -> dict[str, Any]:
+    loc, lastmod, changefreq, priority, extras = entry
+    return {
+        "loc": loc,
+        "lastmod": lastmod,
+        "changefreq": changefreq,
+        "priority": priority,
+        "alternates": len(extras.alternates) if extras is not None else 0,
+        "inspect_url": f"{inspect}?{urlencode({'url': loc})}",
+    }
+
+
 def _matching(entries: list[Entry], query: str) -> list[Entry]:
     """Entries whose URL holds ``query``, case-insensitively, as typed or percent-decoded."""
     needle = query.lower()
-    return [
-        entry
-        for entry in entries
-        if needle in entry[0].lower() or needle in unquote(entry[0]).lower()
-    ]
+    matching = []
+    for entry in entries:
+        loc, _lastmod, _changefreq, _priority, _extras = entry
+        if needle in loc.lower() or needle in unquote(loc).lower():
+            matching.append(entry)
+    return matching
 
 
 def _section_url(section: str, site: SiteChoice) -> str:

@@ -97,15 +97,21 @@ def extension_findings(
     if not finding.found:
         return []
     builder = LocationBuilder(origin)
-    found = [finding] if finding.entry is not None and finding.entry[4] else []
+    found = [finding] if _has_extras(finding) else []
     for source in registry:
         if source.section == finding.section or not declared_kinds(source):
             continue
         other = Finding(key=finding.key)
-        found_there = _search(source, finding.key, builder, other)
-        if found_there and other.entry is not None and other.entry[4]:
+        if _search(source, finding.key, builder, other) and _has_extras(other):
             found.append(other)
     return found
+
+
+def _has_extras(finding: Finding) -> bool:
+    if finding.entry is None:
+        return False
+    _loc, _lastmod, _changefreq, _priority, extras = finding.entry
+    return bool(extras)
 
 
 def place(registry: SitemapRegistry, value: str, origin: Origin) -> tuple[str, int | None]:

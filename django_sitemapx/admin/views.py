@@ -1,4 +1,8 @@
-"""The URL inspector and the sitemap overview, two pages of the override admin."""
+"""The URL inspector and the sitemap overview, and what every page of the override admin shares.
+
+Every page takes the site to show as ``?host=`` (one of the sites the project
+knows, see ``locations.hosts.known_origins``), by default the admin's own.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +13,27 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from ..documents import index_path, listed_pages, page_path, served_here
 from ..entries import NewsElement, VideoElement
-from ..exceptions import SkipReason
-from ..locations.origins import origin_for_request
+from ..exceptions import InvalidURL, SkipReason
+from ..locations import Origin
+from ..locations.hosts import canonical_host
+from ..locations.origins import known_origins, origin_for_request
 from ..models import Override
 from ..overrides import fetch, table_ready
-from ..registry import default_registry
+from ..registry import SitemapRegistry, default_registry
 from ..skips import recorded_skips
 from ..values import parse_lastmod
 from . import lookup as locating
 
 if TYPE_CHECKING:
-    from . import OverrideAdmin
+    from django.contrib.admin import ModelAdmin
 
 REASONS = {
     locating.NOT_REGISTERED: _(
@@ -79,20 +86,58 @@ class InspectForm(forms.Form):
 
 @dataclass(frozen=True)
 class Value:
-    """One effective value and where it comes from."""
+    """One effective value and what set it: the section, an override, or nothing."""
 
     label: Any
     value: Any
-    origin: Any
+    set_by: Any
 
 
-def require_view(model_admin: OverrideAdmin, request: HttpRequest) -> None:
+@dataclass(frozen=True)
+class SiteChoice:
+    """The site an admin page shows, and the others it can show instead."""
+
+    origin: Origin
+    choices: list[Origin]
+    own: bool = True
+
+    def document_url(self, path: str) -> str:
+        """A link to a document: its path on the admin's own host, else its full URL."""
+        return path if self.own else self.origin.prefix + path
+
+    @property
+    def query(self) -> str:
+        """``host=...`` for links that keep the choice; empty for the admin's own host."""
+        return "" if self.own else urlencode({"host": self.origin.host})
+
+
+def site_choice(request: HttpRequest, registry: SitemapRegistry | None = None) -> SiteChoice:
+    """The site asked for with ``?host=``, else the admin's own; 404 for a host not known."""
+    registry = registry if registry is not None else default_registry
+    own = origin_for_request(request)
+    choices = {own.host: own}
+    try:
+        known = known_origins(registry.site_hosts(), request.scheme or "https")
+    except InvalidURL:  # a Site whose domain is no host: it cannot be served either
+        known = []
+    for origin in known:
+        choices.setdefault(origin.host, origin)
+    asked = request.GET.get("host")
+    if asked is None:
+        return SiteChoice(own, list(choices.values()))
+    chosen = choices.get(canonical_host(asked[:300]))
+    if chosen is None:
+        raise Http404("No known site has this host.")
+    return SiteChoice(chosen, list(choices.values()), own=chosen.host == own.host)
+
+
+def require_view(model_admin: ModelAdmin[Override], request: HttpRequest) -> None:
     """403 unless the user may view overrides: the rule of every page of this admin."""
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
 
 
-def common_context(model_admin: OverrideAdmin, request: HttpRequest) -> dict[str, Any]:
+def common_context(model_admin: ModelAdmin[Override], request: HttpRequest) -> dict[str, Any]:
     """What every page of the app's admin shows: the admin's context, and its two notes."""
     # "served": export-only sites do not include django_sitemapx.urls, so the
     # document paths are where sitemap_export writes, not links that would 404.
@@ -104,12 +149,9 @@ def common_context(model_admin: OverrideAdmin, request: HttpRequest) -> dict[str
     }
 
 
-_require_view = require_view
-
-
-def inspect(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
+def inspect(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpResponse:
     """Where a pasted URL is in the sitemap, with what values, or why it is absent."""
-    _require_view(model_admin, request)
+    require_view(model_admin, request)
     form = InspectForm(request.GET or None)
     context: dict[str, Any] = {
         **common_context(model_admin, request),
@@ -121,7 +163,7 @@ def inspect(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
     return TemplateResponse(request, "admin/django_sitemapx/inspect.html", context)
 
 
-def _inspect(model_admin: OverrideAdmin, request: HttpRequest, url: str) -> dict[str, Any]:
+def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) -> dict[str, Any]:
     finding = locating.locate(default_registry, url, origin_for_request(request))
     if finding.reason == locating.INVALID:
         return {"finding": finding, "reason": REASONS[locating.INVALID]}
@@ -160,7 +202,7 @@ def _media(finding: locating.Finding, request: HttpRequest) -> list[Media]:
     media = []
     for other in found:
         assert other.entry is not None
-        extras = other.entry[4]
+        _loc, _lastmod, _changefreq, _priority, extras = other.entry
         if extras:
             media.append(
                 Media(other.section, other.page, extras.images, extras.videos, extras.news)
@@ -172,14 +214,16 @@ def _values(finding: locating.Finding, override: Override | None) -> list[Value]
     assert finding.entry is not None
     _loc, lastmod, changefreq, priority, _extras = finding.entry
     forced = fetch([finding.key]).get(finding.key) if override is not None else None
+    _exclude, *forced_values = forced if forced is not None else (False, None, None, None)
     rows = []
-    for label, source_value, index in (
-        (_("last modified"), lastmod, 1),
-        (_("change frequency"), changefreq, 2),
-        (_("priority"), priority, 3),
+    for label, source_value, forced_value in zip(
+        (_("last modified"), _("change frequency"), _("priority")),
+        (lastmod, changefreq, priority),
+        forced_values,
+        strict=True,
     ):
-        if forced is not None and forced[index] is not None:
-            rows.append(Value(label, forced[index], OVERRIDE))
+        if forced_value is not None:
+            rows.append(Value(label, forced_value, OVERRIDE))
         elif source_value is not None:
             rows.append(Value(label, source_value, SOURCE))
         else:
@@ -188,7 +232,7 @@ def _values(finding: locating.Finding, override: Override | None) -> list[Value]
 
 
 def _override_url(
-    model_admin: OverrideAdmin, request: HttpRequest, key: str, override: Override | None
+    model_admin: ModelAdmin[Override], request: HttpRequest, key: str, override: Override | None
 ) -> str | None:
     info = (Override._meta.app_label, Override._meta.model_name)
     if override is not None:
@@ -214,27 +258,25 @@ class SectionRow:
     browse_url: str = ""
 
 
-def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
+def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpResponse:
     """Per section: URLs, pages, the latest lastmod and a link to every document."""
-    _require_view(model_admin, request)
+    require_view(model_admin, request)
     context = common_context(model_admin, request)
-    listed = listed_pages(default_registry)
-    excluded = _excluded_counts() if context["migrated"] else {}
-
-    from .browse import site_choice
-
     site = site_choice(request)
     listed = listed_pages(default_registry, site.origin)
-    excluded = _excluded_counts()
+    excluded = _excluded_counts() if context["migrated"] else {}
     skips = recorded_skips(default_registry.sections)
     rows = []
-    for section in [source.section for source in default_registry if source.serves(site.origin)]:
+    for source in default_registry:
+        if not source.serves(site.origin):
+            continue
+        section = source.section
         pages = [listed_page.summary for listed_page in listed if listed_page.section == section]
         lastmods = [page.lastmod for page in pages if page.lastmod]
         rows.append(
             SectionRow(
                 section=section,
-                urls=sum(page.rows for page in pages),
+                urls=sum(source.url_count(page) for page in pages),
                 pages=[
                     (p.number, site.document_url(page_path(section, p.number)), p.lastmod)
                     for p in pages
@@ -265,8 +307,6 @@ def overview(model_admin: OverrideAdmin, request: HttpRequest) -> HttpResponse:
 
 
 def _excluded_counts() -> dict[str, int]:
-    from django.db.models import Count
-
     rows = (
         Override.objects.filter(exclude=True)
         .exclude(section="")

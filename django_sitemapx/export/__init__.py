@@ -296,7 +296,10 @@ class _Run:
         self, registry: SitemapRegistry, listed: list[ListedPage], origin: Origin
     ) -> list[ListedPage]:
         """Write the pages of ``listed``; return those that had a URL."""
-        expected = sum(listed_page.summary.rows for listed_page in listed)
+        expected = sum(
+            registry.get(listed_page.section).url_count(listed_page.summary)
+            for listed_page in listed
+        )
         done = 0
         written = []
         for listed_page in listed:

@@ -251,6 +251,14 @@ class Source:
         """The most ``<url>`` elements one item gives: its languages with ``i18n``, else 1."""
         return len(self.get_languages()) if self.i18n else 1
 
+    def url_count(self, summary: PageSummary) -> int:
+        """The ``<url>`` elements a page of ``summary`` holds: its rows times :meth:`urls_per_row`.
+
+        At most that many: overrides, skipped entries and items listed in some
+        languages only (``get_languages_for_item``) give fewer.
+        """
+        return summary.rows * self.urls_per_row()
+
     def max_url_bytes(self) -> int:
         """The most bytes one ``<url>`` element of this source takes, XML escaping included.
 

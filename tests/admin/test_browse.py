@@ -61,7 +61,7 @@ def test_section_lists_its_pages_with_counts_and_lastmods(
     assert response.status_code == 200
     pages = response.context["pages"]
     # Dense pages of 2, in key order: 2, 2 and the last 1.
-    assert [(p["number"], p["rows"]) for p in pages] == [(1, 2), (2, 2), (3, 1)]
+    assert [(p["number"], p["urls"]) for p in pages] == [(1, 2), (2, 2), (3, 1)]
     assert all(p["lastmod"] for p in pages)
     second = pages[1]["number"]
     assert pages[1]["browse_url"] == _page(number=second)
@@ -69,6 +69,14 @@ def test_section_lists_its_pages_with_counts_and_lastmods(
     assert response.context["urls"] == 5
     html = response.content.decode()
     assert 'class="browse-page"' in html and f"/sitemap-article-{pages[-1]['number']}.xml" in html
+
+
+def test_a_multilingual_section_counts_a_url_per_row_and_language(viewer: Client) -> None:
+    # The example's categories are listed in the three LANGUAGES.
+    CategoryFactory.create_batch(3)
+    response = viewer.get(_section("category"))
+    assert [p["urls"] for p in response.context["pages"]] == [9]
+    assert response.context["urls"] == 9
 
 
 def test_page_lists_its_urls_as_crawlers_get_them(viewer: Client) -> None:

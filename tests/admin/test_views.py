@@ -5,13 +5,16 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 from django.test import Client, override_settings
 from django.urls import reverse
 
+from django_sitemapx import overrides
 from django_sitemapx.admin.views import SKIP_REASONS
 from django_sitemapx.exceptions import SkipReason
 from django_sitemapx.models import Override
-from example_project.articles.factories import ArticleFactory
+from example_project.articles.factories import ArticleFactory, CategoryFactory
+from tests.conftest import content, locs, validate_sitemap
 from tests.support.admin import (
     ADD,
     CHANGELIST,
@@ -48,7 +51,7 @@ def test_inspector_finds_a_model_row_with_its_values(editor: Client) -> None:
     context = response.context
     assert context["in_sitemap"] and context["finding"].section == "article"
     assert context["finding"].page == 1
-    values = {str(v.label): (v.value, str(v.origin)) for v in context["values"]}
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
     assert values["priority"] == ("0.6", "section")
     assert context["override_url"].startswith(reverse(ADD))
 
@@ -57,7 +60,7 @@ def test_inspector_shows_override_origin_and_exclusion(editor: Client) -> None:
     Override.objects.create(location="/about/", priority=Decimal("0.1"), exclude=True)
     context = editor.get(reverse(INSPECT), {"url": "/about"}).context
     assert not context["in_sitemap"] and "excludes" in str(context["reason"])
-    values = {str(v.label): (v.value, str(v.origin)) for v in context["values"]}
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
     assert values["priority"] == ("0.1", "override")
     assert values["change frequency"] == ("", "not set")
     assert "/change/" in context["override_url"]
@@ -94,6 +97,17 @@ def test_overview_lists_sections_pages_and_links(editor: Client) -> None:
     assert rows["article"].latest is not None
     assert rows["pages"].excluded == 1
     assert "/sitemap-article-1.xml" in response.content.decode()
+
+
+def test_overview_counts_a_url_per_row_and_language(editor: Client) -> None:
+    # The example's categories are listed in the three LANGUAGES.
+    CategoryFactory.create_batch(3)
+    response = editor.get(reverse(OVERVIEW))
+    rows = {row.section: row for row in response.context["rows"]}
+    document = Client().get("/sitemap-category-1.xml")
+    assert len(locs(validate_sitemap(content(document)))) == 9
+    assert rows["category"].urls == 9 and len(rows["category"].pages) == 1
+    assert response.context["total_urls"] == sum(row.urls for row in rows.values())
 
 
 def test_every_skip_reason_has_a_label_for_editors() -> None:
@@ -222,17 +236,25 @@ def test_a_served_site_links_its_documents(editor: Client, name: str) -> None:
     assert b'href="/sitemap-pages-1.xml"' in body and b'id="not-served"' not in body
 
 
-@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
-def test_before_migrate_the_pages_say_to_run_migrate(
-    editor: Client, name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from django_sitemapx import overrides
-
+@pytest.fixture
+def no_overrides_table(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The overrides table dropped, as before ``migrate``; created again afterwards."""
     monkeypatch.setattr(overrides, "_table_found", False)
-    monkeypatch.setattr(
-        "django.db.backends.base.introspection.BaseDatabaseIntrospection.table_names",
-        lambda self, cursor=None, include_views=False: [],
-    )
+    with connection.schema_editor() as schema:
+        schema.delete_model(Override)
+    try:
+        yield
+    finally:
+        with connection.schema_editor() as schema:
+            schema.create_model(Override)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("no_overrides_table")
+@pytest.mark.parametrize("name", [INSPECT, OVERVIEW])
+def test_before_migrate_the_pages_say_to_run_migrate(name: str) -> None:
+    ArticleFactory()
+    editor = staff_client(*EDITOR_PERMISSIONS)
     response = editor.get(reverse(name), {"url": "/about/"} if name == INSPECT else {})
     assert response.status_code == 200
     assert b'id="not-migrated"' in response.content and b"manage.py migrate" in response.content

@@ -23,7 +23,8 @@ from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ItemSource
-from example_project.articles.factories import ArticleFactory
+from example_project.articles.factories import ArticleFactory, CategoryFactory
+from example_project.articles.models import Category
 from tests.conftest import content, locs, validate_sitemap
 from tests.support.exports import (
     BASE,
@@ -151,6 +152,24 @@ def test_url_counts_are_the_urls_written(registry: SitemapRegistry, tmp_path: Pa
         "sitemap.xml.gz": 3,
     }
     assert result.urls == 5 and progress[-1] == 5
+
+
+def test_progress_expects_a_url_per_row_and_language(
+    registry: SitemapRegistry, tmp_path: Path
+) -> None:
+    # Three categories in the three LANGUAGES: 9 <url>, two rows (6 URLs) a page.
+    registry.register(
+        Category, url_name="category-detail", url_kwargs={"category": "slug"}, i18n=True, limit=6
+    )
+    CategoryFactory.create_batch(3)
+    progress: list[tuple[int, int]] = []
+    result = export_sitemap(
+        FolderDestination(tmp_path),
+        origin=Origin("https", "example.com"),
+        on_progress=lambda done, total: progress.append((done, total)),
+    )
+    assert progress == [(6, 9), (9, 9)]
+    assert result.urls == 9
 
 
 # -- options -------------------------------------------------------------------------

@@ -174,6 +174,14 @@ def test_get_limit_is_the_source_limit_else_the_setting() -> None:
         assert sitemapx.Source("s", limit=3).get_limit() == 3
 
 
+@override_settings(LANGUAGES=[("en", "English"), ("de", "Deutsch"), ("fr", "Français")])
+def test_url_count_is_a_url_per_row_and_language() -> None:
+    summary = PageSummary(1, 3, None)
+    assert sitemapx.Source("s").url_count(summary) == 3
+    assert sitemapx.Source("s", i18n=True).url_count(summary) == 9
+    assert sitemapx.Source("s", i18n=True, languages=["en", "de"]).url_count(summary) == 6
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
