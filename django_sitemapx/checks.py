@@ -99,7 +99,7 @@ from .locations.origins import (
 )
 from .registry import all_registries, is_module_name
 from .sources import ModelSource, Source, StaticSource
-from .sources.layout import MAX_STRING_KEY, key_field, key_kind
+from .sources.codecs import MAX_STRING_KEY, key_kind, key_model_field
 
 Messages = list[checks.CheckMessage]
 
@@ -684,7 +684,7 @@ def _check_key(source: ModelSource) -> Messages:
                 obj=source,
             )
         ]
-    field = key_field(source.model, source.key_name)
+    field = key_model_field(source.model, source.key_name)
     declared = _declared_field(source.model, source.key_name)
     unique = declared is not None and bool(declared.unique or declared.primary_key)
     if unique and key_kind(field) is not None:

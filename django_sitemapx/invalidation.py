@@ -22,7 +22,7 @@ from .generations import (
 from .registry import SitemapRegistry, default_registry
 from .signals import sitemap_invalidated
 from .sources import ModelSource
-from .sources.layout import has_host_layouts, mark_changed
+from .sources.pages import has_host_tables, mark_changed
 
 
 def invalidate(
@@ -115,10 +115,10 @@ def pages_touched_by(
         if key is None:
             return [None]
         try:
-            table = source.layout()
+            table = source.page_table()
         except ValueError:  # a key that cannot page: the checks report it
             return [None]
-        if has_host_layouts(source.section, table.using):
+        if has_host_tables(source.section, table.using):
             # Hosts with pages of their own number them their own way.
             return [None]
         page = table.page_of(key)

@@ -215,14 +215,14 @@ class PageState(models.Model):
     A model section's pages are ranges of its key: a page holds the rows whose key
     is at least its ``first`` and below the next page's (``first`` is the key
     encoded so that the database orders it as it orders the keys, see
-    ``sources.layout``; the first page's is empty, no lower bound). ``rows`` and
+    ``sources.pages``; the first page's is empty, no lower bound). ``rows`` and
     ``lastmod`` are the page's summary, computed under the generation whose digest
     is ``generation``: a page is counted again only when its generation moved.
     With no cache configured, ``changes`` counts the committed changes to the
     page's rows (a saved or deleted row, ``invalidate()``, a split or merge) and
     ``counted`` is the value it had when the summary was computed: the page is
     counted again when they differ.
-    ``layout`` is a digest of the section's configuration (model, key, page
+    ``fingerprint`` is a digest of the section's configuration (model, key, page
     capacity, query): a different one means the pages are cut again.
 
     Kept in the database, not the cache: flushing the cache must not move a row to
@@ -241,7 +241,7 @@ class PageState(models.Model):
     changes = models.PositiveBigIntegerField(default=0)
     # NULL: never counted.
     counted = models.PositiveBigIntegerField(null=True, blank=True)
-    layout = models.CharField(max_length=40)
+    fingerprint = models.CharField(max_length=40)
 
     class Meta:
         verbose_name = _("sitemap page")

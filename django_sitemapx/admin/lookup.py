@@ -160,12 +160,12 @@ def _page_by_query(source: ModelSource, key: str, finding: Finding) -> int | Non
             return None
     except (ValueError, TypeError, ValidationError):
         return None  # a URL value the field cannot hold: not this section's row
-    layout = source.layout()
-    number = layout.page_of(keys[0])
+    table = source.page_table()
+    number = table.page_of(keys[0])
     # Bring the page up to date first (the section's first layout, or a split
     # of the page since its last count may move the row), then look again.
-    layout.states(None if number is None else {number})
-    return layout.page_of(keys[0])
+    table.states(None if number is None else {number})
+    return table.page_of(keys[0])
 
 
 def _row_filter(source: ModelSource, key: str) -> dict[str, Any] | None:

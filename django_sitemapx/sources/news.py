@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from ..exceptions import SourceConfigurationError
 from ..extensions.values import NEWS_MAX_AGE, NEWS_MAX_URLS, Publication, news_moment
-from .layout import PageLayout, State
+from .pages import PageTable, State
 from .querysets import ModelSource
 
 
-class AgingLayout(PageLayout):
+class AgingLayout(PageTable):
     """A news section's stored pages, every page asked for counted again.
 
     Rows leave a news section as they turn two days old, with no save to move
@@ -56,7 +56,7 @@ class NewsSource(ModelSource):
     def get_limit(self) -> int:
         return min(super().get_limit(), NEWS_MAX_URLS)
 
-    def layout(self) -> PageLayout:
+    def page_table(self) -> PageTable:
         """The section's stored pages, counted again on every read (see ``AgingLayout``)."""
         return AgingLayout(self)
 

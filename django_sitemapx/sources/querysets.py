@@ -24,8 +24,9 @@ from .base import (
     Source,
     escaped_length,
 )
+from .codecs import key_model_field
 from .lastmods import LASTMOD_ALIAS, LastmodInRange, W3CDatetime, is_postgresql, lastmod_in_sql
-from .layout import PageLayout, key_field
+from .pages import PageTable
 from .rows import model_entries, row_location
 from .summaries import in_range
 
@@ -46,7 +47,7 @@ class ModelSource(Source):
 
     The key (``key_field``, the primary key by default) is any unique integer,
     UUID or string (up to 255 characters) field. Pages are stored key ranges
-    (see ``sources.layout``): every page but the last holds at least half of
+    (see ``sources.pages``): every page but the last holds at least half of
     :meth:`rows_per_page` rows and none more; a change moves only its page and at
     most one neighbour.
     """
@@ -217,21 +218,21 @@ class ModelSource(Source):
 
     # -- pages ------------------------------------------------------------------
 
-    def layout(self) -> PageLayout:
-        """The section's stored pages (see ``sources.layout``)."""
-        return PageLayout(self)
+    def page_table(self) -> PageTable:
+        """The section's stored pages (see ``sources.pages``)."""
+        return PageTable(self)
 
     def page_summaries(self) -> list[PageSummary]:
         return [
             PageSummary(state.number, state.rows, state.lastmod, state.undated)
-            for state in self.layout().states()
+            for state in self.page_table().states()
             if state.rows
         ]
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
-        layout = self.layout()
+        table = self.page_table()
         # The export hands the index's summary in: the page was counted already.
-        found = layout.bounds(layout.states(set() if summary is not None else {number}), number)
+        found = table.bounds(table.states(set() if summary is not None else {number}), number)
         if found is None:
             return None
         state, bounds = found
@@ -259,7 +260,7 @@ class ModelSource(Source):
         if connection.vendor == "postgresql":
             return True
         if connection.vendor == "sqlite":
-            field = key_field(self.model, self.key_name)
+            field = key_model_field(self.model, self.key_name)
             return not (
                 field is not None
                 and field.primary_key

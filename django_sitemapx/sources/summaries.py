@@ -1,7 +1,7 @@
 """A model page's summary in SQL: its row count, greatest lastmod and undated rows.
 
 One aggregate per page, or one grouped pass over consecutive pages
-(:func:`summarize_pages`). The page table (``sources.layout``) decides which
+(:func:`summarize_pages`). The page table (``sources.pages``) decides which
 pages to count; the pages' bounds are its.
 """
 

@@ -403,7 +403,7 @@ def _news_page(articles: list[Article]) -> str:
     source = default_registry.get("news")
     assert isinstance(source, sitemapx.ModelSource)
     source.page_summaries()
-    number = source.layout().page_of(articles[0].pk)
+    number = source.page_table().page_of(articles[0].pk)
     assert number is not None
     return f"/sitemap-news-{number}.xml"
 

@@ -44,8 +44,7 @@ import copy
 import functools
 import hashlib
 import math
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -61,14 +60,12 @@ from ..generations import (
     page_generation,
     section_generation,
 )
+from .codecs import codec_for, key_model_field
 from .summaries import Bounds, in_range, summarize, summarize_pages
 
 if TYPE_CHECKING:
     from .querysets import ModelSource
 
-# Longest string key the page table can hold (its ``first`` column).
-MAX_STRING_KEY = 255
-_INT_OFFSET = 2**63
 # A page's generation digest after a count with no cache.
 UNCACHED = "-"
 # Neighbouring stale pages counted in one grouped query (its parameters: one per page).
@@ -77,101 +74,13 @@ _PAGES_PER_PASS = 500
 _MAX_PASSES = 4
 
 
-@dataclass(frozen=True)
-class KeyCodec:
-    """Turns keys into the text the page table orders them by, and back."""
-
-    kind: str
-    encode: Callable[[Any], str]
-    decode: Callable[[str], Any]
-
-
-def _encode_int(key: Any) -> str:
-    return f"{int(key) + _INT_OFFSET:020d}"
-
-
-def _decode_int(text: str) -> int:
-    return int(text) - _INT_OFFSET
-
-
-def _as_uuid(key: Any) -> uuid.UUID:
-    return key if isinstance(key, uuid.UUID) else uuid.UUID(str(key))
-
-
-def _encode_uuid(key: Any) -> str:
-    return _as_uuid(key).hex
-
-
-def _decode_uuid(text: str) -> uuid.UUID:
-    return uuid.UUID(hex=text)
-
-
-def _encode_mariadb_uuid(key: Any) -> str:
-    # MariaDB's UUID type compares the groups from the last to the first.
-    h = _as_uuid(key).hex
-    return h[20:32] + h[16:20] + h[12:16] + h[8:12] + h[0:8]
-
-
-def _decode_mariadb_uuid(text: str) -> uuid.UUID:
-    return uuid.UUID(hex=text[24:32] + text[20:24] + text[16:20] + text[12:16] + text[0:12])
-
-
-def _encode_str(key: Any) -> str:
-    text = str(key)
-    if len(text) > MAX_STRING_KEY:
-        raise ValueError(f"a string key longer than {MAX_STRING_KEY} characters")
-    return text
-
-
-def key_field(model: type[models.Model], name: str) -> models.Field[Any, Any] | None:
-    """The concrete field holding the values of key ``name`` (through a primary-key relation)."""
-    try:
-        found: Any = model._meta.get_field(name)
-    except Exception:  # FieldDoesNotExist, or a composite pk's missing parts
-        return None
-    while getattr(found, "is_relation", False) and getattr(found, "target_field", None):
-        found = found.target_field
-    return found if isinstance(found, models.Field) else None
-
-
-def key_kind(field: models.Field[Any, Any] | None) -> str | None:
-    """``"int"``, ``"uuid"`` or ``"str"``: how a key field pages; None if it cannot."""
-    if isinstance(field, models.IntegerField):  # AutoField and BigAutoField too
-        return "int"
-    if isinstance(field, models.UUIDField):
-        return "uuid"
-    if (
-        isinstance(field, models.CharField)
-        and not getattr(field, "db_collation", None)
-        and field.max_length is not None
-        and field.max_length <= MAX_STRING_KEY
-    ):
-        return "str"
-    return None
-
-
-def codec_for(field: models.Field[Any, Any] | None, using: str) -> KeyCodec | None:
-    """The codec of a key field on database ``using``; None for a key that cannot page."""
-    kind = key_kind(field)
-    if kind == "int":
-        return KeyCodec(kind, _encode_int, _decode_int)
-    if kind == "uuid":
-        connection = connections[using]
-        if connection.vendor == "mysql" and connection.features.has_native_uuid_field:
-            return KeyCodec(kind, _encode_mariadb_uuid, _decode_mariadb_uuid)
-        return KeyCodec(kind, _encode_uuid, _decode_uuid)
-    if kind == "str":
-        return KeyCodec(kind, _encode_str, str)
-    return None
-
-
 def _query_shape(source: ModelSource) -> tuple[str, str]:
     """The SQL (and parameters) of the keys ``source`` lists: what its pages depend on."""
     sql, params = source.listed_rows().order_by().values("pk").query.sql_with_params()
     return sql, repr(params)
 
 
-def layout_key(source: ModelSource, shape: tuple[str, str] | None = None) -> str:
+def table_section(source: ModelSource, shape: tuple[str, str] | None = None) -> str:
     """The page table's name for the pages of ``source``.
 
     The section's name, shared by every host, unless the source bound to a host
@@ -192,8 +101,8 @@ def layout_key(source: ModelSource, shape: tuple[str, str] | None = None) -> str
     return key
 
 
-def has_host_layouts(section: str, using: str) -> bool:
-    """Whether some host of ``section`` has pages of its own (see ``layout_key``)."""
+def has_host_tables(section: str, using: str) -> bool:
+    """Whether some host of ``section`` has pages of its own (see ``table_section``)."""
     from ..models import PageState
 
     return PageState.objects.using(using).filter(section__startswith=f"{section}@").exists()
@@ -258,7 +167,7 @@ class State:
     counted: int | None = None
 
 
-class PageLayout:
+class PageTable:
     """The pages of one model section, kept fresh: counted again only where they changed."""
 
     def __init__(self, source: ModelSource) -> None:
@@ -267,7 +176,9 @@ class PageLayout:
         self.source = source
         self.section = source.section
         # The table's rows: the section's, or one host's when the rows depend on the host.
-        self.key = layout_key(source, self._shape if source.origin is not None else None)
+        self.section_name = table_section(
+            source, self._shape if source.origin is not None else None
+        )
         self.capacity = source.rows_per_page()
         self.minimum = math.ceil(self.capacity / 2)
         self.using = router.db_for_write(PageState)
@@ -275,7 +186,7 @@ class PageLayout:
         # No cache configured: the page table's change counts say what changed.
         self.uncached = app_settings.CACHE_ALIAS is None
         assert source.model is not None
-        codec = codec_for(key_field(source.model, source.key_name), source.get_queryset().db)
+        codec = codec_for(key_model_field(source.model, source.key_name), source.get_queryset().db)
         if codec is None:
             raise ValueError(f"Section {self.section!r}: its key cannot page (see check E104).")
         self.codec = codec
@@ -349,7 +260,7 @@ class PageLayout:
         if not _table_exists(self.using):  # a data migration before this app's 0002
             return None
         found = (
-            self.table.filter(section=self.key, first__lte=text)
+            self.table.filter(section=self.section_name, first__lte=text)
             .order_by("-first")
             .values_list("number", flat=True)[:1]
         )
@@ -388,7 +299,7 @@ class PageLayout:
 
     def _load(self) -> list[State] | None:
         rows = list(
-            self.table.filter(section=self.key)
+            self.table.filter(section=self.section_name)
             .order_by("first")
             .values_list(
                 "number",
@@ -396,13 +307,13 @@ class PageLayout:
                 "rows",
                 "lastmod",
                 "generation",
-                "layout",
+                "fingerprint",
                 "undated",
                 "changes",
                 "counted",
             )
         )
-        if not rows or any(row[5] != self.fingerprint for row in rows[:1]):
+        if not rows or rows[0][5] != self.fingerprint:
             return None
         if any(row[5] != rows[0][5] for row in rows):
             return None
@@ -421,19 +332,19 @@ class PageLayout:
             .values_list(key, flat=True)
         )
         firsts = ["", *(self.codec.encode(cut) for cut in cuts)]
-        layout = self.fingerprint
+        fingerprint = self.fingerprint
         model = self.table.model
         with transaction.atomic(using=self.using):
-            replaced, _ = self.table.filter(section=self.key).delete()
+            replaced, _ = self.table.filter(section=self.section_name).delete()
             self.table.bulk_create(
                 model(
-                    section=self.key,
+                    section=self.section_name,
                     number=number,
                     first=first,
                     rows=0,
                     lastmod=None,
                     generation="",
-                    layout=layout,
+                    fingerprint=fingerprint,
                 )
                 for number, first in enumerate(firsts, 1)
             )
@@ -488,7 +399,7 @@ class PageLayout:
         return (state.rows, state.lastmod, state.undated, state.generation, state.counted)
 
     def _store(self, state: State) -> None:
-        self.table.filter(section=self.key, number=state.number).update(
+        self.table.filter(section=self.section_name, number=state.number).update(
             rows=state.rows,
             lastmod=state.lastmod,
             undated=state.undated,
@@ -555,7 +466,7 @@ class PageLayout:
         if not cuts:
             return set()
         next_number = (
-            self.table.filter(section=self.key).aggregate(n=Max("number"))["n"] or 0
+            self.table.filter(section=self.section_name).aggregate(n=Max("number"))["n"] or 0
         ) + 1
         model = self.table.model
         created = []
@@ -563,10 +474,10 @@ class PageLayout:
             for offset, cut in enumerate(cuts):
                 created.append(
                     model(
-                        section=self.key,
+                        section=self.section_name,
                         number=next_number + offset,
                         first=self.codec.encode(cut),
-                        layout=self.fingerprint,
+                        fingerprint=self.fingerprint,
                     )
                 )
             self.table.bulk_create(created)
@@ -598,9 +509,9 @@ class PageLayout:
         with transaction.atomic(using=self.using):
             if together <= self.capacity or state.rows == 0:
                 # The small page goes; its neighbour takes its range.
-                self.table.filter(section=self.key, number=state.number).delete()
+                self.table.filter(section=self.section_name, number=state.number).delete()
                 if neighbour > position:  # the next page starts where this one did
-                    self.table.filter(section=self.key, number=other.number).update(
+                    self.table.filter(section=self.section_name, number=other.number).update(
                         first=state.first
                     )
                 self._touch({other.number})
@@ -619,7 +530,7 @@ class PageLayout:
             )
             if not found:
                 return set()
-            self.table.filter(section=self.key, number=high_state.number).update(
+            self.table.filter(section=self.section_name, number=high_state.number).update(
                 first=self.codec.encode(found[0])
             )
             self._touch({state.number, other.number})
@@ -627,7 +538,7 @@ class PageLayout:
 
     def _touch(self, numbers: set[int]) -> None:
         """Mark pages whose key range moved as changed: each is counted again."""
-        self.table.filter(section=self.key, number__in=sorted(numbers)).update(
+        self.table.filter(section=self.section_name, number__in=sorted(numbers)).update(
             changes=F("changes") + 1
         )
 

@@ -19,15 +19,15 @@ from django_sitemapx.invalidation import pages_touched_by
 from django_sitemapx.models import PageState
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ModelSource
-from django_sitemapx.sources import layout as pages_module
-from django_sitemapx.sources.layout import (
+from django_sitemapx.sources import pages as pages_module
+from django_sitemapx.sources.codecs import (
     _decode_mariadb_uuid,
     _encode_int,
     _encode_mariadb_uuid,
     codec_for,
-    key_field,
-    mark_changed,
+    key_model_field,
 )
+from django_sitemapx.sources.pages import mark_changed
 from django_sitemapx.sources.summaries import summarize
 from tests.conftest import content, locs, validate_sitemap
 from tests.testapp.models import Document, Tag, UUIDThing
@@ -62,7 +62,7 @@ def test_integer_keys_encode_in_order_over_64_bits() -> None:
     keys = [-(2**63), -5, -1, 0, 1, 9, 10, 2**31, 2**53 + 1, 2**63 - 1]
     encoded = [_encode_int(key) for key in keys]
     assert encoded == sorted(encoded) and len({len(text) for text in encoded}) == 1
-    codec = codec_for(key_field(Document, "id"), "default")
+    codec = codec_for(key_model_field(Document, "id"), "default")
     assert codec is not None and [codec.decode(text) for text in encoded] == keys
 
 
@@ -187,7 +187,7 @@ def test_uuid_and_slug_keys_page(client: Client, registry: SitemapRegistry) -> N
     ordered = list(Tag.objects.order_by("slug").values_list("slug", flat=True))
     assert served == [f"http://example.com/k/{slug}/" for slug in ordered]
     new = UUIDThing.objects.create()
-    assert pages_touched_by(uuids, new, key_known=True) == [uuids.layout().page_of(new.id)]
+    assert pages_touched_by(uuids, new, key_known=True) == [uuids.page_table().page_of(new.id)]
 
 
 def test_a_cache_flush_never_moves_a_row(client: Client, registry: SitemapRegistry) -> None:
@@ -285,11 +285,11 @@ def test_rows_that_depend_on_the_host_get_pages_per_host(registry: SitemapRegist
 
 
 def _summaries_page_by_page(source: ModelSource) -> list[tuple[int, str | None, int]]:
-    layout = source.layout()
-    states = layout.states(set())
+    table = source.page_table()
+    states = table.states(set())
     found = []
     for state in states:
-        bounds = layout.bounds(states, state.number)
+        bounds = table.bounds(states, state.number)
         assert bounds is not None
         found.append(summarize(source, bounds[1]))
     return found
@@ -408,7 +408,7 @@ def test_without_a_cache_a_save_in_a_transaction_marks_its_page_after_commit(
     registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:
     source = _three_pages(registry)
-    page = source.layout().page_of(5)
+    page = source.page_table().page_of(5)
     before = PageState.objects.get(section="d", number=page).changes
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         with CaptureQueriesContext(connection) as inside:
@@ -448,7 +448,7 @@ def test_a_change_committed_while_a_page_is_counted_leaves_it_stale(
     registry: SitemapRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = _three_pages(registry)
-    layout = source.layout()
+    table = source.page_table()
 
     def committed_meanwhile(source: Any, bounds: Any) -> Any:
         found = summarize(source, bounds)
@@ -458,11 +458,11 @@ def test_a_change_committed_while_a_page_is_counted_leaves_it_stale(
     sitemapx.invalidate("d", 2)
     with monkeypatch.context() as patched:
         patched.setattr(pages_module, "summarize", committed_meanwhile)
-        layout.states({2})
+        table.states({2})
     state = PageState.objects.get(section="d", number=2)
     assert state.counted is not None and state.counted < state.changes
     with CaptureQueriesContext(connection) as again:
-        source.layout().states({2})
+        source.page_table().states({2})
     assert _counts(again) == 1
 
 
