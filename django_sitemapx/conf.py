@@ -1,7 +1,7 @@
 """Every ``SITEMAPX_*`` setting, with its default, read at call time.
 
 Nothing is cached, so ``override_settings`` works in tests. Nothing is
-validated here either: ``checks.py`` reports a bad value when ``manage.py
+validated here either: ``checks`` reports a bad value when ``manage.py
 check`` (or ``runserver``) runs, so each property returns the setting as given,
 typed as what a valid value is.
 """
