@@ -17,6 +17,11 @@ PROTOCOL_MAX_BYTES = 52_428_800
 # "less than 2,048 characters" for a <loc>.
 PROTOCOL_MAX_LOC_LENGTH = 2_047
 
+# Rows a source reads per database round trip and hands on as one chunk, which
+# the overrides and the image and video queries then take in one query each.
+# Read as conf.CHUNK_SIZE (at call time), so a test can shrink it.
+CHUNK_SIZE = 2_000
+
 # Per-process copies of recently served documents (SITEMAPX_CACHE_LOCAL_BYTES).
 DEFAULT_CACHE_LOCAL_BYTES = 64 * 1024 * 1024
 
@@ -43,12 +48,6 @@ class Settings:
     def PROTOCOL(self) -> str | None:
         """``"http"``/``"https"`` to force a scheme, ``None`` for the request's."""
         value: str | None = getattr(settings, "SITEMAPX_PROTOCOL", None)
-        return value
-
-    @property
-    def CHUNK_SIZE(self) -> int:
-        """Rows fetched per database round trip while streaming."""
-        value: int = getattr(settings, "SITEMAPX_CHUNK_SIZE", 2_000)
         return value
 
     @property

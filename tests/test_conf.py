@@ -12,7 +12,6 @@ from django_sitemapx.conf import SETTING_NAMES, Settings, app_settings
 DEFAULTS: dict[str, object] = {
     "LIMIT": 50_000,
     "PROTOCOL": None,
-    "CHUNK_SIZE": 2_000,
     "USE_SITES": None,
     "AUTODISCOVER_MODULE": "sitemapx",
     "OVERRIDES": True,

@@ -10,7 +10,7 @@ Settings:
 
 - E001 ``SITEMAPX_LIMIT`` is not an integer from 1 to 50,000.
 - E002 ``SITEMAPX_PROTOCOL`` is not ``None``, ``"http"`` or ``"https"``.
-- E003 ``SITEMAPX_CHUNK_SIZE`` is not a positive integer.
+- E003 retired (``SITEMAPX_CHUNK_SIZE`` was removed).
 - E004 ``SITEMAPX_USE_SITES`` is not ``None``/``True``/``False``, or is ``True``
   without ``django.contrib.sites``.
 - E005 ``SITEMAPX_AUTODISCOVER_MODULE`` is not a module name.

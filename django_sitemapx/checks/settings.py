@@ -38,11 +38,6 @@ def _check_pages() -> Messages:
                 hint="The sitemaps.org protocol allows at most 50,000 URLs per sitemap.",
             )
         )
-    chunk_size = app_settings.CHUNK_SIZE
-    if not is_int(chunk_size) or chunk_size < 1:
-        errors.append(
-            error(f"SITEMAPX_CHUNK_SIZE must be a positive integer, not {chunk_size!r}.", "E003")
-        )
     return errors
 
 

@@ -16,7 +16,7 @@ from django.db.models import Case, Count, F, Func, Max, Value, When
 from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf
 from django.utils import translation
 
-from ..conf import app_settings
+from .. import conf
 from ..entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
 from ..exceptions import InvalidValue, Skip, SkipReason
 from ..locations.reverse import CompiledUrl, compile_url
@@ -437,7 +437,7 @@ class ModelSource(Source):
     def _entries(
         self, page_rows: models.QuerySet[Any], builder: LocationBuilder, plain: bool = False
     ) -> ChunkStream:
-        chunk_size = app_settings.CHUNK_SIZE
+        chunk_size = conf.CHUNK_SIZE
         skipped: Counter[SkipReason] = Counter()
 
         def count(reason: SkipReason) -> None:

@@ -33,8 +33,8 @@ def test_the_checks_are_registered() -> None:
 
 def test_settings_and_sources_are_reported_together(registry: SitemapRegistry) -> None:
     registry.register("pages", sitemapx.StaticSource, url_names=["no-such-page"])
-    with override_settings(SITEMAPX_CHUNK_SIZE=0):
-        assert check_errors() == ["E003", "E102"]
+    with override_settings(SITEMAPX_LIMIT=0):
+        assert check_errors() == ["E001", "E102"]
 
 
 @pytest.mark.parametrize(

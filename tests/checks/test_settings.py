@@ -36,12 +36,6 @@ def test_e002_protocol() -> None:
         assert check_errors() == ["E002"]
 
 
-@pytest.mark.parametrize("chunk_size", [0, -1, "2000", 1.5, True])
-def test_e003_chunk_size(chunk_size: object) -> None:
-    with override_settings(SITEMAPX_CHUNK_SIZE=chunk_size):
-        assert check_errors() == ["E003"]
-
-
 @pytest.mark.parametrize("use_sites", ["yes", "False", 1, 0])
 def test_e004_use_sites_is_not_none_true_or_false(use_sites: object) -> None:
     with override_settings(SITEMAPX_USE_SITES=use_sites):
