@@ -57,12 +57,6 @@ class Settings:
         return value
 
     @property
-    def AUTODISCOVER_MODULE(self) -> str:
-        """Module name imported from every installed app at start-up."""
-        value: str = getattr(settings, "SITEMAPX_AUTODISCOVER_MODULE", "sitemapx")
-        return value
-
-    @property
     def OVERRIDES(self) -> bool:
         """Apply the editors' overrides (``models.Override``) to every document."""
         value: bool = getattr(settings, "SITEMAPX_OVERRIDES", True)

@@ -13,7 +13,6 @@ DEFAULTS: dict[str, object] = {
     "LIMIT": 50_000,
     "PROTOCOL": None,
     "USE_SITES": None,
-    "AUTODISCOVER_MODULE": "sitemapx",
     "OVERRIDES": True,
     "EXPORT_STORAGE": None,
     "SERVE_FROM_STORAGE": None,

@@ -13,7 +13,7 @@ Settings:
 - E003 retired (``SITEMAPX_CHUNK_SIZE`` was removed).
 - E004 ``SITEMAPX_USE_SITES`` is not ``None``/``True``/``False``, or is ``True``
   without ``django.contrib.sites``.
-- E005 ``SITEMAPX_AUTODISCOVER_MODULE`` is not a module name.
+- E005 retired (``SITEMAPX_AUTODISCOVER_MODULE`` was removed).
 - E006 ``SITEMAPX_OVERRIDES`` is not ``True`` or ``False``.
 - E007 ``SITEMAPX_EXPORT_STORAGE`` or ``SITEMAPX_SERVE_FROM_STORAGE`` is not a ``STORAGES`` alias.
 - E008 ``SITEMAPX_INDEX_LINKS_GZIP`` is not ``True`` or ``False``.

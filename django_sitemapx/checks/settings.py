@@ -10,7 +10,6 @@ from django.core import checks
 from django.core.files.storage import storages
 
 from ..conf import PREFIX, PROTOCOL_MAX_URLS, RENAMED_SETTINGS, SETTING_NAMES, app_settings
-from ..registry import is_module_name
 from .messages import Messages, error, is_int, is_positive_number
 
 
@@ -66,11 +65,6 @@ def _check_hosts() -> Messages:
 
 def _check_app() -> Messages:
     errors: Messages = []
-    module = app_settings.AUTODISCOVER_MODULE
-    if not is_module_name(module):
-        errors.append(
-            error(f"SITEMAPX_AUTODISCOVER_MODULE must be a module name, not {module!r}.", "E005")
-        )
     if not isinstance(app_settings.OVERRIDES, bool):
         errors.append(
             error(

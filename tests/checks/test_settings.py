@@ -52,17 +52,6 @@ def test_e004_use_sites_without_the_sites_framework() -> None:
         assert check_warnings() == []
 
 
-@pytest.mark.parametrize("module", ["not a module", "", 42, None])
-def test_e005_autodiscover_module(module: object) -> None:
-    with override_settings(SITEMAPX_AUTODISCOVER_MODULE=module):
-        assert check_errors() == ["E005"]
-
-
-def test_e005_accepts_a_dotted_module_name() -> None:
-    with override_settings(SITEMAPX_AUTODISCOVER_MODULE="seo.sitemaps"):
-        assert check_warnings() == []
-
-
 @pytest.mark.parametrize("value", ["yes", 1, None])
 def test_e006_overrides(value: object) -> None:
     with override_settings(SITEMAPX_OVERRIDES=value):
