@@ -114,12 +114,6 @@ class Settings:
         return value
 
     @property
-    def CACHE_LOCK_TIMEOUT(self) -> float:
-        """Seconds after which a builder's lock expires (a crashed builder frees it)."""
-        value: float = getattr(settings, "SITEMAPX_CACHE_LOCK_TIMEOUT", 60)
-        return value
-
-    @property
     def CACHE_LOCAL_BYTES(self) -> int:
         """Bytes of recent documents each process keeps in memory (0: none)."""
         value: int = getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", DEFAULT_CACHE_LOCAL_BYTES)

@@ -22,7 +22,6 @@ DEFAULTS: dict[str, object] = {
     "CACHE_ALIAS": "default",
     "CACHE_TIMEOUT": 86_400,
     "CACHE_WAIT": 10.0,
-    "CACHE_LOCK_TIMEOUT": 60,
     "CACHE_LOCAL_BYTES": 64 * 1024 * 1024,
     "HOSTS": None,
     "FILES_BASE_URL": None,

@@ -20,7 +20,7 @@ Settings:
 - E009 ``SITEMAPX_HTTP_CACHE_CONTROL`` is neither ``None`` nor a string.
 - E010 ``SITEMAPX_CACHE_ALIAS`` is neither ``None`` nor an alias in ``CACHES``.
 - E011 ``SITEMAPX_CACHE_TIMEOUT`` is neither ``None`` nor a positive number.
-- E012 ``SITEMAPX_CACHE_WAIT`` or ``SITEMAPX_CACHE_LOCK_TIMEOUT`` is not a positive number.
+- E012 ``SITEMAPX_CACHE_WAIT`` is not a positive number.
 - E013 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
 - E014 ``SITEMAPX_X_ROBOTS_TAG`` is neither ``None`` nor a one-line, non-empty string.
 - W001 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.

@@ -149,14 +149,13 @@ def _check_cache() -> Messages:
                 hint="To turn the cache off, set SITEMAPX_CACHE_ALIAS = None.",
             )
         )
-    for name in ("CACHE_WAIT", "CACHE_LOCK_TIMEOUT"):
-        value = getattr(app_settings, name)
-        if not is_positive_number(value):
-            errors.append(
-                error(
-                    f"SITEMAPX_{name} must be a positive number of seconds, not {value!r}.", "E012"
-                )
+    wait = app_settings.CACHE_WAIT
+    if not is_positive_number(wait):
+        errors.append(
+            error(
+                f"SITEMAPX_CACHE_WAIT must be a positive number of seconds, not {wait!r}.", "E012"
             )
+        )
     local_bytes = app_settings.CACHE_LOCAL_BYTES
     if not is_int(local_bytes) or local_bytes < 0:
         errors.append(
