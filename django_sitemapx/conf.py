@@ -155,24 +155,6 @@ class Settings:
         value: str | None = getattr(settings, "SITEMAPX_INDEXNOW_TASK_BACKEND", "default")
         return value
 
-    @property
-    def INDEXNOW_RETRIES(self) -> int:
-        """Retries of a batch answered 429 or 5xx (or not at all) before it waits for a run."""
-        value: int = getattr(settings, "SITEMAPX_INDEXNOW_RETRIES", 3)
-        return value
-
-    @property
-    def INDEXNOW_BACKOFF(self) -> float:
-        """Seconds before the first retry; each further retry waits twice as long."""
-        value: float = getattr(settings, "SITEMAPX_INDEXNOW_BACKOFF", 2.0)
-        return value
-
-    @property
-    def INDEXNOW_TIMEOUT(self) -> float:
-        """Seconds one submission request may take."""
-        value: float = getattr(settings, "SITEMAPX_INDEXNOW_TIMEOUT", 10.0)
-        return value
-
 
 # The setting names this app reads; check W002 reports any other SITEMAPX_* name.
 SETTING_NAMES = frozenset(

@@ -29,9 +29,6 @@ DEFAULTS: dict[str, object] = {
     "INDEXNOW_KEY": None,
     "INDEXNOW_ENDPOINT": "https://api.indexnow.org/indexnow",
     "INDEXNOW_TASK_BACKEND": "default",
-    "INDEXNOW_RETRIES": 3,
-    "INDEXNOW_BACKOFF": 2.0,
-    "INDEXNOW_TIMEOUT": 10.0,
 }
 
 

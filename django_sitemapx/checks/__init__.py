@@ -37,7 +37,7 @@ Discovery and push (robots.txt, IndexNow):
   or names one where no Tasks framework is installed.
 - E204 ``SITEMAPX_HOSTS`` is not ``None`` nor a list of host names ``ALLOWED_HOSTS``
   accepts.
-- E205 ``SITEMAPX_INDEXNOW_RETRIES``, ``_BACKOFF`` or ``_TIMEOUT`` is out of range.
+- E205 retired (``SITEMAPX_INDEXNOW_RETRIES``, ``_BACKOFF`` and ``_TIMEOUT`` were removed).
 - E206 ``SITEMAPX_ROBOTS_RULES`` is not a string.
 - E207 ``SITEMAPX_FILES_BASE_URL`` is not ``None`` nor an http(s) URL without query.
 - W201 IndexNow is on but no host is known to submit for.

@@ -22,7 +22,7 @@ from ..locations.hosts import (
     served_hosts,
     uses_sites_framework,
 )
-from .messages import Messages, error, is_int, is_positive_number
+from .messages import Messages, error
 
 
 def check_discovery(**kwargs: Any) -> Messages:
@@ -114,32 +114,6 @@ def _check_indexnow_values() -> Messages:
     except (ValidationError, TypeError):
         errors.append(
             error(f"SITEMAPX_INDEXNOW_ENDPOINT must be an http(s) URL, not {endpoint!r}.", "E202")
-        )
-    retries = app_settings.INDEXNOW_RETRIES
-    if not is_int(retries) or not 0 <= retries <= 10:
-        errors.append(
-            error(
-                f"SITEMAPX_INDEXNOW_RETRIES must be an integer from 0 to 10, not {retries!r}.",
-                "E205",
-            )
-        )
-    backoff = app_settings.INDEXNOW_BACKOFF
-    if not (is_positive_number(backoff) or backoff == 0):
-        errors.append(
-            error(
-                f"SITEMAPX_INDEXNOW_BACKOFF must be a number of seconds (0 or more), "
-                f"not {backoff!r}.",
-                "E205",
-            )
-        )
-    timeout = app_settings.INDEXNOW_TIMEOUT
-    if not is_positive_number(timeout):
-        errors.append(
-            error(
-                f"SITEMAPX_INDEXNOW_TIMEOUT must be a positive number of seconds, "
-                f"not {timeout!r}.",
-                "E205",
-            )
         )
     alias = app_settings.INDEXNOW_TASK_BACKEND
     if alias is not None:

@@ -80,22 +80,6 @@ def test_e204_hosts(hosts: object) -> None:
         assert check_errors() == ["E204"]
 
 
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("SITEMAPX_INDEXNOW_RETRIES", -1),
-        ("SITEMAPX_INDEXNOW_RETRIES", 11),
-        ("SITEMAPX_INDEXNOW_RETRIES", "3"),
-        ("SITEMAPX_INDEXNOW_BACKOFF", -1),
-        ("SITEMAPX_INDEXNOW_TIMEOUT", 0),
-        ("SITEMAPX_INDEXNOW_TIMEOUT", None),
-    ],
-)
-def test_e205_retry_values(name: str, value: object) -> None:
-    with override_settings(**{name: value}):
-        assert check_errors() == ["E205"]
-
-
 @pytest.mark.parametrize("rules", [None, ["User-agent: *"]])
 def test_e206_robots_rules(rules: object) -> None:
     with override_settings(SITEMAPX_ROBOTS_RULES=rules):
