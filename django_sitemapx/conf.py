@@ -167,6 +167,18 @@ RENAMED_SETTINGS = {
     "SITEMAPX_CACHE_CONTROL": "SITEMAPX_HTTP_CACHE_CONTROL",
 }
 
+# Settings removed before the first release, for check W002's hint: what stands
+# in their place.
+REMOVED_SETTINGS = {
+    "SITEMAPX_CHUNK_SIZE": "sources read 2,000 rows per query.",
+    "SITEMAPX_AUTODISCOVER_MODULE": "autodiscovery imports each app's sitemapx module; for "
+    "another name, use SimpleSitemapxConfig and call autodiscover_modules() yourself.",
+    "SITEMAPX_CACHE_LOCK_TIMEOUT": "a build lock expires after six times SITEMAPX_CACHE_WAIT.",
+    "SITEMAPX_INDEXNOW_RETRIES": "a batch is retried 3 times, 2, 4 and 8 seconds apart.",
+    "SITEMAPX_INDEXNOW_BACKOFF": "a batch is retried 3 times, 2, 4 and 8 seconds apart.",
+    "SITEMAPX_INDEXNOW_TIMEOUT": "each IndexNow POST may take 10 seconds.",
+}
+
 app_settings = Settings()
 
 

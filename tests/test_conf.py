@@ -6,7 +6,13 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from django_sitemapx.conf import SETTING_NAMES, Settings, app_settings
+from django_sitemapx.conf import (
+    REMOVED_SETTINGS,
+    RENAMED_SETTINGS,
+    SETTING_NAMES,
+    Settings,
+    app_settings,
+)
 
 # The defaults of docs/reference/settings.md, written out rather than read from conf.
 DEFAULTS: dict[str, object] = {
@@ -70,3 +76,8 @@ def test_a_new_settings_object_is_not_needed_to_see_a_change() -> None:
         with override_settings(SITEMAPX_LIMIT=20):
             assert reader.LIMIT == 20
         assert reader.LIMIT == 10
+
+
+def test_renamed_and_removed_names_are_not_settings() -> None:
+    # W002 must report them, with their hint.
+    assert not (set(RENAMED_SETTINGS) | set(REMOVED_SETTINGS)) & SETTING_NAMES

@@ -24,7 +24,8 @@ Settings:
 - E013 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
 - E014 ``SITEMAPX_X_ROBOTS_TAG`` is neither ``None`` nor a one-line, non-empty string.
 - W001 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
-- W002 a ``SITEMAPX_*`` setting that django-sitemapx does not read (a typo, or a renamed one).
+- W002 a ``SITEMAPX_*`` setting that django-sitemapx does not read (a typo, a renamed or a
+  removed one).
 - W003 (``check --deploy`` only) ``SITEMAPX_CACHE_ALIAS`` names a local-memory cache, which
   each worker process keeps for itself: an edit seen by one is not seen by the others.
 

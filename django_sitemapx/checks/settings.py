@@ -9,7 +9,14 @@ from django.conf import settings
 from django.core import checks
 from django.core.files.storage import storages
 
-from ..conf import PREFIX, PROTOCOL_MAX_URLS, RENAMED_SETTINGS, SETTING_NAMES, app_settings
+from ..conf import (
+    PREFIX,
+    PROTOCOL_MAX_URLS,
+    REMOVED_SETTINGS,
+    RENAMED_SETTINGS,
+    SETTING_NAMES,
+    app_settings,
+)
 from .messages import Messages, error, is_int, is_positive_number
 
 
@@ -195,10 +202,16 @@ def _check_unknown() -> Messages:
     return [
         checks.Warning(
             f"{name} is not a setting of django-sitemapx, so it has no effect.",
-            hint=f"It was renamed {RENAMED_SETTINGS[name]}."
-            if name in RENAMED_SETTINGS
-            else f"The settings are: {', '.join(sorted(SETTING_NAMES))}.",
+            hint=_unknown_hint(name),
             id="django_sitemapx.W002",
         )
         for name in unknown
     ]
+
+
+def _unknown_hint(name: str) -> str:
+    if name in RENAMED_SETTINGS:
+        return f"It was renamed {RENAMED_SETTINGS[name]}."
+    if name in REMOVED_SETTINGS:
+        return f"It was removed: {REMOVED_SETTINGS[name]}"
+    return f"The settings are: {', '.join(sorted(SETTING_NAMES))}."

@@ -165,6 +165,28 @@ def test_w002_names_the_new_name_of_a_renamed_setting(old: str, new: str) -> Non
     assert f"It was renamed {new}." in stderr.getvalue()
 
 
+@pytest.mark.parametrize(
+    ("name", "now"),
+    [
+        ("SITEMAPX_CHUNK_SIZE", "2,000 rows per query"),
+        ("SITEMAPX_AUTODISCOVER_MODULE", "call autodiscover_modules() yourself"),
+        ("SITEMAPX_CACHE_LOCK_TIMEOUT", "six times SITEMAPX_CACHE_WAIT"),
+        ("SITEMAPX_INDEXNOW_RETRIES", "retried 3 times"),
+        ("SITEMAPX_INDEXNOW_BACKOFF", "2, 4 and 8 seconds apart"),
+        ("SITEMAPX_INDEXNOW_TIMEOUT", "10 seconds"),
+    ],
+)
+def test_w002_says_what_replaced_a_removed_setting(name: str, now: str) -> None:
+    # A project upgrading learns that its setting is ignored, and what to do instead.
+    stderr = io.StringIO()
+    with override_settings(**{name: 5}):
+        call_command("check", stdout=io.StringIO(), stderr=stderr)
+    output = stderr.getvalue()
+    assert ID.findall(output) == ["W002"]
+    assert f"{name} is not a setting of django-sitemapx" in output
+    assert "It was removed: " in output and now in output
+
+
 def _deploy_warnings() -> list[str]:
     stderr = io.StringIO()
     call_command("check", deploy=True, stdout=io.StringIO(), stderr=stderr)
