@@ -170,7 +170,7 @@ LIMITS = """\
   hands it over one round trip per 2,000 rows); they are still written 2,000 at a time.
   `contrib.sitemaps` builds a model instance per URL, renders a template, and pages with `COUNT`
   + `OFFSET`.
-- **Memory.** A page is written in chunks of `SITEMAPX_CHUNK_SIZE` rows (2,000) and read at
+- **Memory.** A page is written in chunks of 2,000 rows (`conf.CHUNK_SIZE`) and read at
   most a page at a time (on PostgreSQL, at once; at most `SITEMAPX_LIMIT` rows), so the peak
   does not grow with N; only the index (one line per 50,000 rows) does. contrib renders each
   50,000-URL page whole, in memory.

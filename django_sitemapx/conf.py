@@ -1,7 +1,7 @@
 """Every ``SITEMAPX_*`` setting, with its default, read at call time.
 
 Nothing is cached, so ``override_settings`` works in tests. Nothing is
-validated here either: ``checks.py`` reports a bad value when ``manage.py
+validated here either: ``checks`` reports a bad value when ``manage.py
 check`` (or ``runserver``) runs, so each property returns the setting as given,
 typed as what a valid value is.
 """
@@ -16,6 +16,11 @@ PROTOCOL_MAX_URLS = 50_000
 PROTOCOL_MAX_BYTES = 52_428_800
 # "less than 2,048 characters" for a <loc>.
 PROTOCOL_MAX_LOC_LENGTH = 2_047
+
+# Rows a source reads per database round trip and hands on as one chunk, which
+# the overrides and the image and video queries then take in one query each.
+# Read as conf.CHUNK_SIZE (at call time), so a test can shrink it.
+CHUNK_SIZE = 2_000
 
 # Per-process copies of recently served documents (SITEMAPX_CACHE_LOCAL_BYTES).
 DEFAULT_CACHE_LOCAL_BYTES = 64 * 1024 * 1024
@@ -46,21 +51,9 @@ class Settings:
         return value
 
     @property
-    def CHUNK_SIZE(self) -> int:
-        """Rows fetched per database round trip while streaming."""
-        value: int = getattr(settings, "SITEMAPX_CHUNK_SIZE", 2_000)
-        return value
-
-    @property
     def USE_SITES(self) -> bool | None:
         """Take the host from ``django.contrib.sites``; ``None`` means "if installed"."""
         value: bool | None = getattr(settings, "SITEMAPX_USE_SITES", None)
-        return value
-
-    @property
-    def AUTODISCOVER_MODULE(self) -> str:
-        """Module name imported from every installed app at start-up."""
-        value: str = getattr(settings, "SITEMAPX_AUTODISCOVER_MODULE", "sitemapx")
         return value
 
     @property
@@ -121,12 +114,6 @@ class Settings:
         return value
 
     @property
-    def CACHE_LOCK_TIMEOUT(self) -> float:
-        """Seconds after which a builder's lock expires (a crashed builder frees it)."""
-        value: float = getattr(settings, "SITEMAPX_CACHE_LOCK_TIMEOUT", 60)
-        return value
-
-    @property
     def CACHE_LOCAL_BYTES(self) -> int:
         """Bytes of recent documents each process keeps in memory (0: none)."""
         value: int = getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", DEFAULT_CACHE_LOCAL_BYTES)
@@ -168,24 +155,6 @@ class Settings:
         value: str | None = getattr(settings, "SITEMAPX_INDEXNOW_TASK_BACKEND", "default")
         return value
 
-    @property
-    def INDEXNOW_RETRIES(self) -> int:
-        """Retries of a batch answered 429 or 5xx (or not at all) before it waits for a run."""
-        value: int = getattr(settings, "SITEMAPX_INDEXNOW_RETRIES", 3)
-        return value
-
-    @property
-    def INDEXNOW_BACKOFF(self) -> float:
-        """Seconds before the first retry; each further retry waits twice as long."""
-        value: float = getattr(settings, "SITEMAPX_INDEXNOW_BACKOFF", 2.0)
-        return value
-
-    @property
-    def INDEXNOW_TIMEOUT(self) -> float:
-        """Seconds one submission request may take."""
-        value: float = getattr(settings, "SITEMAPX_INDEXNOW_TIMEOUT", 10.0)
-        return value
-
 
 # The setting names this app reads; check W002 reports any other SITEMAPX_* name.
 SETTING_NAMES = frozenset(
@@ -196,6 +165,18 @@ SETTING_NAMES = frozenset(
 RENAMED_SETTINGS = {
     "SITEMAPX_GZIP": "SITEMAPX_INDEX_LINKS_GZIP",
     "SITEMAPX_CACHE_CONTROL": "SITEMAPX_HTTP_CACHE_CONTROL",
+}
+
+# Settings removed before the first release, for check W002's hint: what stands
+# in their place.
+REMOVED_SETTINGS = {
+    "SITEMAPX_CHUNK_SIZE": "sources read 2,000 rows per query.",
+    "SITEMAPX_AUTODISCOVER_MODULE": "autodiscovery imports each app's sitemapx module; for "
+    "another name, use SimpleSitemapxConfig and call autodiscover_modules() yourself.",
+    "SITEMAPX_CACHE_LOCK_TIMEOUT": "a build lock expires after six times SITEMAPX_CACHE_WAIT.",
+    "SITEMAPX_INDEXNOW_RETRIES": "a batch is retried 3 times, 2, 4 and 8 seconds apart.",
+    "SITEMAPX_INDEXNOW_BACKOFF": "a batch is retried 3 times, 2, 4 and 8 seconds apart.",
+    "SITEMAPX_INDEXNOW_TIMEOUT": "each IndexNow POST may take 10 seconds.",
 }
 
 app_settings = Settings()

@@ -12,7 +12,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.utils.module_loading import autodiscover_modules
 
-from .conf import app_settings
 from .exceptions import AlreadyRegistered, NotRegistered
 from .sources import ContribSitemapSource, ItemSource, ModelSource, Source
 
@@ -120,14 +119,8 @@ class SitemapRegistry:
         return list(hosts)
 
     def autodiscover(self) -> None:
-        """Import every installed app's sitemap module (``sitemapx.py`` by default).
-
-        A setting that is no module name imports nothing: check E005 reports it,
-        where a traceback from ``AppConfig.ready()`` would stop ``manage.py check``.
-        """
-        module = app_settings.AUTODISCOVER_MODULE
-        if is_module_name(module):
-            autodiscover_modules(module, register_to=self)
+        """Import every installed app's ``sitemapx`` module, as the admin imports ``admin``."""
+        autodiscover_modules("sitemapx", register_to=self)
 
     @contextlib.contextmanager
     def temporarily_empty(self) -> Iterator[SitemapRegistry]:
@@ -193,11 +186,6 @@ class SitemapRegistry:
         if callable(source_class) and model is None:
             return ItemSource(name, items=source_class, **options)
         raise TypeError(f"{source_class!r} is not a sitemap source")
-
-
-def is_module_name(value: object) -> bool:
-    """Whether ``value`` can name a module of an app (``sitemapx``, ``seo.sitemaps``)."""
-    return isinstance(value, str) and all(part.isidentifier() for part in value.split("."))
 
 
 def _is_contrib_sitemap(candidate: Any) -> bool:

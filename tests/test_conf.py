@@ -6,15 +6,19 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from django_sitemapx.conf import SETTING_NAMES, Settings, app_settings
+from django_sitemapx.conf import (
+    REMOVED_SETTINGS,
+    RENAMED_SETTINGS,
+    SETTING_NAMES,
+    Settings,
+    app_settings,
+)
 
 # The defaults of docs/reference/settings.md, written out rather than read from conf.
 DEFAULTS: dict[str, object] = {
     "LIMIT": 50_000,
     "PROTOCOL": None,
-    "CHUNK_SIZE": 2_000,
     "USE_SITES": None,
-    "AUTODISCOVER_MODULE": "sitemapx",
     "OVERRIDES": True,
     "EXPORT_STORAGE": None,
     "SERVE_FROM_STORAGE": None,
@@ -24,7 +28,6 @@ DEFAULTS: dict[str, object] = {
     "CACHE_ALIAS": "default",
     "CACHE_TIMEOUT": 86_400,
     "CACHE_WAIT": 10.0,
-    "CACHE_LOCK_TIMEOUT": 60,
     "CACHE_LOCAL_BYTES": 64 * 1024 * 1024,
     "HOSTS": None,
     "FILES_BASE_URL": None,
@@ -32,9 +35,6 @@ DEFAULTS: dict[str, object] = {
     "INDEXNOW_KEY": None,
     "INDEXNOW_ENDPOINT": "https://api.indexnow.org/indexnow",
     "INDEXNOW_TASK_BACKEND": "default",
-    "INDEXNOW_RETRIES": 3,
-    "INDEXNOW_BACKOFF": 2.0,
-    "INDEXNOW_TIMEOUT": 10.0,
 }
 
 
@@ -76,3 +76,8 @@ def test_a_new_settings_object_is_not_needed_to_see_a_change() -> None:
         with override_settings(SITEMAPX_LIMIT=20):
             assert reader.LIMIT == 20
         assert reader.LIMIT == 10
+
+
+def test_renamed_and_removed_names_are_not_settings() -> None:
+    # W002 must report them, with their hint.
+    assert not (set(RENAMED_SETTINGS) | set(REMOVED_SETTINGS)) & SETTING_NAMES

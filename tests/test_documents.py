@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from unittest import mock
 
 import pytest
 from django.test import override_settings
 
+from django_sitemapx import conf
 from django_sitemapx.documents import (
     DocumentStream,
     index_path,
@@ -57,7 +59,7 @@ def _page(source: ItemSource, number: int = 1) -> Page:
     return page
 
 
-@override_settings(SITEMAPX_CHUNK_SIZE=2)
+@mock.patch.object(conf, "CHUNK_SIZE", 2)
 def test_a_page_streams_its_urls_and_counts_them_as_it_goes(registry: SitemapRegistry) -> None:
     source = registry.register("news", items=lambda: [f"/news/{n}/" for n in range(5)])
     stream = render_page(source, _page(source), ORIGIN)
@@ -98,7 +100,7 @@ def test_a_page_with_no_url_left_is_none(
     assert "2 entries left out" in caplog.text
 
 
-@override_settings(SITEMAPX_CHUNK_SIZE=2)
+@mock.patch.object(conf, "CHUNK_SIZE", 2)
 @pytest.mark.parametrize("read", [0, 1, 2])
 def test_closing_a_page_stream_closes_its_source_at_once(
     registry: SitemapRegistry, read: int

@@ -9,7 +9,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from django_sitemapx import ItemSource, ModelSource, StaticSource
+from django_sitemapx import ItemSource, ModelSource, StaticSource, conf
 from django_sitemapx.documents import listed_pages, page_path, render_index, render_page
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
@@ -74,7 +74,7 @@ def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
     preload_limit: int,
     queries: int,  # type: ignore[no-untyped-def]
 ) -> None:
-    settings.SITEMAPX_CHUNK_SIZE = 10
+    monkeypatch.setattr(conf, "CHUNK_SIZE", 10)
     monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", preload_limit)
     source = registry.register(
         Article,

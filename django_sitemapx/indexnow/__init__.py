@@ -49,6 +49,13 @@ __all__ = [
 
 logger = logging.getLogger("django_sitemapx.indexnow")
 
+# A batch answered 429 or 5xx, or not at all, is retried RETRIES times, BACKOFF
+# seconds after the first try and twice as long before each next one (or after
+# the endpoint's Retry-After); each POST may take TIMEOUT seconds.
+RETRIES = 3
+BACKOFF = 2.0
+TIMEOUT = 10.0
+
 # Rows deleted per query once a batch is done (SQLite's bound-parameter limit
 # was 999 before 3.32).
 _DELETE_CHUNK = 500
@@ -170,7 +177,7 @@ def submit_pending(
     Batches are URLs in the order they were queued, each URL once. An accepted
     (200, 202) or refused (other 4xx: logged with the reason) batch is removed;
     when the endpoint stays unavailable (429, 5xx, no answer) after
-    ``SITEMAPX_INDEXNOW_RETRIES`` retries, the run stops and the rest waits for the
+    ``RETRIES`` retries, the run stops and the rest waits for the
     next one. ``dry_run`` reads and reports the batches; it sends and removes nothing.
     """
     from ..models import PendingUrl
@@ -229,9 +236,9 @@ def _submission() -> Submission:
     return Submission(
         endpoint=app_settings.INDEXNOW_ENDPOINT,
         key=key,
-        retries=app_settings.INDEXNOW_RETRIES,
-        backoff=app_settings.INDEXNOW_BACKOFF,
-        timeout=app_settings.INDEXNOW_TIMEOUT,
+        retries=RETRIES,
+        backoff=BACKOFF,
+        timeout=TIMEOUT,
     )
 
 

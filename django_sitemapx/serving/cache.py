@@ -33,6 +33,9 @@ KEY_VERSION = "v1"
 _SAFE_HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]{1,100}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._~/\-]{1,120}")
 _POLL_SECONDS = 0.02
+# A build lock expires after this many SITEMAPX_CACHE_WAITs (60 s by default):
+# past a build, which that wait is set above, yet soon after a builder's crash.
+LOCK_WAITS = 6
 
 
 def host_part(origin: Origin) -> str:
@@ -218,7 +221,7 @@ class DocumentCache(SitemapCache):
     def lock(self, key: str) -> Lock | None:
         """Become the one builder of ``key``, or None if another request is."""
         token = secrets.token_hex(8)
-        timeout = app_settings.CACHE_LOCK_TIMEOUT
+        timeout = app_settings.CACHE_WAIT * LOCK_WAITS
         added = self._call(lambda: self.backend.add(f"{key}:lock", token, timeout), None)
         return Lock(key, token) if added else None
 

@@ -440,7 +440,7 @@ class Source:
             )
 
     def check(self) -> list[CheckMessage]:
-        """A custom source's own system-check messages (``checks.py`` has the built-in ones)."""
+        """A custom source's own system-check messages (``checks`` has the built-in ones)."""
         return []
 
     def page_summaries(self) -> list[PageSummary]:

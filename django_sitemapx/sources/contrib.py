@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.core.paginator import InvalidPage
 
-from ..conf import PROTOCOL_MAX_URLS, app_settings
+from .. import conf
+from ..conf import PROTOCOL_MAX_URLS
 from ..entries import XHTML_NAMESPACE, Alternate, Entry, EntryStream, Extras, Skipped
 from ..exceptions import Skip, SkipReason, SourceConfigurationError
 from ..locations import LocationBuilder, Origin
@@ -306,7 +307,7 @@ class ContribSitemapSource(Source):
             if alternates:
                 extras = Extras(tuple(alternates))
             chunk.append(Entry(loc, lastmod, changefreq, priority, extras))
-            if len(chunk) >= app_settings.CHUNK_SIZE:
+            if len(chunk) >= conf.CHUNK_SIZE:
                 yield chunk
                 chunk = []
         if chunk:

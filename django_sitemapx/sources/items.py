@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf, reverse
 from django.utils import translation
 
-from ..conf import app_settings
+from .. import conf
 from ..entries import Entry, EntryStream, Skipped
 from ..exceptions import Skip, SkipReason
 from ..locations import iri_to_uri, usable_location
@@ -108,7 +108,7 @@ class ItemSource(Source):
             skipped[reason] += 1
 
         extras = extras_reader(self, builder, count)
-        size = app_settings.CHUNK_SIZE
+        size = conf.CHUNK_SIZE
         for start in range(0, len(items), size):
             chunk: list[Entry] = []
             kept: list[Any] = []
@@ -151,7 +151,7 @@ class ItemSource(Source):
         versions = LanguageVersions(self)
         extras = extras_reader(self, builder, count)
         per_item = self.has_languages_per_item
-        chunk_size = max(1, app_settings.CHUNK_SIZE // len(versions.codes))
+        chunk_size = max(1, conf.CHUNK_SIZE // len(versions.codes))
         rows = iter(items)
         while batch := list(islice(rows, chunk_size)):
             located: dict[str, list[str | Skip]] = {}

@@ -27,7 +27,7 @@ from django.db.models import F
 from django.db.models.sql.constants import MULTI
 from django.utils import translation
 
-from ..conf import app_settings
+from .. import conf
 from ..entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
 from ..exceptions import InvalidValue, Skip, SkipReason
 from ..locations.rows import RowLocations
@@ -98,7 +98,7 @@ def _rows(
     extras: ExtrasReader | None,
     plain: bool,
 ) -> Strategy:
-    chunk_size = app_settings.CHUNK_SIZE
+    chunk_size = conf.CHUNK_SIZE
     named = not _rows_are_private(source)
     fields = source.row_fields()
     if not named and extras is None:
@@ -142,7 +142,7 @@ def _instances(
     count: Callable[[SkipReason], None],
     extras: ExtrasReader | None,
 ) -> Strategy:
-    chunk_size = app_settings.CHUNK_SIZE
+    chunk_size = conf.CHUNK_SIZE
     rows, lastmod = _instance_rows(source, page_rows, count)
     values = _values(source, lastmod, count)
     location, bulk = row_location(source, builder)
@@ -162,7 +162,7 @@ def _language_versions(
     count: Callable[[SkipReason], None],
     extras: ExtrasReader | None,
 ) -> Strategy:
-    chunk_size = app_settings.CHUNK_SIZE
+    chunk_size = conf.CHUNK_SIZE
     if source.uses_instances:
         rows, lastmod = _instance_rows(source, page_rows, count)
     else:
@@ -194,7 +194,7 @@ def _instance_rows(
         # Loading an instance reads every column, and psycopg raises on a
         # timestamp Python cannot hold: the lastmod comes through SQL.
         instances = instances.defer(column).annotate(**{LASTMOD_ALIAS: LastmodInRange(F(column))})
-    rows = instances.iterator(chunk_size=app_settings.CHUNK_SIZE)
+    rows = instances.iterator(chunk_size=conf.CHUNK_SIZE)
     return rows, _instance_lastmod(source, count, instances.db)
 
 

@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.db import transaction
 from django.test import override_settings
 
+from django_sitemapx import indexnow
 from django_sitemapx.indexnow.handlers import path_for_key
 from django_sitemapx.models import Override, PendingUrl
 from example_project.articles.models import Article
@@ -128,10 +129,13 @@ def test_a_section_of_its_own_model_is_submitted_too(
 
 
 def test_a_failing_endpoint_never_fails_the_save(
-    settings: Any, endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+    settings: Any,
+    endpoint: Endpoint,
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.SITEMAPX_INDEXNOW_ENDPOINT = unused_port_url()
-    settings.SITEMAPX_INDEXNOW_RETRIES = 1
+    monkeypatch.setattr(indexnow, "RETRIES", 1)
 
     category = CategoryFactory()
     with django_capture_on_commit_callbacks(execute=True):
@@ -248,11 +252,13 @@ def test_the_command_queues_given_urls(settings: Any, endpoint: Endpoint) -> Non
     assert endpoint.url_lists == [["https://example.com/about/"]]
 
 
-def test_the_command_fails_when_urls_stay_pending(settings: Any, endpoint: Endpoint) -> None:
+def test_the_command_fails_when_urls_stay_pending(
+    settings: Any, endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from django.core.management.base import CommandError
 
     settings.SITEMAPX_INDEXNOW_TASK_BACKEND = None
-    settings.SITEMAPX_INDEXNOW_RETRIES = 0
+    monkeypatch.setattr(indexnow, "RETRIES", 0)
     endpoint.answer(503)
 
     with pytest.raises(CommandError, match="stays pending"):

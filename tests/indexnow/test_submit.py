@@ -7,6 +7,7 @@ import logging
 import pytest
 from django.test import override_settings
 
+from django_sitemapx import indexnow
 from django_sitemapx.indexnow import Outcome, queue_urls, submit_pending
 from django_sitemapx.models import PendingUrl
 from tests.support.endpoint import KEY, Endpoint, post_counts
@@ -77,10 +78,10 @@ def test_a_url_queued_twice_is_sent_once_per_batch(endpoint: Endpoint) -> None:
 
 def test_an_unavailable_endpoint_leaves_everything_for_the_next_run(
     endpoint: Endpoint,
-    settings,
+    monkeypatch: pytest.MonkeyPatch,
     caplog,  # type: ignore[no-untyped-def]
 ) -> None:
-    settings.SITEMAPX_INDEXNOW_RETRIES = 1
+    monkeypatch.setattr(indexnow, "RETRIES", 1)
     pending("example.com", "/a/")
     pending("other.example", "/b/")
     endpoint.answer(503, 503)

@@ -1,6 +1,7 @@
 """The chunked hot path gives exactly what the per-row path gives: URIs, XML and skips."""
 
 import datetime
+from unittest import mock
 
 import pytest
 from django.test import override_settings
@@ -8,6 +9,7 @@ from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
+from django_sitemapx import conf
 from django_sitemapx.conf import PROTOCOL_MAX_LOC_LENGTH
 from django_sitemapx.documents import render_page
 from django_sitemapx.entries import interleave
@@ -117,7 +119,10 @@ def test_model_pages_are_the_same_in_any_chunking(
         changefreq="weekly",
         priority=0.6,
     )
-    with override_settings(SITEMAPX_CHUNK_SIZE=chunk_size, SITEMAPX_OVERRIDES=False):
+    with (
+        override_settings(SITEMAPX_OVERRIDES=False),
+        mock.patch.object(conf, "CHUNK_SIZE", chunk_size),
+    ):
         page = source.page(1)
         assert page is not None and page.summary.rows == len(slugs)
         stream = render_page(source, page, Origin("https", "example.com"))

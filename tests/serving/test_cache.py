@@ -126,6 +126,25 @@ def test_lock_is_exclusive_until_unlocked() -> None:
     assert DocumentCache().lock("django_sitemapx:doc:l") is not None
 
 
+@pytest.mark.parametrize(("wait", "expiry"), [(10.0, 60.0), (0.5, 3.0)])
+def test_a_lock_expires_after_six_waits(
+    wait: float, expiry: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past any build the wait is set above; a crashed builder's lock goes soon after.
+    store = DocumentCache()
+    timeouts: list[float] = []
+    add = store.backend.add
+
+    def recording_add(key: str, value: Any, timeout: float) -> bool:
+        timeouts.append(timeout)
+        return add(key, value, timeout)
+
+    monkeypatch.setattr(store.backend, "add", recording_add)
+    with override_settings(SITEMAPX_CACHE_WAIT=wait):
+        assert store.lock("django_sitemapx:doc:x") is not None
+    assert timeouts == [expiry]
+
+
 @override_settings(SITEMAPX_CACHE_WAIT=0.05)
 def test_wait_gives_up_after_the_configured_time() -> None:
     holder = DocumentCache()

@@ -17,6 +17,7 @@ from django.core.signals import request_finished
 from django.test import AsyncClient, Client, override_settings
 from django.utils.http import http_date
 
+from django_sitemapx import conf
 from django_sitemapx.entries import EntryStream
 from django_sitemapx.invalidation import invalidate as sitemapx_invalidate
 from django_sitemapx.locations import LocationBuilder
@@ -240,7 +241,8 @@ def test_a_document_missing_a_part_is_rebuilt_and_stored_again(
         assert client.get("/sitemap-article-1.xml").content == body
 
 
-@override_settings(CACHES=LOCMEM, SITEMAPX_CHUNK_SIZE=10)
+@override_settings(CACHES=LOCMEM)
+@mock.patch.object(conf, "CHUNK_SIZE", 10)
 def test_a_disconnect_mid_stream_still_leaves_the_whole_document_cached(
     client: Client, registry: SitemapRegistry
 ) -> None:
@@ -468,7 +470,7 @@ def _memcached_answers() -> bool:
 
 @pytest.mark.parametrize("backend", ["locmem", "file", "db", "capped", "memcached"])
 def test_every_builtin_backend_caches_and_invalidates(
-    backend: str, client: Client, tmp_path: Any, settings: Any
+    backend: str, client: Client, tmp_path: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from django.core.management import call_command
 
@@ -479,7 +481,7 @@ def test_every_builtin_backend_caches_and_invalidates(
         pytest.skip("no Memcached on 127.0.0.1:11211")
 
     settings.CACHES = {"default": _backends(tmp_path)[backend]}
-    settings.SITEMAPX_CHUNK_SIZE = 500
+    monkeypatch.setattr(conf, "CHUNK_SIZE", 500)
     if backend == "db":
         call_command("createcachetable", verbosity=0)
     caches["default"].clear()
@@ -510,6 +512,7 @@ def test_a_client_gone_early_closes_the_source_and_frees_the_lock_at_once(
     client: Client,
     registry: SitemapRegistry,
     settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
     path: str,
     cache_alias: str | None,
     chunks_read: int,
@@ -518,7 +521,7 @@ def test_a_client_gone_early_closes_the_source_and_frees_the_lock_at_once(
     # response is, not whenever the garbage collector gets to it. The first chunk is
     # rendered before the response starts, so this holds even if none was read.
     settings.SITEMAPX_CACHE_ALIAS = cache_alias
-    settings.SITEMAPX_CHUNK_SIZE = 10
+    monkeypatch.setattr(conf, "CHUNK_SIZE", 10)
     registry.register("watched", ClosingWatchedSource)
     ClosingWatchedSource.log = []
     unlock = DocumentCache.unlock

@@ -5,6 +5,7 @@ import io
 import re
 from collections import Counter
 from typing import Any
+from unittest import mock
 
 import pytest
 import time_machine
@@ -16,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from lxml import etree
 
 import django_sitemapx as sitemapx
+from django_sitemapx import conf
 from django_sitemapx.conf import PROTOCOL_MAX_BYTES
 from django_sitemapx.documents import render_page
 from django_sitemapx.entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE
@@ -77,7 +79,7 @@ class ImageArticles(sitemapx.ModelSource):
 # -- related images: one query per chunk --------------------------------------------
 
 
-@override_settings(SITEMAPX_CHUNK_SIZE=10)
+@mock.patch.object(conf, "CHUNK_SIZE", 10)
 def test_related_images_cost_one_query_per_chunk(registry: SitemapRegistry) -> None:
     articles = _articles_with_images(35, 3)
     Article.objects.filter(pk=articles[4].pk).update(is_published=False)

@@ -2,6 +2,7 @@
 
 from collections import Counter
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.db import connection
@@ -10,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from lxml import etree
 
 import django_sitemapx as sitemapx
+from django_sitemapx import conf
 from django_sitemapx.conf import PROTOCOL_MAX_BYTES
 from django_sitemapx.documents import render_page
 from django_sitemapx.entries import Skipped
@@ -133,7 +135,7 @@ def test_languages_per_item_read_the_row_and_cost_no_query_per_row(
             return ["en", "xx"] if item.id % 2 else ["en", "de", "en"]
 
     source = registry.register(Article, Articles)
-    with override_settings(SITEMAPX_CHUNK_SIZE=6), CaptureQueriesContext(connection) as queries:
+    with mock.patch.object(conf, "CHUNK_SIZE", 6), CaptureQueriesContext(connection) as queries:
         body, skipped = _render(source)
     # The page's summary, then one fetch per chunk of rows (SQLite reads a
     # chunk at a time): nothing per row.
@@ -274,7 +276,7 @@ def test_ten_languages_of_long_urls_are_all_served_in_pages_under_50_mb(
     assert len(first) > PROTOCOL_MAX_BYTES * 0.9
 
 
-@override_settings(SITEMAPX_CHUNK_SIZE=500)
+@mock.patch.object(conf, "CHUNK_SIZE", 500)
 def test_plain_urls_of_2047_characters_fill_pages_without_losing_one(
     registry: SitemapRegistry,
 ) -> None:

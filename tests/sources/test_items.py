@@ -1,6 +1,7 @@
 """Item, static and contrib-wrapped sources, directly and through the real views."""
 
 import datetime
+from unittest import mock
 
 import pytest
 from django.contrib.sitemaps import GenericSitemap
@@ -8,7 +9,7 @@ from django.contrib.sitemaps.views import sitemap as contrib_sitemap_view
 from django.test import Client, RequestFactory, override_settings
 
 import django_sitemapx as sitemapx
-from django_sitemapx import Entry, LocationBuilder, Origin, PageSummary, Skipped
+from django_sitemapx import Entry, LocationBuilder, Origin, PageSummary, Skipped, conf
 from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.models import Article
 from tests.conftest import NS, content, locs, validate_sitemap
@@ -94,7 +95,7 @@ def test_pages_summaries_and_entries_agree() -> None:
     assert _stream(source, 2) == [Skipped(sitemapx.SkipReason.OTHER_HOST, 1)]
 
 
-@override_settings(SITEMAPX_CHUNK_SIZE=2)
+@mock.patch.object(conf, "CHUNK_SIZE", 2)
 def test_entries_come_in_chunks_then_the_skips() -> None:
     source = sitemapx.ItemSource("s", items=lambda: ["/a/", "/b/", "relative", "/c/"])
     page = source.page(1)

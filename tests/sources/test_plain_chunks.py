@@ -10,12 +10,13 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterator
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.db import connection
 from django.test import override_settings
 
-from django_sitemapx import writer
+from django_sitemapx import conf, writer
 from django_sitemapx.documents import render_page
 from django_sitemapx.entries import PlainChunk
 from django_sitemapx.locations import LocationBuilder, Origin
@@ -126,7 +127,7 @@ def test_columns_and_entries_give_the_same_bytes_and_skips(
     category = CategoryFactory(slug="news")
     for slug in slugs:
         ArticleFactory(category=category, slug=slug, updated_at=WHEN)
-    with override_settings(SITEMAPX_CHUNK_SIZE=chunk_size):
+    with mock.patch.object(conf, "CHUNK_SIZE", chunk_size):
         body, skipped = _both_ways(_articles(registry))
     validate_sitemap(body)
     assert len(locs(validate_sitemap(body))) + sum(skipped.values()) == len(slugs)
@@ -151,7 +152,7 @@ def test_a_location_over_the_limit_is_skipped_alike(
         DocumentFactory(path=word)
     source = registry.register(Document, url_name="by-word", url_kwargs={"word": "path"})
     assert isinstance(source, ModelSource)
-    with override_settings(SITEMAPX_CHUNK_SIZE=chunk_size):
+    with mock.patch.object(conf, "CHUNK_SIZE", chunk_size):
         body, skipped = _both_ways(source)
     assert skipped == {"too_long": 1}
     assert locs(validate_sitemap(body)) == [
@@ -222,7 +223,7 @@ def test_null_lastmods_from_sql_are_left_out_alike(
     category = CategoryFactory(slug="news")
     ArticleFactory(category=category, slug="one", published_at=WHEN)
     ArticleFactory(category=category, slug="two", published_at=None)
-    with override_settings(SITEMAPX_CHUNK_SIZE=chunk_size):
+    with mock.patch.object(conf, "CHUNK_SIZE", chunk_size):
         body, skipped = _both_ways(_articles(registry, lastmod_field="published_at"))
     assert skipped == {}
     assert len(locs(validate_sitemap(body))) == 2

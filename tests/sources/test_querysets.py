@@ -5,6 +5,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from unittest import mock
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -15,6 +16,7 @@ from django.urls import NoReverseMatch, get_resolver, reverse
 from django.urls.resolvers import URLResolver
 
 import django_sitemapx as sitemapx
+from django_sitemapx import conf
 from django_sitemapx.checks import check_source
 from django_sitemapx.documents import listed_pages, render_page
 from django_sitemapx.invalidation import pages_touched_by, related_models
@@ -199,7 +201,7 @@ def test_index_does_not_list_a_page_of_rows_with_null_url_values(
     assert len(validate_sitemap(content(client.get("/sitemap-document-1.xml")))) == 1
 
 
-@override_settings(SITEMAPX_CHUNK_SIZE=7)
+@mock.patch.object(conf, "CHUNK_SIZE", 7)
 def test_queries_per_page_do_not_grow_with_rows(client: Client) -> None:
     category = CategoryFactory(slug="c")
 
@@ -434,7 +436,8 @@ def _url_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         yield calls
 
 
-@override_settings(SITEMAPX_CHUNK_SIZE=2, SITEMAPX_OVERRIDES=False)
+@override_settings(SITEMAPX_OVERRIDES=False)
+@mock.patch.object(conf, "CHUNK_SIZE", 2)
 def test_the_url_is_reversed_and_resolved_once_per_document(
     registry: SitemapRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:

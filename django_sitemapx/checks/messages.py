@@ -1,0 +1,24 @@
+"""What every check module builds its messages with: the ID prefix and the value tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core import checks
+
+Messages = list[checks.CheckMessage]
+
+
+def error(message: str, number: str, hint: str | None = None, obj: Any = None) -> checks.Error:
+    """An error with the ID ``django_sitemapx.<number>``."""
+    return checks.Error(message, hint=hint, obj=obj, id=f"django_sitemapx.{number}")
+
+
+def is_int(value: Any) -> bool:
+    """An integer that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_positive_number(value: Any) -> bool:
+    """An integer or float above 0 that is not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
