@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from ..documents import page_entries, page_path
-from ..entries import Entry
+from ..entries import EntryTuple
 from ..exceptions import ExportError, NotRegistered
 from ..locations import Origin
 from ..locations.hosts import canonical_host, known_origins, origin_for_request, scheme_for
@@ -181,7 +181,7 @@ def page_urls(
     return TemplateResponse(request, "admin/django_sitemapx/browse_page.html", context)
 
 
-def _matching(entries: list[Entry], query: str) -> list[Entry]:
+def _matching(entries: list[EntryTuple], query: str) -> list[EntryTuple]:
     """Entries whose URL holds ``query``, case-insensitively, as typed or percent-decoded."""
     needle = query.lower()
     return [

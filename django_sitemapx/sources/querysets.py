@@ -17,7 +17,7 @@ from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_url
 from django.utils import translation
 
 from ..conf import app_settings
-from ..entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
+from ..entries import ChunkStream, Entry, EntryStream, EntryTuple, PlainChunk, Skipped
 from ..exceptions import InvalidValue, Skip, SkipReason
 from ..locations.reverse import CompiledUrl, compile_url
 from ..locations.rows import RowLocations
@@ -939,7 +939,7 @@ def _language_chunks(
         extensions: list[ItemExtras] = [None] * len(listed)
         if extras_reader is not None and listed_rows:
             extensions = extras_reader(listed_rows)
-        chunk: list[Entry] = []
+        chunk: list[EntryTuple] = []
         for (found, lastmod, changefreq, priority), extension in zip(
             listed, extensions, strict=True
         ):
