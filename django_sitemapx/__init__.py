@@ -1,10 +1,10 @@
 """django-sitemapx: streaming, protocol-exact XML sitemaps for Django.
 
 The public API is importable from here: the registry, the sources, and what a
-custom source needs (``Entry``, ``Skipped``, ``Skip``, ``LocationBuilder``,
-``Page``, ``PageSummary``, ``XHTML_NAMESPACE``), and the image, video and news
-extensions (``RelatedImages``, ``RelatedVideos``, ``Video``, ``News``,
-``Publication``, ``NewsSource``); ``django_sitemapx.values``
+custom source needs (``Entry``, ``Skipped``, ``SkipCounter``, ``Skip``,
+``LocationBuilder``, ``Page``, ``PageSummary``, ``XHTML_NAMESPACE``), and the
+image, video and news extensions (``RelatedImages``, ``RelatedVideos``,
+``Video``, ``News``, ``Publication``, ``NewsSource``); ``django_sitemapx.values``
 formats lastmod, changefreq and priority as protocol text. Nothing here
 imports models, so this module is safe to import from settings and
 ``AppConfig`` modules.
@@ -21,6 +21,7 @@ from .entries import (
     Entry,
     EntryStream,
     Extras,
+    SkipCounter,
     Skipped,
 )
 from .exceptions import (
@@ -72,6 +73,7 @@ __all__ = [
     "RelatedVideos",
     "SitemapRegistry",
     "Skip",
+    "SkipCounter",
     "SkipReason",
     "Skipped",
     "Source",

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, overload
 
 from django.urls import NoReverseMatch, reverse
 
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
-from .entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
+from .entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, Skipped
 from .exceptions import SkipReason
 from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
@@ -169,27 +169,51 @@ def render_index(
     return DocumentStream(iter([body, writer.close()]), writer.stats)
 
 
-def page_entries(source: Source, page: Page, origin: Origin, skipped: Counter[str]) -> list[Entry]:
+def page_entries(
+    source: Source, page: Page, origin: Origin, skipped: Counter[str]
+) -> list[EntryTuple]:
     """The entries of ``page`` as its document lists them, overrides applied, for people to read.
 
     The admin's page browser reads these rather than the XML. ``skipped`` counts
     the entries the source left out, by reason; entries past the source's limit,
     which the writer would leave out too, are counted as ``over_url_limit``.
     """
-    stats = WriteStats()
     stream = page.entries(LocationBuilder(origin))
-    entries: list[Entry] = []
+    entries: list[EntryTuple] = []
     try:
-        for chunk in apply_overrides(_counted(stream, stats)):
+        for chunk in apply_overrides(read_chunks(stream, skipped)):
             entries.extend(chunk)
     finally:
         _close(stream)
-    skipped.update(stats.skipped)
     limit = source.get_limit()
     if len(entries) > limit:
         skipped[SkipReason.OVER_URL_LIMIT] += len(entries) - limit
         del entries[limit:]
     return entries
+
+
+@overload
+def read_chunks(
+    stream: EntryStream, skipped: MutableMapping[str, int]
+) -> Iterator[Sequence[EntryTuple]]: ...
+@overload
+def read_chunks(
+    stream: ChunkStream, skipped: MutableMapping[str, int]
+) -> Iterator[Sequence[EntryTuple] | PlainChunk]: ...
+def read_chunks(
+    stream: ChunkStream, skipped: MutableMapping[str, int]
+) -> Iterator[Sequence[EntryTuple] | PlainChunk]:
+    """The chunks of a page's ``stream``; its ``Skipped`` records are added to ``skipped``.
+
+    Every reader of a page's entries reads them through here: the writer
+    (``skipped`` is its ``WriteStats.skipped``), the admin's page browser and
+    its URL inspector. ``skipped`` maps a ``SkipReason`` to a total.
+    """
+    for item in stream:
+        if isinstance(item, Skipped):
+            skipped[item.reason] = skipped.get(item.reason, 0) + item.total
+        else:
+            yield item
 
 
 def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | None:
@@ -210,7 +234,7 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     stream = (
         entries.chunks(builder) if isinstance(entries, PlainChunkEntries) else entries(builder)
     )
-    chunks = apply_overrides(_counted(stream, writer.stats))
+    chunks = apply_overrides(read_chunks(stream, writer.stats.skipped))
     try:
         for chunk in chunks:
             first = writer.render_entries(chunk)
@@ -224,22 +248,9 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     return None
 
 
-@overload
-def _counted(stream: EntryStream, stats: WriteStats) -> Iterator[list[Entry]]: ...
-@overload
-def _counted(stream: ChunkStream, stats: WriteStats) -> Iterator[list[Entry] | PlainChunk]: ...
-def _counted(stream: ChunkStream, stats: WriteStats) -> Iterator[list[Entry] | PlainChunk]:
-    """The chunks of ``stream``, its ``Skipped`` records counted in ``stats``."""
-    for item in stream:
-        if isinstance(item, Skipped):
-            stats.skip(item.reason, item.total)
-        else:
-            yield item
-
-
 def _rest(
     first: bytes,
-    chunks: Iterator[list[Entry] | PlainChunk],
+    chunks: Iterator[Sequence[EntryTuple] | PlainChunk],
     writer: DocumentWriter,
     section: str,
     number: int,

@@ -1,9 +1,10 @@
 """The record that flows from a source to the writer: one ``<url>`` of a page.
 
-A source streams a page as chunks (lists) of :class:`Entry`, with a
-:class:`Skipped` record wherever it left entries (or values) out, so the
-writer counts every skip without the source knowing how it is counted.
-Nothing here imports Django: sources, overrides and the writer all use it.
+A source streams a page as chunks (lists) of entries, with a :class:`Skipped`
+record wherever it left entries (or values) out (a :class:`SkipCounter` keeps
+the count), so the writer counts every skip without the source knowing how it
+is counted. Nothing here imports Django: sources, overrides and the writer all
+use it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from .exceptions import SkipReason
 
@@ -70,11 +71,13 @@ class Extras(NamedTuple):
     """What a ``<url>`` carries beyond the protocol's four values.
 
     Kept out of :class:`Entry` itself, so the common entry (no extension
-    element) stays a flat tuple with ``None`` here. ``images`` are absolute
-    image URIs (``<image:image><image:loc>``).
+    element) stays a flat tuple with ``None`` here. ``alternates`` are
+    ``(hreflang, href)`` pairs: :class:`Alternate`, or plain pairs as the hot
+    path builds them. ``images`` are absolute image URIs
+    (``<image:image><image:loc>``).
     """
 
-    alternates: tuple[Alternate, ...] = ()
+    alternates: tuple[tuple[str, str], ...] = ()
     images: tuple[str, ...] = ()
     videos: tuple[VideoElement, ...] = ()
     news: NewsElement | None = None
@@ -87,7 +90,7 @@ class Entry(NamedTuple):
     Datetime text; ``changefreq`` one of the seven values; ``priority`` a
     decimal from ``0.0`` to ``1.0``. ``values`` formats them and
     ``LocationBuilder`` makes the URI. A plain 5-tuple in this order is an
-    entry too: the hot path builds them with ``zip()``.
+    entry too (:data:`EntryTuple`): the hot path builds them with ``zip()``.
     """
 
     loc: str
@@ -104,8 +107,51 @@ class Skipped(NamedTuple):
     total: int = 1
 
 
-# A page as a source streams it.
-EntryStream = Iterator[list[Entry] | Skipped]
+# An entry as the hot path builds it: a plain tuple, (loc, lastmod, changefreq,
+# priority, extras). An Entry is one, so code that reads entries takes these and
+# unpacks them; building an Entry per row would cost three times the tuple.
+EntryTuple = tuple[str, str | None, str | None, str | None, Extras | None]
+
+# A page as a source streams it: chunks of entries (lists of Entry or of plain
+# tuples) and Skipped records.
+EntryStream = Iterator[Sequence[EntryTuple] | Skipped]
+
+
+class SkipCounter:
+    """What a source left out of a page, counted by reason until it streams the count.
+
+    Call :meth:`count` for each entry (or value) left out; ``count`` also fits
+    wherever a function taking a ``SkipReason`` is asked for. Then ``yield from
+    counter.flush()``, after each chunk or once after the last: it gives one
+    :class:`Skipped` record per reason and starts again from zero, so nothing
+    is counted twice::
+
+        counter = SkipCounter()
+        for path in paths:
+            try:
+                entries.append(Entry(builder.absolute(path)))
+            except Skip as skip:
+                counter.count(skip.reason)
+        yield entries
+        yield from counter.flush()
+    """
+
+    __slots__ = ("_totals",)
+
+    def __init__(self) -> None:
+        self._totals: dict[SkipReason, int] = {}
+
+    def count(self, reason: SkipReason, total: int = 1) -> None:
+        """Count ``total`` entries (or values) left out for ``reason``."""
+        self._totals[reason] = self._totals.get(reason, 0) + total
+
+    def flush(self) -> list[Skipped]:
+        """A ``Skipped`` record per reason counted since the last flush; the counts restart."""
+        if not self._totals:
+            return []
+        records = [Skipped(reason, total) for reason, total in self._totals.items()]
+        self._totals.clear()
+        return records
 
 
 def interleave(literals: Sequence[str], values: Sequence[list[str]], count: int) -> list[str]:
@@ -162,14 +208,14 @@ class PlainChunk:
         """The ``loc`` of every row."""
         return interleave(self.literals, self.columns, self.count)
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> list[EntryTuple]:
         """The chunk as entries, for whoever needs more than its XML (overrides)."""
         count = self.count
         lastmods = repeat(self.lastmod, count) if self.lastmods is None else self.lastmods
-        fixed = (repeat(value, count) for value in (self.changefreq, self.priority, None))
-        # Plain tuples are entries too (see Entry).
-        return cast(list[Entry], list(zip(self.locations(), lastmods, *fixed, strict=True)))
+        changefreqs, priorities = repeat(self.changefreq, count), repeat(self.priority, count)
+        extras: Iterator[Extras | None] = repeat(None, count)
+        return list(zip(self.locations(), lastmods, changefreqs, priorities, extras, strict=True))
 
 
 # A page as a source streams it to the writer: a chunk may come as a PlainChunk.
-ChunkStream = Iterator[list[Entry] | PlainChunk | Skipped]
+ChunkStream = Iterator[Sequence[EntryTuple] | PlainChunk | Skipped]

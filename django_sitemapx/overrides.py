@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -29,7 +29,7 @@ from django.db.models import BooleanField, Max, Q
 from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
-from .entries import Entry, PlainChunk
+from .entries import EntryTuple, PlainChunk
 from .exceptions import InvalidValue
 from .locations.keys import uri_key
 from .signals import overrides_changed
@@ -76,14 +76,16 @@ def table_ready() -> bool:
 
 
 @overload
-def apply_overrides(chunks: Iterable[list[Entry]]) -> Iterator[list[Entry]]: ...
+def apply_overrides(
+    chunks: Iterable[Sequence[EntryTuple]],
+) -> Iterator[Sequence[EntryTuple]]: ...
 @overload
 def apply_overrides(
-    chunks: Iterable[list[Entry] | PlainChunk],
-) -> Iterator[list[Entry] | PlainChunk]: ...
+    chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
+) -> Iterator[Sequence[EntryTuple] | PlainChunk]: ...
 def apply_overrides(
-    chunks: Iterable[list[Entry] | PlainChunk],
-) -> Iterator[list[Entry] | PlainChunk]:
+    chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
+) -> Iterator[Sequence[EntryTuple] | PlainChunk]:
     """Yield each chunk with overrides applied: at most one query per chunk.
 
     A ``PlainChunk`` stays one when there is no override at all, else becomes
@@ -104,7 +106,7 @@ class _Lookup:
         self.everything: dict[str, OverrideValues] | None = None
         self.first = True
 
-    def apply(self, chunk: list[Entry] | PlainChunk) -> list[Entry] | PlainChunk:
+    def apply(self, chunk: Sequence[EntryTuple] | PlainChunk) -> Sequence[EntryTuple] | PlainChunk:
         if self.first:
             self.first = False
             # Before any URL is keyed: most sites store no override, or a few.
@@ -115,30 +117,33 @@ class _Lookup:
             return chunk  # no override at all (most sites): no key per URL either
         if isinstance(chunk, PlainChunk):
             chunk = chunk.entries()
-        keys = [uri_key(entry[0]) for entry in chunk]
+        keys = [uri_key(loc) for loc, _lastmod, _changefreq, _priority, _extras in chunk]
         found = self.everything if self.everything is not None else fetch(set(keys))
         return _apply(chunk, keys, found)
 
 
-def _apply(chunk: list[Entry], keys: list[str], found: dict[str, OverrideValues]) -> list[Entry]:
+def _apply(
+    chunk: Sequence[EntryTuple], keys: list[str], found: dict[str, OverrideValues]
+) -> Sequence[EntryTuple]:
     if not found:
         return chunk
-    result: list[Entry] = []
+    result: list[EntryTuple] = []
     for key, entry in zip(keys, chunk, strict=True):
         values = found.get(key)
         if values is None:
             result.append(entry)
             continue
-        exclude, lastmod, changefreq, priority = values
+        exclude, forced_lastmod, forced_changefreq, forced_priority = values
         if exclude:
             continue
+        loc, lastmod, changefreq, priority, extras = entry
         result.append(
-            Entry(
-                entry[0],
-                entry[1] if lastmod is None else lastmod,
-                entry[2] if changefreq is None else changefreq,
-                entry[3] if priority is None else priority,
-                entry[4],
+            (
+                loc,
+                lastmod if forced_lastmod is None else forced_lastmod,
+                changefreq if forced_changefreq is None else forced_changefreq,
+                priority if forced_priority is None else forced_priority,
+                extras,
             )
         )
     return result

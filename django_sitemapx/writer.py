@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from .entries import (
     IMAGE_NAMESPACE,
     NEWS_NAMESPACE,
     VIDEO_NAMESPACE,
     XHTML_NAMESPACE,
-    Entry,
+    EntryTuple,
     Extras,
     NewsElement,
     PlainChunk,
@@ -46,6 +47,10 @@ INDEX_CLOSE = "</sitemapindex>\n"
 _ILLEGAL_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _ILLEGAL_ASCII = [chr(c) for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)]
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&apos;", '"': "&quot;"})
+# The loc (the extras) of every entry of a chunk, read by map() in C: a few
+# nanoseconds a row faster than unpacking each entry in a comprehension.
+_LOC = itemgetter(0)
+_EXTRAS = itemgetter(4)
 
 
 _LINK = '<xhtml:link rel="alternate" hreflang="'
@@ -86,7 +91,7 @@ class WriteStats:
 
 
 def url_elements(
-    entries: Sequence[Entry],
+    entries: Sequence[EntryTuple],
     *,
     xhtml_declared: bool = False,
     declared: Collection[str] = (),
@@ -105,9 +110,12 @@ def url_elements(
     # The hot path of every sitemap: str.translate() costs microseconds per URI,
     # so it runs only on chunks holding something to escape; the common shape
     # (all three optional values present, no extension) is one f-string.
-    if needs_escape("".join([entry[0] for entry in entries])):
-        entries = [(entry[0].translate(_ESCAPES), *entry[1:]) for entry in entries]  # type: ignore[misc]
-    if not any([entry[4] for entry in entries]):
+    if needs_escape("".join(map(_LOC, entries))):
+        entries = [
+            (loc.translate(_ESCAPES), lastmod, changefreq, priority, extras)
+            for loc, lastmod, changefreq, priority, extras in entries
+        ]
+    if not any(map(_EXTRAS, entries)):
         return [
             f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
             f"</changefreq><priority>{priority}</priority></url>\n"
@@ -311,7 +319,7 @@ class DocumentWriter:
         self.stats = WriteStats()
         self.started = False
 
-    def render_entries(self, entries: Sequence[Entry] | PlainChunk) -> bytes:
+    def render_entries(self, entries: Sequence[EntryTuple] | PlainChunk) -> bytes:
         """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
         if isinstance(entries, PlainChunk):
             return self.render(plain_url_elements(entries))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from unittest import mock
 
 import pytest
@@ -13,11 +14,15 @@ from django_sitemapx.documents import (
     DocumentStream,
     index_path,
     listed_pages,
+    page_entries,
     page_path,
+    read_chunks,
     render_index,
     render_page,
 )
-from django_sitemapx.locations import Origin
+from django_sitemapx.entries import Entry, EntryStream, Skipped
+from django_sitemapx.exceptions import SkipReason
+from django_sitemapx.locations import LocationBuilder, Origin
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ItemSource, ListedPage, Page, PageSummary
 from tests.conftest import locs, validate_sitemap
@@ -98,6 +103,39 @@ def test_a_page_with_no_url_left_is_none(
     with caplog.at_level(logging.WARNING, logger="django_sitemapx"):
         assert render_page(source, _page(source), ORIGIN) is None
     assert "2 entries left out" in caplog.text
+
+
+def test_reading_a_stream_gives_its_chunks_and_adds_its_skips_by_reason() -> None:
+    def stream() -> EntryStream:
+        yield [Entry("https://e.com/a")]
+        yield Skipped(SkipReason.TOO_LONG, 2)
+        yield [("https://e.com/b", None, None, None, None)]
+        yield Skipped(SkipReason.TOO_LONG)
+        yield Skipped(SkipReason.OTHER_HOST)
+
+    skipped = {"too_long": 1}
+    chunks = list(read_chunks(stream(), skipped))
+    assert chunks == [[Entry("https://e.com/a")], [Entry("https://e.com/b")]]
+    assert skipped == {"too_long": 4, "other_host": 1}
+
+
+def test_a_pages_entries_for_people_are_counted_as_its_document_counts_them(
+    registry: SitemapRegistry,
+) -> None:
+    source = registry.register("mixed", items=lambda: ["/a/"], limit=2)
+
+    def entries(builder: LocationBuilder) -> EntryStream:
+        yield [Entry(builder.absolute(f"/{name}/")) for name in "abc"]
+        yield Skipped(SkipReason.OTHER_HOST)
+
+    skipped: Counter[str] = Counter()
+    page = Page(PageSummary(1, 4, None), entries)
+    assert page_entries(source, page, ORIGIN, skipped) == [
+        Entry("https://example.com/a/"),
+        Entry("https://example.com/b/"),
+    ]
+    # The third entry is past the source's limit: the writer would leave it out too.
+    assert skipped == {"other_host": 1, "over_url_limit": 1}
 
 
 @mock.patch.object(conf, "CHUNK_SIZE", 2)

@@ -1,7 +1,7 @@
 """The record a source streams to the writer."""
 
-from django_sitemapx import Alternate, Entry, Extras, Skipped, SkipReason
-from django_sitemapx.entries import PlainChunk, interleave
+from django_sitemapx import Alternate, Entry, Extras, SkipCounter, Skipped, SkipReason
+from django_sitemapx.entries import EntryStream, PlainChunk, interleave
 
 
 def test_an_entry_needs_only_its_location() -> None:
@@ -24,6 +24,48 @@ def test_extras_carry_alternates_and_are_empty_by_default() -> None:
 def test_skipped_counts_one_by_default() -> None:
     assert Skipped(SkipReason.TOO_LONG) == (SkipReason.TOO_LONG, 1)
     assert Skipped(SkipReason.TOO_LONG, 3).total == 3
+
+
+def test_a_skip_counter_gives_one_record_per_reason_in_the_order_first_counted() -> None:
+    counter = SkipCounter()
+    counter.count(SkipReason.TOO_LONG)
+    counter.count(SkipReason.INVALID_PRIORITY)
+    counter.count(SkipReason.TOO_LONG, 3)
+    assert counter.flush() == [
+        Skipped(SkipReason.TOO_LONG, 4),
+        Skipped(SkipReason.INVALID_PRIORITY, 1),
+    ]
+
+
+def test_a_skip_counter_starts_again_from_zero_after_each_flush() -> None:
+    # A source flushes after each chunk: a reason counted before is not streamed twice.
+    counter = SkipCounter()
+    assert counter.flush() == []
+    counter.count(SkipReason.TOO_LONG)
+    assert counter.flush() == [Skipped(SkipReason.TOO_LONG, 1)]
+    assert counter.flush() == []
+    counter.count(SkipReason.TOO_LONG, 2)
+    assert counter.flush() == [Skipped(SkipReason.TOO_LONG, 2)]
+
+
+def test_a_skip_counter_is_the_count_callback_a_source_passes_around() -> None:
+    counter = SkipCounter()
+    count = counter.count
+
+    def stream() -> EntryStream:
+        entries = []
+        for loc in ("https://e.com/a", "", "https://e.com/b", ""):
+            if loc:
+                entries.append(Entry(loc))
+            else:
+                count(SkipReason.MISSING_VALUE)
+        yield entries
+        yield from counter.flush()
+
+    assert list(stream()) == [
+        [Entry("https://e.com/a"), Entry("https://e.com/b")],
+        Skipped(SkipReason.MISSING_VALUE, 2),
+    ]
 
 
 def test_interleave_puts_each_rows_values_between_the_literals() -> None:

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from ..documents import page_entries, page_path
-from ..entries import Entry
+from ..entries import EntryTuple
 from ..exceptions import NotRegistered
 from ..locations import Origin
 from ..locations.origins import scheme_for
@@ -134,7 +134,7 @@ def page_urls(
     return TemplateResponse(request, "admin/django_sitemapx/browse_page.html", context)
 
 
-def _row(entry: Entry, inspect: str) -> dict[str, Any]:
+def _row(entry: EntryTuple, inspect: str) -> dict[str, Any]:
     loc, lastmod, changefreq, priority, extras = entry
     return {
         "loc": loc,
@@ -146,7 +146,7 @@ def _row(entry: Entry, inspect: str) -> dict[str, Any]:
     }
 
 
-def _matching(entries: list[Entry], query: str) -> list[Entry]:
+def _matching(entries: list[EntryTuple], query: str) -> list[EntryTuple]:
     """Entries whose URL holds ``query``, case-insensitively, as typed or percent-decoded."""
     needle = query.lower()
     matching = []

@@ -18,7 +18,8 @@ from django.core.exceptions import ValidationError
 from django.urls import Resolver404, resolve
 
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
-from ..entries import Entry, Skipped
+from ..documents import read_chunks
+from ..entries import EntryTuple
 from ..exceptions import InvalidLocation
 from ..extensions.declarations import declared_kinds
 from ..locations import LocationBuilder, Origin
@@ -46,7 +47,7 @@ class Finding:
     key: str
     section: str = ""
     page: int | None = None
-    entry: Entry | None = None
+    entry: EntryTuple | None = None
     reason: str | None = None
     filtered_sections: list[str] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
@@ -201,15 +202,12 @@ def _find_in_page(
 
 def _entries(
     source: Source, summary: PageSummary, builder: LocationBuilder, skipped: dict[str, int]
-) -> Iterator[Entry]:
+) -> Iterator[EntryTuple]:
     page = source.page(summary.number, summary)
     if page is None:
         return
-    for item in page.entries(builder):
-        if isinstance(item, Skipped):
-            skipped[item.reason] = skipped.get(item.reason, 0) + item.total
-        else:
-            yield from item
+    for chunk in read_chunks(page.entries(builder), skipped):
+        yield from chunk
 
 
 def _resolves(key: str) -> bool:

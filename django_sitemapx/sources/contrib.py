@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,14 @@ from django.core.paginator import InvalidPage
 
 from .. import conf
 from ..conf import PROTOCOL_MAX_URLS
-from ..entries import XHTML_NAMESPACE, Alternate, Entry, EntryStream, Extras, Skipped
+from ..entries import (
+    XHTML_NAMESPACE,
+    Alternate,
+    EntryStream,
+    EntryTuple,
+    Extras,
+    SkipCounter,
+)
 from ..exceptions import Skip, SkipReason, SourceConfigurationError
 from ..locations import LocationBuilder, Origin
 from ..locations.origins import scheme_for
@@ -266,12 +272,9 @@ class ContribSitemapSource(Source):
             return []
 
     def _entries(self, urls: Iterable[dict[str, Any]], builder: LocationBuilder) -> EntryStream:
-        chunk: list[Entry] = []
-        skipped: Counter[SkipReason] = Counter()
-
-        def count(reason: SkipReason) -> None:
-            skipped[reason] += 1
-
+        chunk: list[EntryTuple] = []
+        skips = SkipCounter()
+        count = skips.count
         builders: dict[str, LocationBuilder] = {}
 
         def absolute(location: str) -> str:
@@ -306,14 +309,13 @@ class ContribSitemapSource(Source):
                 alternates.append(Alternate(hreflang, href))
             if alternates:
                 extras = Extras(tuple(alternates))
-            chunk.append(Entry(loc, lastmod, changefreq, priority, extras))
+            chunk.append((loc, lastmod, changefreq, priority, extras))
             if len(chunk) >= conf.CHUNK_SIZE:
                 yield chunk
                 chunk = []
         if chunk:
             yield chunk
-        for reason, number in skipped.items():
-            yield Skipped(reason, number)
+        yield from skips.flush()
 
 
 def _summary(number: int, urls: list[dict[str, Any]]) -> PageSummary | None:

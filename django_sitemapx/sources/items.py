@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_url
 from django.utils import translation
 
 from .. import conf
-from ..entries import Entry, EntryStream, Skipped
+from ..entries import EntryStream, EntryTuple, SkipCounter
 from ..exceptions import Skip, SkipReason
 from ..locations import iri_to_uri, usable_location
 from ..values import VALUE_NAMES, formatted, lastmod_text_or_none, latest_lastmod
@@ -102,15 +101,12 @@ class ItemSource(Source):
         if self.i18n:
             yield from self._language_entries(items, builder)
             return
-        skipped: Counter[SkipReason] = Counter()
-
-        def count(reason: SkipReason) -> None:
-            skipped[reason] += 1
-
+        skips = SkipCounter()
+        count = skips.count
         extras = extras_reader(self, builder, count)
         size = conf.CHUNK_SIZE
         for start in range(0, len(items), size):
-            chunk: list[Entry] = []
+            chunk: list[EntryTuple] = []
             kept: list[Any] = []
             for item in items[start : start + size]:
                 try:
@@ -121,20 +117,22 @@ class ItemSource(Source):
                 lastmod, changefreq, priority = (
                     formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
                 )
-                chunk.append((loc, lastmod, changefreq, priority, None))  # type: ignore[arg-type]
+                chunk.append((loc, lastmod, changefreq, priority, None))
                 kept.append(item)
             if extras is not None and kept:
                 found = extras(kept)
-                chunk = [
-                    (*entry[:4], value) if value is not None else entry  # type: ignore[misc]
-                    for entry, value in zip(chunk, found, strict=True)
-                    if not isinstance(value, SkipReason)
-                ]
-                skipped.update(value for value in found if isinstance(value, SkipReason))
+                with_extras: list[EntryTuple] = []
+                for (loc, lastmod, changefreq, priority, _extras), value in zip(
+                    chunk, found, strict=True
+                ):
+                    if isinstance(value, SkipReason):
+                        count(value)
+                    else:
+                        with_extras.append((loc, lastmod, changefreq, priority, value))
+                chunk = with_extras
             if chunk:
                 yield chunk
-        for reason, number in skipped.items():
-            yield Skipped(reason, number)
+        yield from skips.flush()
 
     def _language_entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
         """One entry per (item, language), each item located once per language.
@@ -143,11 +141,8 @@ class ItemSource(Source):
         (``translation.override``), so ``i18n_patterns`` prefixes and
         translated patterns come out as ``reverse()`` gives them.
         """
-        skipped: Counter[SkipReason] = Counter()
-
-        def count(reason: SkipReason) -> None:
-            skipped[reason] += 1
-
+        skips = SkipCounter()
+        count = skips.count
         versions = LanguageVersions(self)
         extras = extras_reader(self, builder, count)
         per_item = self.has_languages_per_item
@@ -172,7 +167,7 @@ class ItemSource(Source):
             extensions: list[ItemExtras] = [None] * len(listed)
             if extras is not None and listed:
                 extensions = extras([item for item, _found in listed])
-            chunk: list[Entry] = []
+            chunk: list[EntryTuple] = []
             for (item, found), extension in zip(listed, extensions, strict=True):
                 if isinstance(extension, SkipReason):
                     count(extension)
@@ -183,8 +178,7 @@ class ItemSource(Source):
                 chunk += versions.entries(found, lastmod, changefreq, priority, extension)
             if chunk:
                 yield chunk
-            yield from (Skipped(reason, number) for reason, number in skipped.items())
-            skipped.clear()
+            yield from skips.flush()
 
     def _located(self, item: Any, builder: LocationBuilder) -> str | Skip:
         try:

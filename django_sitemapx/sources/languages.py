@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..entries import Alternate, Entry, Extras
+from ..entries import EntryTuple, Extras
 from ..exceptions import Skip, SkipReason
 from ..values import format_hreflang
 
@@ -68,25 +68,26 @@ class LanguageVersions:
         changefreq: str | None,
         priority: str | None,
         extension: Extras | None = None,
-    ) -> list[Entry]:
+    ) -> list[EntryTuple]:
         """The entries of one item, one per located version, in the order given.
 
         ``extension`` holds the item's images, videos and news, written with
         every version.
         """
-        # Plain tuples (an Entry is one): this runs once per item of a page.
+        # Plain tuples, for the entries and the alternates alike (an Entry and an
+        # Alternate are tuples too): this runs once per item of a page.
         if not self.alternates:
-            return [(uri, lastmod, changefreq, priority, extension) for _code, uri in located]  # type: ignore[misc]
+            return [(uri, lastmod, changefreq, priority, extension) for _code, uri in located]
         hreflang = self._hreflang
-        links: list[Alternate] = [(hreflang[code], uri) for code, uri in located]  # type: ignore[misc]
+        links = [(hreflang[code], uri) for code, uri in located]
         if self._x_default is not None:
             for code, uri in located:
                 if code == self._x_default:
-                    links.append(("x-default", uri))  # type: ignore[arg-type]
+                    links.append(("x-default", uri))
                     break
         extras = (
             Extras(tuple(links))
             if extension is None
             else extension._replace(alternates=tuple(links))
         )
-        return [(uri, lastmod, changefreq, priority, extras) for _code, uri in located]  # type: ignore[misc]
+        return [(uri, lastmod, changefreq, priority, extras) for _code, uri in located]

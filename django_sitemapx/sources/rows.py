@@ -15,12 +15,11 @@ Entries are plain tuples built by ``zip()``, with no Python call per row.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import attrgetter, countOf, itemgetter
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from django.db import connections, models
 from django.db.models import F
@@ -28,7 +27,7 @@ from django.db.models.sql.constants import MULTI
 from django.utils import translation
 
 from .. import conf
-from ..entries import ChunkStream, Entry, EntryStream, PlainChunk, Skipped
+from ..entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, SkipCounter, Skipped
 from ..exceptions import InvalidValue, Skip, SkipReason
 from ..locations.rows import RowLocations
 from ..values import lastmod_text, per_item_reader, static_value
@@ -54,7 +53,7 @@ BulkLocations = Callable[[list[Any]], list[str] | None]
 Values = tuple["Reader | Fixed", "Reader | Fixed", "Reader | Fixed"]
 # A way of writing a page: its chunks, then whether it counted the rows whose
 # SQL lastmod is out of range itself.
-Strategy = Generator[list[Entry] | PlainChunk | Skipped, None, bool]
+Strategy = Generator[Sequence[EntryTuple] | PlainChunk | Skipped, None, bool]
 
 
 def model_entries(
@@ -67,11 +66,8 @@ def model_entries(
 
     With ``plain``, a chunk that can be one comes as a ``PlainChunk``.
     """
-    skipped: Counter[SkipReason] = Counter()
-
-    def count(reason: SkipReason) -> None:
-        skipped[reason] += 1
-
+    skipped = SkipCounter()
+    count = skipped.count
     extras = extras_reader(source, builder, count)
     strategy: Strategy
     if source.i18n:
@@ -93,7 +89,7 @@ def _rows(
     source: ModelSource,
     page_rows: models.QuerySet[Any],
     builder: LocationBuilder,
-    skipped: Counter[SkipReason],
+    skipped: SkipCounter,
     count: Callable[[SkipReason], None],
     extras: ExtrasReader | None,
     plain: bool,
@@ -138,7 +134,7 @@ def _instances(
     source: ModelSource,
     page_rows: models.QuerySet[Any],
     builder: LocationBuilder,
-    skipped: Counter[SkipReason],
+    skipped: SkipCounter,
     count: Callable[[SkipReason], None],
     extras: ExtrasReader | None,
 ) -> Strategy:
@@ -158,7 +154,7 @@ def _language_versions(
     source: ModelSource,
     page_rows: models.QuerySet[Any],
     builder: LocationBuilder,
-    skipped: Counter[SkipReason],
+    skipped: SkipCounter,
     count: Callable[[SkipReason], None],
     extras: ExtrasReader | None,
 ) -> Strategy:
@@ -364,14 +360,14 @@ def _batched(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
 
 
 def _counting_nulls(
-    batches: Iterator[list[Any]], read: itemgetter[Any], skipped: Counter[SkipReason]
+    batches: Iterator[list[Any]], read: itemgetter[Any], skipped: SkipCounter
 ) -> Iterator[list[Any]]:
     """``batches``, counting the rows whose SQL lastmod is NULL (out of the lastmod range)."""
     try:
         for batch in batches:
             missing = countOf(map(read, batch), None)  # in C, no list built
             if missing:
-                skipped[SkipReason.INVALID_LASTMOD] += missing
+                skipped.count(SkipReason.INVALID_LASTMOD, missing)
             yield batch
     finally:
         _close(batches)
@@ -389,7 +385,7 @@ def _chunks(
     location: Callable[[Any], str],
     bulk: BulkLocations | None,
     values: Values,
-    skipped: Counter[SkipReason],
+    skipped: SkipCounter,
     extras_reader: ExtrasReader | None = None,
     plain: Callable[[list[Any]], PlainChunk | None] | None = None,
 ) -> ChunkStream:
@@ -398,14 +394,12 @@ def _chunks(
     With ``plain``, a batch it takes comes as a ``PlainChunk`` instead.
     """
     for batch in batches:
-        chunk: PlainChunk | list[Entry] | None = plain(batch) if plain is not None else None
+        chunk: PlainChunk | list[EntryTuple] | None = plain(batch) if plain is not None else None
         if chunk is None:
             chunk = _entries_of(batch, location, bulk, values, skipped, extras_reader)
         if chunk:
             yield chunk
-        if skipped:
-            yield from (Skipped(reason, number) for reason, number in skipped.items())
-            skipped.clear()
+        yield from skipped.flush()
 
 
 def _entries_of(
@@ -413,9 +407,9 @@ def _entries_of(
     location: Callable[[Any], str],
     bulk: BulkLocations | None,
     values: Values,
-    skipped: Counter[SkipReason],
+    skipped: SkipCounter,
     extras_reader: ExtrasReader | None,
-) -> list[Entry]:
+) -> list[EntryTuple]:
     """The entries of a batch of rows, counting in ``skipped`` the rows left out."""
     uris = bulk(batch) if bulk is not None else None
     if uris is None:
@@ -424,7 +418,7 @@ def _entries_of(
             try:
                 uris.append(location(row))
             except Skip as skip:
-                skipped[skip.reason] += 1
+                skipped.count(skip.reason)
                 continue
             kept.append(row)
         batch = kept
@@ -432,7 +426,8 @@ def _entries_of(
     if extras_reader is not None and batch:
         kept_rows, found, dropped = chunk_extras(extras_reader, batch)
         if dropped:
-            skipped.update(dropped)
+            for reason, total in dropped.items():
+                skipped.count(reason, total)
             keep = {id(row) for row in kept_rows}
             uris = [uri for uri, row in zip(uris, batch, strict=True) if id(row) in keep]
             batch = kept_rows
@@ -441,7 +436,7 @@ def _entries_of(
         return []
     columns = [_column(reader, batch) for reader in values]
     # Plain tuples are entries too: zip() builds them with no Python call per row.
-    return cast(list[Entry], list(zip(uris, *columns, extras, strict=True)))
+    return list(zip(uris, *columns, extras, strict=True))
 
 
 # (language code, one row's URI, a chunk's URIs) for each language of a section.
@@ -454,7 +449,7 @@ def _language_chunks(
     values: Values,
     versions: LanguageVersions,
     languages: Callable[[Any], Sequence[str]] | None,
-    skipped: Counter[SkipReason],
+    skipped: SkipCounter,
     chunk_size: int,
     extras_reader: ExtrasReader | None = None,
 ) -> EntryStream:
@@ -467,10 +462,7 @@ def _language_chunks(
     images, videos and news (read once per chunk) go with every one of its
     language versions.
     """
-
-    def count(reason: SkipReason) -> None:
-        skipped[reason] += 1
-
+    count = skipped.count
     per_chunk = max(1, chunk_size // len(locators))
     all_codes = versions.codes
     while batch := list(islice(rows, per_chunk)):
@@ -495,7 +487,7 @@ def _language_chunks(
         extensions: list[ItemExtras] = [None] * len(listed)
         if extras_reader is not None and listed_rows:
             extensions = extras_reader(listed_rows)
-        chunk: list[Entry] = []
+        chunk: list[EntryTuple] = []
         for (found, lastmod, changefreq, priority), extension in zip(
             listed, extensions, strict=True
         ):
@@ -505,9 +497,7 @@ def _language_chunks(
                 chunk += versions.entries(found, lastmod, changefreq, priority, extension)
         if chunk:
             yield chunk
-        if skipped:
-            yield from (Skipped(reason, number) for reason, number in skipped.items())
-            skipped.clear()
+        yield from skipped.flush()
 
 
 def _located(location: Callable[[Any], str], row: Any) -> str | Skip:

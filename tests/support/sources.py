@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from django_sitemapx.entries import EntryStream, Skipped
+from django_sitemapx.documents import read_chunks
+from django_sitemapx.entries import EntryStream
 from django_sitemapx.locations import LocationBuilder
 from django_sitemapx.sources import ItemSource, Page, PageSummary, Source
 
@@ -19,11 +20,8 @@ def page_stream(
         return None
     entries: list[tuple[Any, ...]] = []
     skipped: Counter[str] = Counter()
-    for item in found.entries(builder):
-        if isinstance(item, Skipped):
-            skipped[item.reason] += item.total
-        else:
-            entries.extend(item)
+    for chunk in read_chunks(found.entries(builder), skipped):
+        entries.extend(chunk)
     return entries, skipped
 
 
