@@ -203,7 +203,7 @@ def read_chunks(
 def read_chunks(
     stream: ChunkStream, skipped: MutableMapping[str, int]
 ) -> Iterator[Sequence[EntryTuple] | PlainChunk]:
-    """The chunks of a page's ``stream``; its ``Skipped`` records are added to ``skipped``.
+    """The chunks of a page's ``stream``; its ``Skipped`` counts are added to ``skipped``.
 
     Every reader of a page's entries reads them through here: the writer
     (``skipped`` is its ``WriteStats.skipped``), the admin's page browser and

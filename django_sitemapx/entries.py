@@ -1,7 +1,7 @@
-"""The record that flows from a source to the writer: one ``<url>`` of a page.
+"""What flows from a source to the writer: entries, one ``<url>`` of a page each.
 
 A source streams a page as chunks (lists) of entries, with a :class:`Skipped`
-record wherever it left entries (or values) out (a :class:`SkipCounter` keeps
+count wherever it left entries (or values) out (a :class:`SkipCounter` keeps
 the count), so the writer counts every skip without the source knowing how it
 is counted. Nothing here imports Django: sources, overrides and the writer all
 use it.
@@ -113,7 +113,7 @@ class Skipped(NamedTuple):
 EntryTuple = tuple[str, str | None, str | None, str | None, Extras | None]
 
 # A page as a source streams it: chunks of entries (lists of Entry or of plain
-# tuples) and Skipped records.
+# tuples) and Skipped counts.
 EntryStream = Iterator[Sequence[EntryTuple] | Skipped]
 
 
@@ -123,7 +123,7 @@ class SkipCounter:
     Call :meth:`count` for each entry (or value) left out; ``count`` also fits
     wherever a function taking a ``SkipReason`` is asked for. Then ``yield from
     counter.flush()``, after each chunk or once after the last: it gives one
-    :class:`Skipped` record per reason and starts again from zero, so nothing
+    :class:`Skipped` count per reason and starts again from zero, so nothing
     is counted twice::
 
         counter = SkipCounter()
@@ -146,12 +146,12 @@ class SkipCounter:
         self._totals[reason] = self._totals.get(reason, 0) + total
 
     def flush(self) -> list[Skipped]:
-        """A ``Skipped`` record per reason counted since the last flush; the counts restart."""
+        """A ``Skipped`` count per reason counted since the last flush; the counts restart."""
         if not self._totals:
             return []
-        records = [Skipped(reason, total) for reason, total in self._totals.items()]
+        counts = [Skipped(reason, total) for reason, total in self._totals.items()]
         self._totals.clear()
-        return records
+        return counts
 
 
 def interleave(literals: Sequence[str], values: Sequence[list[str]], count: int) -> list[str]:

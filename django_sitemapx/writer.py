@@ -123,7 +123,7 @@ def url_elements(
             else _url_element(loc, lastmod, changefreq, priority, "")
             for loc, lastmod, changefreq, priority, _extras in entries
         ]
-    # Every language version of an item shares one Extras record: its elements
+    # Every language version of an item shares one Extras value: its elements
     # (the alternates, images, videos and news) are rendered once, not per version.
     rendered: dict[int, str] = {}
     elements = []

@@ -9,7 +9,7 @@ Google documents the three extensions (see ``docs/extensions/``):
   for items published in the last two days only.
 
 A source gives :class:`Video` and :class:`News` values (or mappings of their
-fields) and image URLs; the functions here turn them into the entry records the
+fields) and image URLs; the functions here turn them into the entry elements the
 writer escapes (``entries.VideoElement``, ``entries.NewsElement``), or raise
 ``InvalidValue`` saying what is wrong. Nothing here knows of sources or the ORM.
 """
@@ -277,7 +277,7 @@ def as_video(value: Any) -> Video:
 
 
 def video_element(value: Any, builder: LocationBuilder) -> tuple[VideoElement, int]:
-    """A video as the writer's record, and how many tags past 32 it left out.
+    """A video as the writer's element, and how many tags past 32 it left out.
 
     Raises ``InvalidValue`` for a video that cannot be written: a required field
     missing, a location refused, a value out of its documented range.
@@ -381,7 +381,7 @@ def as_news(value: Any) -> News:
 def news_element(
     value: Any, publication: Publication | None, now: datetime.datetime
 ) -> NewsElement | None:
-    """The writer's record of a URL's news, or None if it is older than two days.
+    """The writer's element of a URL's news, or None if it is older than two days.
 
     Raises ``InvalidValue`` for news that cannot be written.
     """

@@ -7,7 +7,7 @@ Of many requests missing the same document at once, one builds it and the
 others wait for the stored copy. Without a working cache a document is
 streamed as it is rendered.
 
-- ``cache``: keys, generations, records and build locks, and ``invalidate()``;
+- ``cache``: cache keys, records and build locks (generations: ``generations``);
 - ``local``: the per-process copies of recently served documents;
 - ``conditional``: ETag, Last-Modified and 304s;
 - ``streams``: gzip, keeping the bytes for the cache, ASGI;

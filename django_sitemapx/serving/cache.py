@@ -78,7 +78,8 @@ class Record:
     # items age out); None: only invalidation makes it stale.
     expires: float | None = None
 
-    def as_record(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
+        """What the cache stores under the document's key."""
         return {
             "etag": self.etag,
             "last_modified": self.last_modified,
@@ -87,7 +88,8 @@ class Record:
         }
 
     @classmethod
-    def from_record(cls, record: Any) -> Record | None:
+    def from_dict(cls, record: Any) -> Record | None:
+        """The record stored as :meth:`as_dict`, or None for anything else."""
         try:
             return cls(
                 record["etag"],
@@ -128,7 +130,7 @@ class DocumentCache(SitemapCache):
         record = (
             local[0]
             if local is not None
-            else Record.from_record(self._call(lambda: self.backend.get(key), None))
+            else Record.from_dict(self._call(lambda: self.backend.get(key), None))
         )
         # A backend keeps a value up to its timeout, rounded to whole seconds or
         # more: the record's own expiry is what decides.
@@ -186,7 +188,7 @@ class DocumentCache(SitemapCache):
         if failed is None or failed:
             return
         complete = Record(record.etag, record.last_modified, parts, record.expires)
-        self._call(lambda: self.backend.set(key, complete.as_record(), timeout), None)
+        self._call(lambda: self.backend.set(key, complete.as_dict(), timeout), None)
         if self.available:
             local_copies.put(self._local_key(key), complete, bodies)
 
@@ -303,4 +305,4 @@ class PartWriter:
         timeout = self._cache._timeout(self._expires)
         if timeout == 0:
             return None
-        return record if self._cache._set(self._key, record.as_record(), timeout) else None
+        return record if self._cache._set(self._key, record.as_dict(), timeout) else None

@@ -1,7 +1,7 @@
 """Conditional GET: a document's ETag and Last-Modified, known before its body, and the 304s.
 
 The ETag is a digest of the document's cache key (which holds its generations)
-and of a summary read before the body: row count and greatest lastmod. It
+and of its ETag basis, read before the body: the pages' row counts and greatest lastmods. It
 changes whenever an invalidation or a row count or lastmod change can have
 changed the bytes.
 
@@ -46,14 +46,14 @@ class Validators:
         return quote_etag(self.etag + GZIP_ETAG_SUFFIX if gz else self.etag)
 
 
-def make_validators(key: str, summary: str, lastmods: Iterable[str | None]) -> Validators:
-    """Validators from a document's key, its summary text and its parts' lastmods.
+def make_validators(key: str, etag_basis: str, lastmods: Iterable[str | None]) -> Validators:
+    """Validators from a document's key, its ETag basis and its parts' lastmods.
 
     ``lastmods`` holds one greatest lastmod per part (the page, or each page of
     the index), ``None`` for a part with an undated URL, which leaves the
     document without Last-Modified.
     """
-    digest = hashlib.sha256(f"{key}|{summary}".encode()).hexdigest()[:32]
+    digest = hashlib.sha256(f"{key}|{etag_basis}".encode()).hexdigest()[:32]
     return Validators(digest, last_modified(lastmods))
 
 

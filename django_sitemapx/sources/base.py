@@ -110,7 +110,7 @@ class Page:
     """One page to serve: its summary, and its entries for a ``LocationBuilder``.
 
     ``entries`` is called at most once, after the summary was used for the
-    response headers; it streams chunks of entries and ``Skipped`` records.
+    response headers; it streams chunks of entries and ``Skipped`` counts.
     """
 
     summary: PageSummary

@@ -153,7 +153,7 @@ def _table_exists(using: str) -> bool:
 
 @dataclass
 class State:
-    """One page as the table holds it (a plain record, no model instance per request)."""
+    """One page as the table holds it (plain values, no model instance per request)."""
 
     number: int
     first: str
