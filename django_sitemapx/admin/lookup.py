@@ -194,7 +194,8 @@ def _find_in_page(
     skipped: dict[str, int],
 ) -> bool:
     for entry in _entries(source, summary, builder, skipped):
-        if uri_key(entry[0]) == key:
+        loc, *_values = entry
+        if uri_key(loc) == key:
             finding.section, finding.page, finding.entry = source.section, summary.number, entry
             return True
     return False
