@@ -223,7 +223,9 @@ class DocumentCache(SitemapCache):
     def lock(self, key: str) -> Lock | None:
         """Become the one builder of ``key``, or None if another request is."""
         token = secrets.token_hex(8)
-        timeout = app_settings.CACHE_WAIT * LOCK_WAITS
+        # Whole seconds, at least one: backends round a timeout down, and Redis
+        # deletes a key added with a timeout of 0 at once (no lock at all).
+        timeout = max(1, math.ceil(app_settings.CACHE_WAIT * LOCK_WAITS))
         added = self._call(lambda: self.backend.add(f"{key}:lock", token, timeout), None)
         return Lock(key, token) if added else None
 

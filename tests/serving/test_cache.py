@@ -126,7 +126,7 @@ def test_lock_is_exclusive_until_unlocked() -> None:
     assert DocumentCache().lock("django_sitemapx:doc:l") is not None
 
 
-@pytest.mark.parametrize(("wait", "expiry"), [(10.0, 60.0), (0.5, 3.0)])
+@pytest.mark.parametrize(("wait", "expiry"), [(10.0, 60), (0.5, 3), (0.05, 1), (0.25, 2)])
 def test_a_lock_expires_after_six_waits(
     wait: float, expiry: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
