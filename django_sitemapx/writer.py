@@ -29,8 +29,9 @@ from .entries import (
 from .exceptions import SkipReason
 
 SITEMAP_NAMESPACE = "http://www.sitemaps.org/schemas/sitemap/0.9"
-# The prefix each extension's elements are written with.
-EXTENSION_NAMESPACES = {
+# The prefix the writer writes each child namespace's elements with: alternates
+# (xhtml) and the image, video and news extensions.
+CHILD_NAMESPACES = {
     "xhtml": XHTML_NAMESPACE,
     "image": IMAGE_NAMESPACE,
     "video": VIDEO_NAMESPACE,
@@ -310,7 +311,7 @@ class DocumentWriter:
         self._declared = frozenset(
             prefix
             for prefix, uri in self.namespaces.items()
-            if EXTENSION_NAMESPACES.get(prefix) == uri
+            if CHILD_NAMESPACES.get(prefix) == uri
         )
         self._closing = closing
         self._closing_size = len(closing.encode())

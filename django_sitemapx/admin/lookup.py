@@ -163,7 +163,7 @@ def _page_by_query(source: ModelSource, key: str, finding: Finding) -> int | Non
         return None  # a URL value the field cannot hold: not this section's row
     table = source.page_table()
     number = table.page_of(keys[0])
-    # Bring the page up to date first (the section's first layout, or a split
+    # Bring the page up to date first (the section's first count, or a split
     # of the page since its last count may move the row), then look again.
     table.states(None if number is None else {number})
     return table.page_of(keys[0])

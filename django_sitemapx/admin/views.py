@@ -1,7 +1,7 @@
 """The URL inspector and the sitemap overview, and what every page of the override admin shares.
 
 Every page takes the site to show as ``?host=`` (one of the sites the project
-knows, see ``locations.hosts.known_origins``), by default the admin's own.
+knows, see ``locations.origins.known_origins``), by default the admin's own.
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 - ``base``: the contract every source follows (:class:`Source`, :class:`Page`,
   :class:`PageSummary`);
-- ``querysets``: :class:`ModelSource`, pages of a queryset cut on stable key
-  ranges (``keyset``) and streamed as plain rows;
-- ``items``: :class:`ItemSource`, :class:`StaticSource` and
-  :class:`ContribSitemapSource`, in-memory lists paged like
-  ``django.contrib.sitemaps``.
+- ``querysets``: :class:`ModelSource`, its options and hooks; its pages are
+  stored key ranges (``pages``, ``codecs``), summarized in SQL (``summaries``)
+  and streamed as plain rows (``rows``, with ``extras`` and ``languages``);
+- ``items``: :class:`ItemSource` and :class:`StaticSource`, in-memory lists paged
+  like ``django.contrib.sitemaps``; ``contrib``: :class:`ContribSitemapSource`.
 """
 
 from .base import ListedPage, Page, PageSummary, Source

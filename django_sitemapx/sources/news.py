@@ -14,7 +14,7 @@ from .pages import PageTable, State
 from .querysets import ModelSource
 
 
-class AgingLayout(PageTable):
+class AgingPageTable(PageTable):
     """A news section's stored pages, every page asked for counted again.
 
     Rows leave a news section as they turn two days old, with no save to move
@@ -57,8 +57,8 @@ class NewsSource(ModelSource):
         return min(super().get_limit(), NEWS_MAX_URLS)
 
     def page_table(self) -> PageTable:
-        """The section's stored pages, counted again on every read (see ``AgingLayout``)."""
-        return AgingLayout(self)
+        """The section's stored pages, counted again on every read (see ``AgingPageTable``)."""
+        return AgingPageTable(self)
 
     def get_queryset(self) -> models.QuerySet[Any]:
         cutoff = timezone.now() - NEWS_MAX_AGE

@@ -29,7 +29,7 @@ When a count breaks it, only that page and at most one neighbour change:
 
 New pages take new numbers, so no other page is renumbered. Serving a page is
 ``WHERE key >= first AND key < next_first ORDER BY key``: the last page costs
-what the first costs. The first layout of a section cuts full pages with one
+what the first costs. The first count of a section cuts full pages with one
 ``ROW_NUMBER()`` query.
 
 Keys are stored encoded as text that the database orders as it orders the
@@ -113,7 +113,7 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
 
     Every page of every section with no argument; every page of ``section``
     (its hosts' pages too) without ``page``; else page ``page`` of the
-    section's shared layout. Called once a change is committed, when no cache
+    section's shared pages. Called once a change is committed, when no cache
     is configured (see ``invalidation.invalidate``): in every process, the
     index then counts only what changed.
     """
@@ -252,7 +252,7 @@ class PageTable:
         return None
 
     def page_of(self, key: Any) -> int | None:
-        """The page holding ``key`` (one indexed query); None before the first layout."""
+        """The page holding ``key`` (one indexed query); None before the section's first count."""
         try:
             text = self.codec.encode(key)
         except (TypeError, ValueError, AttributeError):
@@ -270,12 +270,12 @@ class PageTable:
 
     @functools.cached_property
     def _shape(self) -> tuple[str, str]:
-        # Compiled once a request: the layout's name and its fingerprint both read it.
+        # Compiled once a request: the table's section name and its fingerprint both read it.
         return _query_shape(self.source)
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """What the layout depends on: model, key, capacity and the shape of the section's query.
+        """What the pages depend on: model, key, capacity and the shape of the section's query.
 
         The query's parameters are left out: a filter on ``timezone.now()`` must
         not cut the section again on every request. A deploy that changes only a
@@ -349,7 +349,7 @@ class PageTable:
                 for number, first in enumerate(firsts, 1)
             )
         if replaced:
-            # Another layout's pages were cached: none of them holds.
+            # Another fingerprint's pages were cached: none of them holds.
             self._replace_section()
         return [State(number, first, 0, None, "") for number, first in enumerate(firsts, 1)]
 
