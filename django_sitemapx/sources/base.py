@@ -13,7 +13,7 @@ import copy
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from ..conf import (
@@ -214,11 +214,15 @@ class Source:
     def for_origin(self, origin: Origin) -> Source:
         """This source as served on ``origin``: a copy whose ``origin`` is set.
 
-        The registered instance is shared by every request, so it is never
-        changed; the copy is shallow and costs nothing per row.
+        The bound origin has this section's scheme (:meth:`scheme`, defaulting
+        to ``origin``'s): its URLs, the index's links to it and ``get_queryset()``
+        all see the one scheme. The registered instance is shared by every
+        request, so it is never changed; the copy is shallow and costs nothing
+        per row.
         """
         bound = copy.copy(self)
-        bound.origin = origin
+        scheme = self.scheme(origin.scheme)
+        bound.origin = origin if scheme == origin.scheme else replace(origin, scheme=scheme)
         return bound
 
     def get_limit(self) -> int:

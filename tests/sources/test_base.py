@@ -167,6 +167,21 @@ def test_options_set_attributes_and_unknown_ones_are_refused() -> None:
         sitemapx.Source("s", _private=1)
 
 
+def test_for_origin_binds_a_copy_in_the_sections_scheme() -> None:
+    origin = sitemapx.Origin("https", "example.com:8000", site_id=3)
+    plain = sitemapx.Source("s")
+    bound = plain.for_origin(origin)
+    assert bound is not plain and plain.origin is None
+    assert bound.origin is origin
+    http = sitemapx.Source("s", protocol="http").for_origin(origin).origin
+    assert http is not None
+    assert (http.scheme, http.host, http.site_id) == ("http", "example.com:8000", 3)
+    with override_settings(SITEMAPX_PROTOCOL="http"):
+        assert sitemapx.Source("s").for_origin(origin).origin == sitemapx.Origin(
+            "http", "example.com:8000"
+        )
+
+
 def test_get_limit_is_the_source_limit_else_the_setting() -> None:
     assert sitemapx.Source("s").get_limit() == 50_000
     with override_settings(SITEMAPX_LIMIT=10):
