@@ -219,3 +219,17 @@ class PlainChunk:
 
 # A page as a source streams it to the writer: a chunk may come as a PlainChunk.
 ChunkStream = Iterator[Sequence[EntryTuple] | PlainChunk | Skipped]
+
+
+def close_stream(stream: object) -> None:
+    """Close ``stream`` now if it can be closed (a generator, a source's batches, a body).
+
+    A suspended source generator may hold an open server-side cursor. Left to
+    the garbage collector (a traceback keeps it in a reference cycle), its
+    cleanup can run in the middle of a later query on the same connection, and
+    psycopg then waits forever for its own connection lock: whoever stops
+    reading a stream early closes it.
+    """
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()

@@ -27,7 +27,15 @@ from django.db.models.sql.constants import MULTI
 from django.utils import translation
 
 from .. import conf
-from ..entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, SkipCounter, Skipped
+from ..entries import (
+    ChunkStream,
+    EntryStream,
+    EntryTuple,
+    PlainChunk,
+    SkipCounter,
+    Skipped,
+    close_stream,
+)
 from ..exceptions import InvalidValue, Skip, SkipReason
 from ..locations.rows import RowLocations
 from ..values import lastmod_text, per_item_reader, static_value
@@ -126,7 +134,7 @@ def _rows(
     try:
         yield from _chunks(batches, location, bulk, values, skipped, extras, plain_chunks)
     finally:
-        _close(batches)
+        close_stream(batches)
     return counted
 
 
@@ -146,7 +154,7 @@ def _instances(
     try:
         yield from _chunks(batches, location, bulk, values, skipped, extras)
     finally:
-        _close(batches)
+        close_stream(batches)
     return False
 
 
@@ -370,14 +378,7 @@ def _counting_nulls(
                 skipped.count(SkipReason.INVALID_LASTMOD, missing)
             yield batch
     finally:
-        _close(batches)
-
-
-def _close(batches: Any) -> None:
-    # The cursor of a page the client left goes now, not when collected.
-    close = getattr(batches, "close", None)
-    if close is not None:
-        close()
+        close_stream(batches)
 
 
 def _chunks(
@@ -549,7 +550,7 @@ def row_batches(queryset: models.QuerySet[Any], size: int) -> Iterator[list[tupl
             if len(batch) < size:
                 # The last batch: the cursor goes now, as iterator() lets it go,
                 # even if the caller never asks for the next one.
-                _close(results)
+                close_stream(results)
             yield batch if type(batch[0]) is tuple else list(map(tuple, batch))
     finally:
-        _close(results)
+        close_stream(results)
