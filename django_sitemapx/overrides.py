@@ -47,32 +47,22 @@ OverrideValues = tuple[bool, str | None, str | None, str | None]
 PRELOAD_LIMIT = 5_000
 
 
-_table_found = False
-
-
 def table_ready() -> bool:
     """True once the overrides table exists; until ``migrate`` creates it, logs why not.
 
     Without the table there can be no override, so documents are served as the
-    sources give them rather than failing with "no such table". Once found, the
-    table is not looked for again in this process.
+    sources give them rather than failing with "no such table".
     """
-    global _table_found
-    if _table_found:
-        return True
-    from .models import Override
+    from .models import Override, table_exists
 
-    connection = connections[router.db_for_read(Override)]
-    with connection.cursor() as cursor:
-        names = connection.introspection.table_names(cursor)
-    _table_found = Override._meta.db_table in names
-    if not _table_found:
-        logger.error(
-            "The table of django_sitemapx's overrides (%s) does not exist: run "
-            "`python manage.py migrate`. Sitemaps are served without overrides until then.",
-            Override._meta.db_table,
-        )
-    return _table_found
+    if table_exists(Override, router.db_for_read(Override)):
+        return True
+    logger.error(
+        "The table of django_sitemapx's overrides (%s) does not exist: run "
+        "`python manage.py migrate`. Sitemaps are served without overrides until then.",
+        Override._meta.db_table,
+    )
+    return False
 
 
 @overload
