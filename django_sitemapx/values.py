@@ -260,14 +260,25 @@ def per_item_reader(
     attribute = getattr(owner, name, None)
     if not callable(attribute):
         return None
+    return checked_reader(attribute, name, on_invalid)
+
+
+def checked_reader(
+    read: Callable[[Any], Any], name: ValueName, on_invalid: Callable[[SkipReason], None]
+) -> ValueReader:
+    """``read`` (an item's raw value) formatted as ``name``'s protocol text.
+
+    An invalid value is dropped (None: the URL stays, without that element) and
+    reported through ``on_invalid``; the closure is all a row pays.
+    """
     formatter = _FORMATTERS[name]
     reason = INVALID[name]
 
-    def read(item: Any) -> str | None:
+    def text(item: Any) -> str | None:
         try:
-            return formatter(attribute(item))
+            return formatter(read(item))
         except InvalidValue:
             on_invalid(reason)
             return None
 
-    return read
+    return text

@@ -36,9 +36,9 @@ from ..entries import (
     Skipped,
     close_stream,
 )
-from ..exceptions import InvalidValue, Skip, SkipReason
+from ..exceptions import Skip, SkipReason
 from ..locations.rows import RowLocations
-from ..values import lastmod_text, per_item_reader, static_value
+from ..values import checked_reader, per_item_reader, static_value
 from .extras import ExtrasReader, ItemExtras, chunk_extras, extras_reader
 from .languages import LanguageVersions
 from .lastmods import (
@@ -323,7 +323,7 @@ def _row_lastmod(
     index = len(fields)  # rows_queryset() puts the lastmod column last
     if lastmod_in_sql(source, using):
         return itemgetter(index)  # already W3C text, formatted by the database
-    return _checked_lastmod(itemgetter(index), count)
+    return checked_reader(itemgetter(index), "lastmod", count)
 
 
 def _instance_lastmod(
@@ -333,20 +333,7 @@ def _instance_lastmod(
     if column is None:
         return _column_reader(source, "lastmod", count)
     name = LASTMOD_ALIAS if is_postgresql(using) else column
-    return _checked_lastmod(attrgetter(name), count)
-
-
-def _checked_lastmod(read: Reader, count: Callable[[SkipReason], None]) -> Reader:
-    """A row's lastmod as text; one out of the lastmod range is dropped and counted."""
-
-    def text(row: Any) -> str | None:
-        try:
-            return lastmod_text(read(row))
-        except InvalidValue:
-            count(SkipReason.INVALID_LASTMOD)
-            return None
-
-    return text
+    return checked_reader(attrgetter(name), "lastmod", count)
 
 
 @dataclass(frozen=True)
