@@ -20,7 +20,7 @@ import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
@@ -29,7 +29,7 @@ from ..entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE, NewsElem
 from ..exceptions import InvalidValue, Skip
 from ..locations import CONTROL_CHARS, LocationBuilder, checked_uri, iri_to_uri
 from ..locations.hosts import ascii_host
-from ..values import lastmod_text, parse_lastmod
+from ..values import decimal_text, lastmod_text, parse_lastmod
 
 __all__ = [
     "IMAGE_NAMESPACE",
@@ -222,19 +222,16 @@ def _whole_number(value: Any, what: str, low: int, high: int | None) -> str | No
     return str(value)
 
 
+# A rating is written with at most two decimals.
+_HUNDREDTH = Decimal("0.01")
+
+
 def _rating(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool):
         raise InvalidValue(f"video rating must be a number, not {value!r}")
-    try:
-        number = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        raise InvalidValue(f"video rating {value!r} is not a number") from None
-    if not number.is_finite() or not Decimal(0) <= number <= VIDEO_MAX_RATING:
-        raise InvalidValue(f"video rating {value!r} is outside 0.0 to 5.0")
-    text = f"{number.quantize(Decimal('0.01')):f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
+    return decimal_text(value, "video rating", VIDEO_MAX_RATING, _HUNDREDTH)
 
 
 def _relationship_list(
