@@ -226,19 +226,22 @@ class Source:
         return bound
 
     def get_limit(self) -> int:
-        """The most URLs a page holds: the source's ``limit``, else ``SITEMAPX_LIMIT``."""
-        return self.limit if self.limit is not None else app_settings.LIMIT
+        """The most URLs a page holds: the source's ``limit``, else ``SITEMAPX_LIMIT``.
+
+        A source with news holds at most 1,000 (Google's news sitemap limit).
+        """
+        limit = self.limit if self.limit is not None else app_settings.LIMIT
+        return max_urls_per_page(self, limit)
 
     def rows_per_page(self) -> int:
         """How many items (rows) one page holds: what the source pages by.
 
-        The one place for a page's capacity: at most ``limit`` URLs, and at
-        most what the protocol's 50 MB holds when every URL takes
-        :meth:`max_url_bytes`. An item gives :meth:`urls_per_row` URLs (one
-        per language for ``i18n``). A news section lists at most 1,000 URLs
-        per page. The writer skips (and counts) any entry larger than
-        :meth:`max_url_bytes`, so no page can overflow and no URL is cut for
-        lack of room.
+        The one place for a page's capacity: at most :meth:`get_limit` URLs
+        (1,000 with news), and at most what the protocol's 50 MB holds when
+        every URL takes :meth:`max_url_bytes`. An item gives
+        :meth:`urls_per_row` URLs (one per language for ``i18n``). The writer
+        skips (and counts) any entry larger than :meth:`max_url_bytes`, so no
+        page can overflow and no URL is cut for lack of room.
         """
         # validate() runs at registration, often while the URLconf is still
         # being imported, so nothing here is computed (or reversed) before a
@@ -247,8 +250,7 @@ class Source:
         # by itself, and the writer's size backstop then counts what it cuts.
         per_row = self.urls_per_row()
         budget = PROTOCOL_MAX_BYTES - DOCUMENT_FRAME_BYTES
-        urls = max_urls_per_page(self, self.get_limit())
-        rows = min(urls // per_row, budget // (per_row * self.max_url_bytes()))
+        rows = min(self.get_limit() // per_row, budget // (per_row * self.max_url_bytes()))
         return max(1, rows)
 
     def urls_per_row(self) -> int:

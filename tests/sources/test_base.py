@@ -187,6 +187,9 @@ def test_get_limit_is_the_source_limit_else_the_setting() -> None:
     with override_settings(SITEMAPX_LIMIT=10):
         assert sitemapx.Source("s").get_limit() == 10
         assert sitemapx.Source("s", limit=3).get_limit() == 3
+    # Google's news sitemaps list at most 1,000 URLs, whatever declares the news.
+    assert sitemapx.Source("s", news=lambda item: None).get_limit() == 1000
+    assert sitemapx.Source("s", news=lambda item: None, limit=3).get_limit() == 3
 
 
 @override_settings(LANGUAGES=[("en", "English"), ("de", "Deutsch"), ("fr", "Français")])
