@@ -42,6 +42,14 @@ if TYPE_CHECKING:
     from ..locations import LocationBuilder, Origin
 
 
+def is_overridden(source: object, base: type, name: str) -> bool:
+    """Whether ``source`` replaces ``base``'s method ``name``.
+
+    In a subclass, or on the instance (a ``register()`` option of that name).
+    """
+    return name in vars(source) or getattr(type(source), name) is not getattr(base, name)
+
+
 @functools.lru_cache(maxsize=256)
 def _parsed_sites(sites: tuple[object, ...]) -> SiteSelection:
     return parse_sites(sites)
@@ -343,10 +351,7 @@ class Source:
     @property
     def has_languages_per_item(self) -> bool:
         """True when ``get_languages_for_item`` is overridden (a method or an option)."""
-        return (
-            "get_languages_for_item" in vars(self)
-            or type(self).get_languages_for_item is not Source.get_languages_for_item
-        )
+        return is_overridden(self, Source, "get_languages_for_item")
 
     def get_namespaces(self) -> dict[str, str]:
         """The extension namespaces a page's root declares: ``namespaces``, plus xhtml for

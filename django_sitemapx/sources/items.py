@@ -26,6 +26,7 @@ from .base import (
     PageSummary,
     Source,
     escaped_length,
+    is_overridden,
 )
 from .extras import ItemExtras, extras_reader
 from .languages import LanguageVersions
@@ -206,9 +207,9 @@ class StaticSource(ItemSource):
 
     def max_location_bytes(self) -> int:
         """The longest of its URL names reversed, in every language: the paths are known."""
-        if type(self).items is not StaticSource.items or "items" in vars(self):
-            return super().max_location_bytes()
-        if type(self).location is not StaticSource.location or "location" in vars(self):
+        if is_overridden(self, StaticSource, "items") or is_overridden(
+            self, StaticSource, "location"
+        ):
             return super().max_location_bytes()
         codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
         key = (
