@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from django.db import models
 from django.utils import timezone
@@ -70,6 +70,25 @@ class ExtrasReader:
             else:
                 result.append(Extras((), item_images, item_videos, item_news))
         return result
+
+    def kept(self, items: list[Any]) -> tuple[list[Extras | None], list[int] | None]:
+        """The extras of the items kept, and their positions in ``items`` (None: all of them).
+
+        An item whose extras is a ``SkipReason`` (news too old, say) is left
+        out, and counted.
+        """
+        found = self(items)
+        if not any(isinstance(value, SkipReason) for value in found):
+            return cast("list[Extras | None]", found), None
+        positions: list[int] = []
+        kept: list[Extras | None] = []
+        for position, value in enumerate(found):
+            if isinstance(value, SkipReason):
+                self.count(value)
+            else:
+                positions.append(position)
+                kept.append(value)
+        return kept, positions
 
     def _column(self, kind: str, items: list[Any]) -> list[Any]:
         if kind not in self.kinds:
@@ -179,27 +198,6 @@ class ExtrasReader:
         for key, *values in rows.iterator(chunk_size=10_000):
             grouped[key].append(declaration.value(values))
         return grouped
-
-
-def chunk_extras(
-    reader: ExtrasReader | None, batch: list[Any]
-) -> tuple[list[Any], list[ItemExtras] | None, dict[SkipReason, int]]:
-    """The batch less the items its extensions leave out, their extras, and the skips."""
-    if reader is None:
-        return batch, None, {}
-    extras = reader(batch)
-    skipped: dict[SkipReason, int] = {}
-    if not any(isinstance(value, SkipReason) for value in extras):
-        return batch, extras, skipped
-    kept_rows: list[Any] = []
-    kept_extras: list[ItemExtras] = []
-    for row, value in zip(batch, extras, strict=True):
-        if isinstance(value, SkipReason):
-            skipped[value] = skipped.get(value, 0) + 1
-        else:
-            kept_rows.append(row)
-            kept_extras.append(value)
-    return kept_rows, kept_extras, skipped
 
 
 def extras_reader(
