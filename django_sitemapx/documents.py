@@ -32,6 +32,7 @@ from .writer import (
 
 logger = logging.getLogger("django_sitemapx")
 
+# The namespace of django_sitemapx.urls (its app_name), which every reverse() here names.
 URL_NAMESPACE = "django_sitemapx"
 
 # Maps (section, page number) to the path a document is served at.
