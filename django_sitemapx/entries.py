@@ -36,6 +36,8 @@ class VideoElement(NamedTuple):
     """One ``<video:video>``, every value already protocol text (see ``extensions``).
 
     ``restriction`` and ``platform`` are ``(relationship, space-separated values)``.
+    The fields are ``extensions.values.Video``'s, in the order the writer writes
+    them (the schema's); ``tests/test_extensions.py`` checks that the three agree.
     """
 
     thumbnail_loc: str
