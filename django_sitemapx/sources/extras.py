@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, cast
+from itertools import repeat
+from typing import Any, TypeVar, cast
 
 from django.db import models
 from django.utils import timezone
@@ -19,6 +20,7 @@ from .base import Source
 
 # One extension value per item, or the reason to leave the item out.
 ItemExtras = Extras | SkipReason | None
+T = TypeVar("T")
 
 
 class ExtrasReader:
@@ -70,25 +72,6 @@ class ExtrasReader:
             else:
                 result.append(Extras((), item_images, item_videos, item_news))
         return result
-
-    def kept(self, items: list[Any]) -> tuple[list[Extras | None], list[int] | None]:
-        """The extras of the items kept, and their positions in ``items`` (None: all of them).
-
-        An item whose extras is a ``SkipReason`` (news too old, say) is left
-        out, and counted.
-        """
-        found = self(items)
-        if not any(isinstance(value, SkipReason) for value in found):
-            return cast("list[Extras | None]", found), None
-        positions: list[int] = []
-        kept: list[Extras | None] = []
-        for position, value in enumerate(found):
-            if isinstance(value, SkipReason):
-                self.count(value)
-            else:
-                positions.append(position)
-                kept.append(value)
-        return kept, positions
 
     def _column(self, kind: str, items: list[Any]) -> list[Any]:
         if kind not in self.kinds:
@@ -198,6 +181,31 @@ class ExtrasReader:
         for key, *values in rows.iterator(chunk_size=10_000):
             grouped[key].append(declaration.value(values))
         return grouped
+
+
+def with_extras(
+    reader: ExtrasReader | None, items: list[Any], parallel: list[T]
+) -> tuple[list[Any], list[T], Iterable[Extras | None]]:
+    """``items`` and ``parallel`` (a value per item) less the items an extension
+    leaves out, and the extras of those kept.
+
+    An item whose extras is a ``SkipReason`` (news too old, say) is left out,
+    and counted; without a ``reader`` every item is kept, with no extras.
+    """
+    if reader is None or not items:
+        return items, parallel, repeat(None, len(items))
+    found = reader(items)
+    if not any(isinstance(value, SkipReason) for value in found):
+        return items, parallel, cast("list[Extras | None]", found)
+    kept: list[int] = []
+    extras: list[Extras | None] = []
+    for position, value in enumerate(found):
+        if isinstance(value, SkipReason):
+            reader.count(value)
+        else:
+            kept.append(position)
+            extras.append(value)
+    return [items[i] for i in kept], [parallel[i] for i in kept], extras
 
 
 def extras_reader(

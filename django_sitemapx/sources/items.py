@@ -27,7 +27,7 @@ from .base import (
     escaped_length,
     is_overridden,
 )
-from .extras import extras_reader
+from .extras import extras_reader, with_extras
 from .languages import LanguageVersions, language_chunks
 
 if TYPE_CHECKING:
@@ -119,10 +119,8 @@ class ItemSource(Source):
                 )
                 chunk.append((loc, lastmod, changefreq, priority, None))
                 kept.append(item)
-            if extras is not None and kept:
-                found, positions = extras.kept(kept)
-                if positions is not None:
-                    chunk = [chunk[position] for position in positions]
+            if extras is not None:
+                kept, chunk, found = with_extras(extras, kept, chunk)
                 chunk = [
                     (loc, lastmod, changefreq, priority, value)
                     for (loc, lastmod, changefreq, priority, _none), value in zip(

@@ -11,7 +11,7 @@ set, itself included.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import islice, repeat
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from django.utils import translation
@@ -20,6 +20,7 @@ from .. import conf
 from ..entries import EntryStream, EntryTuple, Extras, SkipCounter
 from ..exceptions import Skip, SkipReason
 from ..values import format_hreflang
+from .extras import with_extras
 
 if TYPE_CHECKING:
     from .base import Source
@@ -138,12 +139,7 @@ def language_chunks(
             if found:
                 listed.append(found)
                 listed_items.append(item)
-        extensions: Iterable[Extras | None] = repeat(None, len(listed))
-        if extras is not None and listed_items:
-            extensions, kept = extras.kept(listed_items)
-            if kept is not None:
-                listed = [listed[position] for position in kept]
-                listed_items = [listed_items[position] for position in kept]
+        listed_items, listed, extensions = with_extras(extras, listed_items, listed)
         chunk: list[EntryTuple] = []
         for found, lastmod, changefreq, priority, extension in zip(
             listed, *values(listed_items), extensions, strict=True

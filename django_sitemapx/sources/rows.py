@@ -29,7 +29,6 @@ from .. import conf
 from ..entries import (
     ChunkStream,
     EntryTuple,
-    Extras,
     PlainChunk,
     SkipCounter,
     Skipped,
@@ -38,7 +37,7 @@ from ..entries import (
 from ..exceptions import Skip, SkipReason
 from ..locations.rows import RowLocations
 from ..values import checked_reader, per_item_reader, static_value
-from .extras import ExtrasReader, extras_reader
+from .extras import ExtrasReader, extras_reader, with_extras
 from .languages import LanguageVersions, language_chunks
 from .lastmods import (
     LASTMOD_ALIAS,
@@ -428,12 +427,7 @@ def _entries_of(
                 continue
             kept.append(row)
         batch = kept
-    extras: Iterable[Extras | None] = repeat(None, len(batch))
-    if extras_reader is not None and batch:
-        extras, positions = extras_reader.kept(batch)
-        if positions is not None:
-            uris = [uris[position] for position in positions]
-            batch = [batch[position] for position in positions]
+    batch, uris, extras = with_extras(extras_reader, batch, uris)
     if not batch:
         return []
     columns = [_column(reader, batch) for reader in values]
