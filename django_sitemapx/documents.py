@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, overload
+from typing import overload
 
 from django.urls import NoReverseMatch, reverse
 
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
-from .entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, Skipped
+from .entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, Skipped, close_stream
 from .exceptions import SkipReason
 from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
@@ -32,6 +32,7 @@ from .writer import (
 
 logger = logging.getLogger("django_sitemapx")
 
+# The namespace of django_sitemapx.urls (its app_name), which every reverse() here names.
 URL_NAMESPACE = "django_sitemapx"
 
 # Maps (section, page number) to the path a document is served at.
@@ -107,10 +108,10 @@ class DocumentStream:
 
     def close(self) -> None:
         """Stop early (the client went away): release the source's cursor now."""
-        _close(self._chunks)
+        close_stream(self._chunks)
         # The source was started for the first chunk: closing the chunks before
         # one was read would not reach it.
-        _close(self._source)
+        close_stream(self._source)
 
 
 def section_schemes(registry: SitemapRegistry, default: str) -> dict[str, str]:
@@ -184,7 +185,7 @@ def page_entries(
         for chunk in apply_overrides(read_chunks(stream, skipped)):
             entries.extend(chunk)
     finally:
-        _close(stream)
+        close_stream(stream)
     limit = source.get_limit()
     if len(entries) > limit:
         skipped[SkipReason.OVER_URL_LIMIT] += len(entries) - limit
@@ -242,7 +243,7 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
                 body = _rest(first, chunks, writer, section, page.summary.number, stream)
                 return DocumentStream(body, writer.stats, stream)
     except BaseException:
-        _close(stream)
+        close_stream(stream)
         raise
     _log_skips(section, page.summary.number, writer.stats)
     return None
@@ -263,20 +264,10 @@ def _rest(
             if data:
                 yield data
     except BaseException:  # an error, or the client went away (GeneratorExit)
-        _close(stream)
+        close_stream(stream)
         raise
     yield writer.close()
     _log_skips(section, number, writer.stats)
-
-
-def _close(stream: Any) -> None:
-    # A suspended source generator may hold an open server-side cursor. Left to
-    # the garbage collector (a traceback keeps it in a reference cycle), its
-    # cleanup can run in the middle of a later query on the same connection,
-    # and psycopg then waits forever for its own connection lock.
-    close = getattr(stream, "close", None)
-    if close is not None:
-        close()
 
 
 def _log_skips(section: str, number: int, stats: WriteStats) -> None:

@@ -36,6 +36,8 @@ class VideoElement(NamedTuple):
     """One ``<video:video>``, every value already protocol text (see ``extensions``).
 
     ``restriction`` and ``platform`` are ``(relationship, space-separated values)``.
+    The fields are ``extensions.values.Video``'s, in the order the writer writes
+    them (the schema's); ``tests/test_extensions.py`` checks that the three agree.
     """
 
     thumbnail_loc: str
@@ -219,3 +221,17 @@ class PlainChunk:
 
 # A page as a source streams it to the writer: a chunk may come as a PlainChunk.
 ChunkStream = Iterator[Sequence[EntryTuple] | PlainChunk | Skipped]
+
+
+def close_stream(stream: object) -> None:
+    """Close ``stream`` now if it can be closed (a generator, a source's batches, a body).
+
+    A suspended source generator may hold an open server-side cursor. Left to
+    the garbage collector (a traceback keeps it in a reference cycle), its
+    cleanup can run in the middle of a later query on the same connection, and
+    psycopg then waits forever for its own connection lock: whoever stops
+    reading a stream early closes it.
+    """
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()

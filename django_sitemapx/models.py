@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import connections, models
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -276,3 +276,25 @@ class PendingUrl(models.Model):
 
     def __str__(self) -> str:
         return self.url
+
+
+# (database alias, table) pairs known to exist: each is looked for once per process.
+_FOUND_TABLES: set[tuple[str, str]] = set()
+
+
+def table_exists(model: type[models.Model], using: str) -> bool:
+    """Whether ``model``'s table exists in database ``using``.
+
+    Until ``migrate`` creates them, this app's tables are missing while the app
+    is installed (or a data migration runs before them): what reads them then
+    does without. Once found, a table is not looked for again in this process.
+    """
+    table = model._meta.db_table
+    if (using, table) in _FOUND_TABLES:
+        return True
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        found = table in connection.introspection.table_names(cursor)
+    if found:
+        _FOUND_TABLES.add((using, table))
+    return found

@@ -30,11 +30,10 @@ from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
 from .entries import EntryTuple, PlainChunk
-from .exceptions import InvalidValue
 from .locations.keys import uri_key
 from .signals import overrides_changed
 from .sources import ListedPage
-from .values import format_priority, is_later, lastmod_text
+from .values import format_priority, is_later, lastmod_text_or_none
 
 logger = logging.getLogger("django_sitemapx")
 
@@ -47,32 +46,22 @@ OverrideValues = tuple[bool, str | None, str | None, str | None]
 PRELOAD_LIMIT = 5_000
 
 
-_table_found = False
-
-
 def table_ready() -> bool:
     """True once the overrides table exists; until ``migrate`` creates it, logs why not.
 
     Without the table there can be no override, so documents are served as the
-    sources give them rather than failing with "no such table". Once found, the
-    table is not looked for again in this process.
+    sources give them rather than failing with "no such table".
     """
-    global _table_found
-    if _table_found:
-        return True
-    from .models import Override
+    from .models import Override, table_exists
 
-    connection = connections[router.db_for_read(Override)]
-    with connection.cursor() as cursor:
-        names = connection.introspection.table_names(cursor)
-    _table_found = Override._meta.db_table in names
-    if not _table_found:
-        logger.error(
-            "The table of django_sitemapx's overrides (%s) does not exist: run "
-            "`python manage.py migrate`. Sitemaps are served without overrides until then.",
-            Override._meta.db_table,
-        )
-    return _table_found
+    if table_exists(Override, router.db_for_read(Override)):
+        return True
+    logger.error(
+        "The table of django_sitemapx's overrides (%s) does not exist: run "
+        "`python manage.py migrate`. Sitemaps are served without overrides until then.",
+        Override._meta.db_table,
+    )
+    return False
 
 
 @overload
@@ -185,19 +174,12 @@ def _format(row: list[Any]) -> OverrideValues:
     exclude, lastmod, changefreq, priority = row
     return (
         bool(exclude),
-        _lastmod(lastmod),
+        # The admin refuses a future lastmod; one written past it (the ORM, a
+        # fixture) outside the lastmod range is ignored like any invalid value.
+        lastmod_text_or_none(lastmod),
         changefreq or None,
         None if priority is None else format_priority(priority),
     )
-
-
-def _lastmod(value: Any) -> str | None:
-    # The admin refuses a future lastmod; one written past it (the ORM, a
-    # fixture) outside the lastmod range is ignored like any invalid value.
-    try:
-        return lastmod_text(value)
-    except InvalidValue:
-        return None
 
 
 def adjust_index(listed: list[ListedPage]) -> list[ListedPage]:
@@ -211,7 +193,7 @@ def adjust_index(listed: list[ListedPage]) -> list[ListedPage]:
     for listed_page in listed:
         latest = forced.get((listed_page.section, listed_page.summary.number))
         if latest is not None and is_later(latest, listed_page.summary.lastmod):
-            text = _lastmod(latest)
+            text = lastmod_text_or_none(latest)
             if text is not None:
                 summary = dataclasses.replace(listed_page.summary, lastmod=text)
                 listed_page = dataclasses.replace(listed_page, summary=summary)

@@ -18,6 +18,7 @@ from django.urls import path, re_path, register_converter
 
 from . import views
 from .conf import INDEXNOW_KEY_PATTERN, app_settings
+from .documents import URL_NAMESPACE
 
 
 class IndexNowKeyConverter:
@@ -36,7 +37,7 @@ class IndexNowKeyConverter:
 
 register_converter(IndexNowKeyConverter, "sitemapx_indexnow_key")
 
-app_name = "django_sitemapx"
+app_name = URL_NAMESPACE
 
 urlpatterns = [
     path("sitemap.xml", views.index, name="index"),

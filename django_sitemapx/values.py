@@ -202,15 +202,27 @@ def validate_changefreq(value: str) -> str:
     return value
 
 
+_ONE = Decimal(1)
+_THOUSANDTH = Decimal("0.001")
+
+
 def format_priority(value: float | Decimal | str) -> str:
     """Validate a priority (0.0 to 1.0) and write it with at most three decimals."""
+    return decimal_text(value, "priority", _ONE, _THOUSANDTH)
+
+
+def decimal_text(value: object, what: str, maximum: Decimal, step: Decimal) -> str:
+    """A number from 0 to ``maximum``, rounded to ``step``, without trailing zeros ("0.5").
+
+    Anything else raises ``InvalidValue`` naming ``what`` (a priority, a video's rating).
+    """
     try:
         number = Decimal(str(value))
     except (InvalidOperation, ValueError):
-        raise InvalidValue(f"priority {value!r} is not a number") from None
-    if not number.is_finite() or not Decimal(0) <= number <= Decimal(1):
-        raise InvalidValue(f"priority {value!r} is outside 0.0 to 1.0")
-    text = f"{number.quantize(Decimal('0.001')):f}".rstrip("0")
+        raise InvalidValue(f"{what} {value!r} is not a number") from None
+    if not number.is_finite() or not Decimal(0) <= number <= maximum:
+        raise InvalidValue(f"{what} {value!r} is outside 0.0 to {maximum:.1f}")
+    text = f"{number.quantize(step):f}".rstrip("0")
     return text + "0" if text.endswith(".") else text
 
 
@@ -260,14 +272,25 @@ def per_item_reader(
     attribute = getattr(owner, name, None)
     if not callable(attribute):
         return None
+    return checked_reader(attribute, name, on_invalid)
+
+
+def checked_reader(
+    read: Callable[[Any], Any], name: ValueName, on_invalid: Callable[[SkipReason], None]
+) -> ValueReader:
+    """``read`` (an item's raw value) formatted as ``name``'s protocol text.
+
+    An invalid value is dropped (None: the URL stays, without that element) and
+    reported through ``on_invalid``; the closure is all a row pays.
+    """
     formatter = _FORMATTERS[name]
     reason = INVALID[name]
 
-    def read(item: Any) -> str | None:
+    def text(item: Any) -> str | None:
         try:
-            return formatter(attribute(item))
+            return formatter(read(item))
         except InvalidValue:
             on_invalid(reason)
             return None
 
-    return read
+    return text

@@ -98,6 +98,8 @@ def section(
     except NotRegistered:
         raise Http404(f"No sitemap section {section!r}.") from None
     number = parse_page(page)
+    # The section's scheme is needed before the host: it decides which port is
+    # the default one, dropped from the host.
     origin = origin_for_request(request, source.scheme(request.scheme or "https"))
     if not source.serves(origin):
         raise Http404(f"The sitemap section {section!r} is not served on this host.")

@@ -44,8 +44,9 @@ INDEX_OPEN = f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NAMESPACE}">\n'
 INDEX_CLOSE = "</sitemapindex>\n"
 
 # Characters outside the XML 1.0 "Char" production can never appear in a
-# document, not even as character references.
-_ILLEGAL_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# document, not even as character references (the ranges of a regex class).
+NOT_XML_CHAR_RANGES = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff"
+_ILLEGAL_XML_CHARS = re.compile(f"[{NOT_XML_CHAR_RANGES}]")
 _ILLEGAL_ASCII = [chr(c) for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)]
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&apos;", '"': "&quot;"})
 # The loc (the extras) of every entry of a chunk, read by map() in C: a few

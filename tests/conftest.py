@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from django.db import DEFAULT_DB_ALIAS
 from lxml import etree
 
 from django_sitemapx.registry import SitemapRegistry, default_registry
@@ -123,9 +124,9 @@ def _overrides_table_found() -> None:
     Otherwise the first test to serve a document would count one more query.
     ``tests/test_overrides.py`` covers the lookup itself.
     """
-    from django_sitemapx import overrides
+    from django_sitemapx import models
 
-    overrides._table_found = True
+    models._FOUND_TABLES.add((DEFAULT_DB_ALIAS, models.Override._meta.db_table))
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,7 @@ from django.test import Client, RequestFactory, override_settings
 from django.utils import translation
 
 from django_sitemapx import views
+from django_sitemapx.locations import Origin
 from django_sitemapx.registry import SitemapRegistry
 from tests import contrib_sitemaps as maps
 from tests.conftest import NS, content, locs, validate_sitemap
@@ -486,6 +487,13 @@ def test_get_protocol_reaches_the_urls_and_the_index(
     assert locs(validate_sitemap(content(client.get("/sitemap-simple-1.xml")))) == [
         "https://example.com/location/"
     ]
+
+
+def test_get_protocol_decides_the_scheme_of_the_bound_source(registry: SitemapRegistry) -> None:
+    # The admin and the export bind sources with for_origin(): they follow it too.
+    register(registry, simple=AlwaysHttps)
+    bound = registry.get("simple").for_origin(Origin("http", "example.com"))
+    assert bound.origin == Origin("https", "example.com")
 
 
 def test_an_overridden_get_urls_is_called_page_by_page(

@@ -1,7 +1,9 @@
 """The record a source streams to the writer."""
 
+from collections.abc import Iterator
+
 from django_sitemapx import Alternate, Entry, Extras, SkipCounter, Skipped, SkipReason
-from django_sitemapx.entries import EntryStream, PlainChunk, interleave
+from django_sitemapx.entries import EntryStream, PlainChunk, close_stream, interleave
 
 
 def test_an_entry_needs_only_its_location() -> None:
@@ -92,3 +94,20 @@ def test_a_plain_chunk_gives_the_entries_it_holds() -> None:
     ]
     fixed = PlainChunk(1, ("https://e.com/",), (), None, "2024", None, "0.5")
     assert fixed.entries() == [Entry("https://e.com/", "2024", None, "0.5")]
+
+
+def test_close_stream_closes_what_can_be_closed_and_leaves_the_rest() -> None:
+    finished: list[bool] = []
+
+    def stream() -> Iterator[bytes]:
+        try:
+            yield b"a"
+            yield b"b"
+        finally:
+            finished.append(True)
+
+    started = stream()
+    next(started)
+    close_stream(started)
+    assert finished == [True]
+    close_stream(iter([b"a"]))  # a list iterator has no close(): nothing to do

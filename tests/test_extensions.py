@@ -1,5 +1,6 @@
 """Image, video and news values and elements: validation, escaping, schema validity."""
 
+import dataclasses
 import datetime
 from decimal import Decimal
 from typing import Any
@@ -188,6 +189,31 @@ def test_a_full_video_is_written_in_schema_order() -> None:
     ]
     assert video.find(f"{V}uploader").get("info") == "https://example.com/users/grilly"
     assert video.find(f"{V}family_friendly").text == "yes"
+
+
+def test_the_two_video_records_and_the_writer_agree_field_by_field() -> None:
+    # Video (what a source gives), VideoElement (what the writer reads) and the
+    # writer's element order change together; VIDEO_ELEMENT_BYTES bounds what
+    # they write (test_element_bounds_hold_for_the_largest_values).
+    assert {field.name for field in dataclasses.fields(Video)} == set(VideoElement._fields)
+    pairs = {"restriction": ("allow", "GB"), "platform": ("deny", "tv")}
+    values: dict[str, Any] = {
+        name: pairs.get(name, ("a-tag",) if name == "tags" else f"{name}-value")
+        for name in VideoElement._fields
+    }
+    element = VideoElement(**values)
+    entry = Entry("https://example.com/watch", extras=Extras(videos=(element,)))
+    document = urlset_open({"video": VIDEO_NAMESPACE}) + url_elements([entry])[0] + URLSET_CLOSE
+    video = etree.fromstring(document.encode()).find(f".//{V}video")
+    assert video is not None
+    # Every field is written, in the record's order: the tags as <tag>s, the
+    # uploader's info as an attribute of <uploader>.
+    assert [etree.QName(child).localname for child in video] == [
+        "tag" if name == "tags" else name
+        for name in VideoElement._fields
+        if name != "uploader_info"
+    ]
+    assert video.find(f"{V}uploader").get("info") == "uploader_info-value"
 
 
 def test_a_minimal_video_with_a_player_only() -> None:

@@ -5,10 +5,12 @@ from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from django_sitemapx.models import Override
+from django_sitemapx import models
+from django_sitemapx.models import Override, PageState
 
 pytestmark = pytest.mark.django_db
 
@@ -119,3 +121,16 @@ def test_the_migration_fills_the_digest_of_existing_rows(
     call_command("migrate", "django_sitemapx", verbosity=0)
     kept = Override.objects.get(location="/kept")
     assert kept.location_hash == location_hash("/kept")
+
+
+def test_table_exists_looks_a_table_up_until_it_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(models, "_FOUND_TABLES", set())
+    with CaptureQueriesContext(connection) as lookups:
+        assert models.table_exists(PageState, DEFAULT_DB_ALIAS)
+        assert models.table_exists(PageState, DEFAULT_DB_ALIAS)
+    assert len(lookups) == 1  # found once, then remembered
+    monkeypatch.setattr(PageState._meta, "db_table", "django_sitemapx_not_migrated")
+    with CaptureQueriesContext(connection) as lookups:
+        assert not models.table_exists(PageState, DEFAULT_DB_ALIAS)
+        assert not models.table_exists(PageState, DEFAULT_DB_ALIAS)
+    assert len(lookups) == 2  # a missing table is looked for again: migrate may run

@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from ..exceptions import InvalidLocation
-from ..locations import CONTROL_CHARS
+from ..locations import URL_CONTROL_CHARS
 from ..locations.keys import location_key
 from ..locations.origins import origin_for_request
 from ..models import CHANGEFREQ_CHOICES, Override, location_hash
@@ -163,7 +163,7 @@ class OverrideAdmin(_ModelAdmin):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Override], search_term: str
     ) -> tuple[QuerySet[Override], bool]:
-        if CONTROL_CHARS.search(search_term):
+        if URL_CONTROL_CHARS.search(search_term):
             # No location holds one (location_key refuses them), and PostgreSQL
             # refuses a NUL in a query: nothing matches.
             return queryset.none(), False

@@ -23,7 +23,6 @@ from ..documents import page_entries, page_path
 from ..entries import EntryTuple
 from ..exceptions import NotRegistered
 from ..locations import Origin
-from ..locations.origins import scheme_for
 from ..models import Override
 from ..registry import default_registry
 from ..sources import Source
@@ -44,10 +43,9 @@ def _served_source(section: str, site: SiteChoice) -> tuple[Source, Origin]:
         raise Http404(f"No sitemap section {section!r}.") from None
     if not source.serves(site.origin):
         raise Http404(f"The section {section!r} is not served on {site.origin.host}.")
-    origin = Origin(
-        scheme_for(source.protocol, site.origin.scheme), site.origin.host, site.origin.site_id
-    )
-    return source.for_origin(origin), origin
+    bound = source.for_origin(site.origin)
+    assert bound.origin is not None
+    return bound, bound.origin
 
 
 def _context(

@@ -304,10 +304,9 @@ class _Run:
         written = []
         for listed_page in listed:
             registered = registry.get(listed_page.section)
-            page_origin = Origin(
-                scheme_for(registered.protocol, origin.scheme), origin.host, origin.site_id
-            )
-            source = registered.for_origin(page_origin)
+            source = registered.for_origin(origin)
+            page_origin = source.origin
+            assert page_origin is not None
             page = source.page(listed_page.summary.number, listed_page.summary)
             stream = None if page is None else render_page(source, page, page_origin)
             if stream is None:

@@ -291,7 +291,8 @@ def extension_url_bytes(source: Source) -> int:
 def max_urls_per_page(source: Source, urls: int) -> int:
     """``urls`` (the source's limit), or 1,000 for a source with news, whichever is fewer.
 
-    The byte bound of a page with extensions is :meth:`Source.max_url_bytes`,
+    :meth:`Source.get_limit` applies it: the writer's limit and the pages'
+    capacity both follow. The byte bound of a page with extensions is :meth:`Source.max_url_bytes`,
     which adds :func:`extension_url_bytes`: one rule sizes every page.
     """
     if "news" in declared_kinds(source):

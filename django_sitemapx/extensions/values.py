@@ -20,16 +20,17 @@ import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
 
 from ..entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE, NewsElement, VideoElement
 from ..exceptions import InvalidValue, Skip
-from ..locations import CONTROL_CHARS, LocationBuilder, checked_uri, iri_to_uri
+from ..locations import URL_CONTROL_CHARS, LocationBuilder, checked_uri, iri_to_uri
 from ..locations.hosts import ascii_host
-from ..values import lastmod_text, parse_lastmod
+from ..values import decimal_text, lastmod_text, parse_lastmod
+from ..writer import NOT_XML_CHAR_RANGES
 
 __all__ = [
     "IMAGE_NAMESPACE",
@@ -66,8 +67,9 @@ _COUNTRY = re.compile(r"[A-Z]{2}", re.ASCII)
 _NEWS_LANGUAGE = re.compile(r"zh-cn|zh-tw|[a-z]{2,3}", re.ASCII)
 _PLATFORMS = ("web", "mobile", "tv")
 _RELATIONSHIPS = ("allow", "deny")
-# Characters XML 1.0 forbids, and the C0/C1 controls no title should carry.
-_BAD_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+# Refused in a text value (a title, a name) and a media host: what XML cannot
+# hold (the writer's reason), and the C1 controls and DEL no title should carry.
+_NOT_PLAIN_TEXT = re.compile(f"[{NOT_XML_CHAR_RANGES}\x7f-\x9f]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,7 +149,7 @@ def media_uri(builder: LocationBuilder, location: Any, what: str) -> str:
             return checked_uri(location)
         except Skip as skip:
             raise InvalidValue(f"{what} {location[:80]!r} is refused: {skip.reason}") from None
-    if CONTROL_CHARS.search(location):
+    if URL_CONTROL_CHARS.search(location):
         raise InvalidValue(f"{what} {location[:80]!r} holds control characters")
     try:
         if location.startswith("/") and not location.startswith("//"):
@@ -156,7 +158,7 @@ def media_uri(builder: LocationBuilder, location: Any, what: str) -> str:
         if scheme.lower() not in ("http", "https") or not separator or not rest:
             raise InvalidValue(f"{what} {location[:80]!r} is not a path or an http(s) URL")
         host, slash, path = rest.partition("/")
-        if not host or _BAD_TEXT.search(host):
+        if not host or _NOT_PLAIN_TEXT.search(host):
             raise InvalidValue(f"{what} {location[:80]!r} has no host")
         return checked_uri(f"{scheme.lower()}://{_host(host)}{iri_to_uri(slash + path)}")
     except Skip as skip:
@@ -187,7 +189,7 @@ def text_value(value: Any, what: str, max_length: int, *, required: bool = True)
         return ""
     if not isinstance(value, str):
         raise InvalidValue(f"{what} must be a string, not {type(value).__name__}")
-    if _BAD_TEXT.search(value):
+    if _NOT_PLAIN_TEXT.search(value):
         raise InvalidValue(f"{what} holds control characters")
     if len(value) > max_length:
         raise InvalidValue(f"{what} is longer than {max_length} characters")
@@ -222,19 +224,16 @@ def _whole_number(value: Any, what: str, low: int, high: int | None) -> str | No
     return str(value)
 
 
+# A rating is written with at most two decimals.
+_HUNDREDTH = Decimal("0.01")
+
+
 def _rating(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool):
         raise InvalidValue(f"video rating must be a number, not {value!r}")
-    try:
-        number = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        raise InvalidValue(f"video rating {value!r} is not a number") from None
-    if not number.is_finite() or not Decimal(0) <= number <= VIDEO_MAX_RATING:
-        raise InvalidValue(f"video rating {value!r} is outside 0.0 to 5.0")
-    text = f"{number.quantize(Decimal('0.01')):f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
+    return decimal_text(value, "video rating", VIDEO_MAX_RATING, _HUNDREDTH)
 
 
 def _relationship_list(

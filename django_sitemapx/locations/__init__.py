@@ -20,7 +20,7 @@ from .hosts import IRI_SAFE, ascii_host, checked_host
 
 # C0 controls and DEL: no real URL has them, so an entry holding one is skipped
 # rather than percent-encoded into something that resolves nowhere.
-CONTROL_CHARS = re.compile("[\x00-\x1f\x7f]")
+URL_CONTROL_CHARS = re.compile("[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class LocationBuilder:
         """The absolute URI of a path or same-host URL, or ``Skip`` with the reason."""
         if not isinstance(location, str):
             raise Skip(SkipReason.INVALID_LOCATION)
-        if CONTROL_CHARS.search(location):
+        if URL_CONTROL_CHARS.search(location):
             raise Skip(SkipReason.CONTROL_CHARACTERS)
         try:
             if location.startswith("/") and not location.startswith("//"):

@@ -22,7 +22,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from ..exceptions import InvalidLocation
-from . import CONTROL_CHARS, iri_to_uri
+from . import URL_CONTROL_CHARS, iri_to_uri
 
 _ESCAPE = re.compile("%[0-9a-fA-F]{2}")
 
@@ -35,7 +35,7 @@ def location_key(value: str) -> str:
     value = value.strip()
     if not value:
         raise InvalidLocation("empty", "Enter a path such as /about/ or a full URL.")
-    if CONTROL_CHARS.search(value) or CONTROL_CHARS.search(unquote(value)):
+    if URL_CONTROL_CHARS.search(value) or URL_CONTROL_CHARS.search(unquote(value)):
         # Percent-escaped too: "%00" names no page, and PostgreSQL refuses the
         # NUL it decodes to when the URL's values are looked up.
         raise InvalidLocation("control_characters", "The location contains control characters.")

@@ -19,7 +19,7 @@ from ..conf import PROTOCOL_MAX_LOC_LENGTH
 from ..entries import interleave
 from ..exceptions import Skip, SkipReason
 from ..writer import needs_escape
-from . import CONTROL_CHARS, checked_uri
+from . import URL_CONTROL_CHARS, checked_uri
 from .reverse import CompiledUrl
 
 # Characters reverse() leaves unquoted (RFC 3986 unreserved, sub-delims, ":@"
@@ -53,7 +53,7 @@ class RowLocations:
         """The URI of one row, or ``Skip`` with the reason it cannot be written."""
         values = [row[index] for index in self._indexes]
         for value in values:
-            if isinstance(value, str) and CONTROL_CHARS.search(value):
+            if isinstance(value, str) and URL_CONTROL_CHARS.search(value):
                 raise Skip(SkipReason.CONTROL_CHARACTERS)
         return checked_uri(self._prefix + self._fill_path(values))
 

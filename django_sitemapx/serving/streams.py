@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from asgiref.sync import sync_to_async
 
 from ..compression import gzip_compressor
+from ..entries import close_stream
 
 
 def encode(stream: Iterable[bytes], gz: bool) -> Iterator[bytes]:
@@ -30,7 +31,7 @@ def encode(stream: Iterable[bytes], gz: bool) -> Iterator[bytes]:
                 yield out
         yield compressor.flush()
     finally:
-        _close(stream)
+        close_stream(stream)
 
 
 class ClosingBody:
@@ -57,7 +58,7 @@ class ClosingBody:
 
     def close(self) -> None:
         """Stop streaming (client gone or response closed); run ``on_close`` once."""
-        _close(self._stream)
+        close_stream(self._stream)
         if self._on_close is not None:
             on_close, self._on_close = self._on_close, None
             on_close()
@@ -87,13 +88,7 @@ class AsyncBody:
 
     def close(self) -> None:
         """Close the sync body (idempotent)."""
-        _close(self._stream)
-
-
-def _close(stream: Iterable[bytes]) -> None:
-    close = getattr(stream, "close", None)
-    if close is not None:
-        close()
+        close_stream(self._stream)
 
 
 def _next_or_none(stream: Iterator[bytes]) -> bytes | None:

@@ -13,7 +13,7 @@ import copy
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from ..conf import (
@@ -40,6 +40,14 @@ if TYPE_CHECKING:
     from django.core.checks import CheckMessage
 
     from ..locations import LocationBuilder, Origin
+
+
+def is_overridden(source: object, base: type, name: str) -> bool:
+    """Whether ``source`` replaces ``base``'s method ``name``.
+
+    In a subclass, or on the instance (a ``register()`` option of that name).
+    """
+    return name in vars(source) or getattr(type(source), name) is not getattr(base, name)
 
 
 @functools.lru_cache(maxsize=256)
@@ -214,27 +222,34 @@ class Source:
     def for_origin(self, origin: Origin) -> Source:
         """This source as served on ``origin``: a copy whose ``origin`` is set.
 
-        The registered instance is shared by every request, so it is never
-        changed; the copy is shallow and costs nothing per row.
+        The bound origin has this section's scheme (:meth:`scheme`, defaulting
+        to ``origin``'s): its URLs, the index's links to it and ``get_queryset()``
+        all see the one scheme. The registered instance is shared by every
+        request, so it is never changed; the copy is shallow and costs nothing
+        per row.
         """
         bound = copy.copy(self)
-        bound.origin = origin
+        scheme = self.scheme(origin.scheme)
+        bound.origin = origin if scheme == origin.scheme else replace(origin, scheme=scheme)
         return bound
 
     def get_limit(self) -> int:
-        """The most URLs a page holds: the source's ``limit``, else ``SITEMAPX_LIMIT``."""
-        return self.limit if self.limit is not None else app_settings.LIMIT
+        """The most URLs a page holds: the source's ``limit``, else ``SITEMAPX_LIMIT``.
+
+        A source with news holds at most 1,000 (Google's news sitemap limit).
+        """
+        limit = self.limit if self.limit is not None else app_settings.LIMIT
+        return max_urls_per_page(self, limit)
 
     def rows_per_page(self) -> int:
         """How many items (rows) one page holds: what the source pages by.
 
-        The one place for a page's capacity: at most ``limit`` URLs, and at
-        most what the protocol's 50 MB holds when every URL takes
-        :meth:`max_url_bytes`. An item gives :meth:`urls_per_row` URLs (one
-        per language for ``i18n``). A news section lists at most 1,000 URLs
-        per page. The writer skips (and counts) any entry larger than
-        :meth:`max_url_bytes`, so no page can overflow and no URL is cut for
-        lack of room.
+        The one place for a page's capacity: at most :meth:`get_limit` URLs
+        (1,000 with news), and at most what the protocol's 50 MB holds when
+        every URL takes :meth:`max_url_bytes`. An item gives
+        :meth:`urls_per_row` URLs (one per language for ``i18n``). The writer
+        skips (and counts) any entry larger than :meth:`max_url_bytes`, so no
+        page can overflow and no URL is cut for lack of room.
         """
         # validate() runs at registration, often while the URLconf is still
         # being imported, so nothing here is computed (or reversed) before a
@@ -243,8 +258,7 @@ class Source:
         # by itself, and the writer's size backstop then counts what it cuts.
         per_row = self.urls_per_row()
         budget = PROTOCOL_MAX_BYTES - DOCUMENT_FRAME_BYTES
-        urls = max_urls_per_page(self, self.get_limit())
-        rows = min(urls // per_row, budget // (per_row * self.max_url_bytes()))
+        rows = min(self.get_limit() // per_row, budget // (per_row * self.max_url_bytes()))
         return max(1, rows)
 
     def urls_per_row(self) -> int:
@@ -337,10 +351,7 @@ class Source:
     @property
     def has_languages_per_item(self) -> bool:
         """True when ``get_languages_for_item`` is overridden (a method or an option)."""
-        return (
-            "get_languages_for_item" in vars(self)
-            or type(self).get_languages_for_item is not Source.get_languages_for_item
-        )
+        return is_overridden(self, Source, "get_languages_for_item")
 
     def get_namespaces(self) -> dict[str, str]:
         """The extension namespaces a page's root declares: ``namespaces``, plus xhtml for

@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from itertools import repeat
+from typing import Any, TypeVar, cast
 
 from django.db import models
 from django.utils import timezone
@@ -19,6 +20,7 @@ from .base import Source
 
 # One extension value per item, or the reason to leave the item out.
 ItemExtras = Extras | SkipReason | None
+T = TypeVar("T")
 
 
 class ExtrasReader:
@@ -181,25 +183,29 @@ class ExtrasReader:
         return grouped
 
 
-def chunk_extras(
-    reader: ExtrasReader | None, batch: list[Any]
-) -> tuple[list[Any], list[ItemExtras] | None, dict[SkipReason, int]]:
-    """The batch less the items its extensions leave out, their extras, and the skips."""
-    if reader is None:
-        return batch, None, {}
-    extras = reader(batch)
-    skipped: dict[SkipReason, int] = {}
-    if not any(isinstance(value, SkipReason) for value in extras):
-        return batch, extras, skipped
-    kept_rows: list[Any] = []
-    kept_extras: list[ItemExtras] = []
-    for row, value in zip(batch, extras, strict=True):
+def with_extras(
+    reader: ExtrasReader | None, items: list[Any], parallel: list[T]
+) -> tuple[list[Any], list[T], Iterable[Extras | None]]:
+    """``items`` and ``parallel`` (a value per item) less the items an extension
+    leaves out, and the extras of those kept.
+
+    An item whose extras is a ``SkipReason`` (news too old, say) is left out,
+    and counted; without a ``reader`` every item is kept, with no extras.
+    """
+    if reader is None or not items:
+        return items, parallel, repeat(None, len(items))
+    found = reader(items)
+    if not any(isinstance(value, SkipReason) for value in found):
+        return items, parallel, cast("list[Extras | None]", found)
+    kept: list[int] = []
+    extras: list[Extras | None] = []
+    for position, value in enumerate(found):
         if isinstance(value, SkipReason):
-            skipped[value] = skipped.get(value, 0) + 1
+            reader.count(value)
         else:
-            kept_rows.append(row)
-            kept_extras.append(value)
-    return kept_rows, kept_extras, skipped
+            kept.append(position)
+            extras.append(value)
+    return [items[i] for i in kept], [parallel[i] for i in kept], extras
 
 
 def extras_reader(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf, reverse
@@ -16,7 +15,7 @@ from django.utils import translation
 
 from .. import conf
 from ..entries import EntryStream, EntryTuple, SkipCounter
-from ..exceptions import Skip, SkipReason
+from ..exceptions import Skip
 from ..locations import iri_to_uri, usable_location
 from ..values import VALUE_NAMES, formatted, lastmod_text_or_none, latest_lastmod
 from .base import (
@@ -26,9 +25,10 @@ from .base import (
     PageSummary,
     Source,
     escaped_length,
+    is_overridden,
 )
-from .extras import ItemExtras, extras_reader
-from .languages import LanguageVersions
+from .extras import extras_reader, with_extras
+from .languages import LanguageVersions, language_chunks
 
 if TYPE_CHECKING:
     from ..locations import LocationBuilder
@@ -119,66 +119,41 @@ class ItemSource(Source):
                 )
                 chunk.append((loc, lastmod, changefreq, priority, None))
                 kept.append(item)
-            if extras is not None and kept:
-                found = extras(kept)
-                with_extras: list[EntryTuple] = []
-                for (loc, lastmod, changefreq, priority, _extras), value in zip(
-                    chunk, found, strict=True
-                ):
-                    if isinstance(value, SkipReason):
-                        count(value)
-                    else:
-                        with_extras.append((loc, lastmod, changefreq, priority, value))
-                chunk = with_extras
+            if extras is not None:
+                kept, chunk, found = with_extras(extras, kept, chunk)
+                chunk = [
+                    (loc, lastmod, changefreq, priority, value)
+                    for (loc, lastmod, changefreq, priority, _none), value in zip(
+                        chunk, found, strict=True
+                    )
+                ]
             if chunk:
                 yield chunk
         yield from skips.flush()
 
     def _language_entries(self, items: list[Any], builder: LocationBuilder) -> EntryStream:
-        """One entry per (item, language), each item located once per language.
-
-        Items go by chunk, and each language is activated once per chunk
-        (``translation.override``), so ``i18n_patterns`` prefixes and
-        translated patterns come out as ``reverse()`` gives them.
-        """
+        """One entry per (item, language), each item located once per language."""
         skips = SkipCounter()
         count = skips.count
-        versions = LanguageVersions(self)
-        extras = extras_reader(self, builder, count)
-        per_item = self.has_languages_per_item
-        chunk_size = max(1, conf.CHUNK_SIZE // len(versions.codes))
-        rows = iter(items)
-        while batch := list(islice(rows, chunk_size)):
-            located: dict[str, list[str | Skip]] = {}
-            for code in versions.codes:
-                with translation.override(code):
-                    located[code] = [self._located(item, builder) for item in batch]
-            listed: list[tuple[Any, list[tuple[str, str]]]] = []
-            for index, item in enumerate(batch):
-                codes = (
-                    versions.for_item(self.get_languages_for_item(item), count)
-                    if per_item
-                    else versions.codes
-                )
-                found = versions.located(codes, located, index, count)
-                if found:
-                    listed.append((item, found))
-            # An item's images, videos and news go with every one of its versions.
-            extensions: list[ItemExtras] = [None] * len(listed)
-            if extras is not None and listed:
-                extensions = extras([item for item, _found in listed])
-            chunk: list[EntryTuple] = []
-            for (item, found), extension in zip(listed, extensions, strict=True):
-                if isinstance(extension, SkipReason):
-                    count(extension)
-                    continue
-                lastmod, changefreq, priority = (
-                    formatted(name, self._raw_value(item, name), count) for name in VALUE_NAMES
-                )
-                chunk += versions.entries(found, lastmod, changefreq, priority, extension)
-            if chunk:
-                yield chunk
-            yield from skips.flush()
+
+        def locate(_code: str, batch: list[Any]) -> list[str | Skip]:
+            return [self._located(item, builder) for item in batch]
+
+        def values(listed: list[Any]) -> list[list[str | None]]:
+            return [
+                [formatted(name, self._raw_value(item, name), count) for item in listed]
+                for name in VALUE_NAMES
+            ]
+
+        yield from language_chunks(
+            iter(items),
+            locate,
+            values,
+            LanguageVersions(self),
+            self.get_languages_for_item if self.has_languages_per_item else None,
+            skips,
+            extras_reader(self, builder, count),
+        )
 
     def _located(self, item: Any, builder: LocationBuilder) -> str | Skip:
         try:
@@ -206,9 +181,9 @@ class StaticSource(ItemSource):
 
     def max_location_bytes(self) -> int:
         """The longest of its URL names reversed, in every language: the paths are known."""
-        if type(self).items is not StaticSource.items or "items" in vars(self):
-            return super().max_location_bytes()
-        if type(self).location is not StaticSource.location or "location" in vars(self):
+        if is_overridden(self, StaticSource, "items") or is_overridden(
+            self, StaticSource, "location"
+        ):
             return super().max_location_bytes()
         codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
         key = (

@@ -1,26 +1,37 @@
 """The language versions of an item: one entry per language, each listing them all.
 
 Shared by every source with ``i18n``: which of an item's languages count, how
-each code is spelled as ``hreflang``, and the entries of one item built from
-its located versions. The entries of one item share one ``Extras``, so the
-alternates are reciprocal by construction: every version lists the same set,
-itself included.
+each code is spelled as ``hreflang``, the entries of one item built from its
+located versions, and the loop that makes a page's chunks of them
+(:func:`language_chunks`). The entries of one item share one ``Extras``, so
+the alternates are reciprocal by construction: every version lists the same
+set, itself included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any
 
-from ..entries import EntryTuple, Extras
+from django.utils import translation
+
+from .. import conf
+from ..entries import EntryStream, EntryTuple, Extras, SkipCounter
 from ..exceptions import Skip, SkipReason
 from ..values import format_hreflang
+from .extras import with_extras
 
 if TYPE_CHECKING:
     from .base import Source
+    from .extras import ExtrasReader
 
 # (language code, absolute URI) of one located version of an item.
 Located = tuple[str, str]
+# A batch's URIs in one language (active while it runs): a URI, or the Skip, per item.
+Locate = Callable[[str, list[Any]], Sequence[str | Skip]]
+# The lastmod, changefreq and priority columns of the items listed.
+ReadValues = Callable[[list[Any]], Sequence[Iterable[str | None]]]
 
 
 class LanguageVersions:
@@ -91,3 +102,49 @@ class LanguageVersions:
             else extension._replace(alternates=tuple(links))
         )
         return [(uri, lastmod, changefreq, priority, extras) for _code, uri in located]
+
+
+def language_chunks(
+    items: Iterator[Any],
+    locate: Locate,
+    values: ReadValues,
+    versions: LanguageVersions,
+    languages: Callable[[Any], Iterable[str]] | None,
+    skipped: SkipCounter,
+    extras: ExtrasReader | None,
+) -> EntryStream:
+    """Every language version of each item, one chunk per batch, each followed by its skips.
+
+    Items are read once; each batch is located once per language, with that
+    language active (``translation.override``), so ``i18n_patterns`` prefixes
+    and translated patterns come out as ``reverse()`` gives them. ``languages``
+    is ``get_languages_for_item`` when it is overridden, else None (every
+    language). An item's images, videos and news, read once per batch, go with
+    every one of its versions; ``values`` reads the items listed.
+    """
+    count = skipped.count
+    all_codes = versions.codes
+    entries = versions.entries
+    per_batch = max(1, conf.CHUNK_SIZE // len(all_codes))
+    while batch := list(islice(items, per_batch)):
+        located: dict[str, Sequence[str | Skip]] = {}
+        for code in all_codes:
+            with translation.override(code):
+                located[code] = locate(code, batch)
+        listed: list[list[Located]] = []
+        listed_items: list[Any] = []
+        for index, item in enumerate(batch):
+            codes = all_codes if languages is None else versions.for_item(languages(item), count)
+            found = versions.located(codes, located, index, count)
+            if found:
+                listed.append(found)
+                listed_items.append(item)
+        listed_items, listed, extensions = with_extras(extras, listed_items, listed)
+        chunk: list[EntryTuple] = []
+        for found, lastmod, changefreq, priority, extension in zip(
+            listed, *values(listed_items), extensions, strict=True
+        ):
+            chunk += entries(found, lastmod, changefreq, priority, extension)
+        if chunk:
+            yield chunk
+        yield from skipped.flush()

@@ -9,7 +9,7 @@ from django.db.models import Min
 from django.utils import timezone
 
 from ..exceptions import SourceConfigurationError
-from ..extensions.values import NEWS_MAX_AGE, NEWS_MAX_URLS, Publication, news_moment
+from ..extensions.values import NEWS_MAX_AGE, Publication, news_moment
 from .pages import PageTable, State
 from .querysets import ModelSource
 
@@ -52,9 +52,6 @@ class NewsSource(ModelSource):
                 f"{type(self).__name__} needs news_publication = Publication(name, language)"
             )
         super().validate()
-
-    def get_limit(self) -> int:
-        return min(super().get_limit(), NEWS_MAX_URLS)
 
     def page_table(self) -> PageTable:
         """The section's stored pages, counted again on every read (see ``AgingPageTable``)."""

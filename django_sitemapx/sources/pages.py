@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db import IntegrityError, connections, models, router, transaction
+from django.db import IntegrityError, models, router, transaction
 from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
 
@@ -117,10 +117,10 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
     is configured (see ``invalidation.invalidate``): in every process, the
     index then counts only what changed.
     """
-    from ..models import PageState
+    from ..models import PageState, table_exists
 
     using = router.db_for_write(PageState)
-    if not _table_exists(using):
+    if not table_exists(PageState, using):
         return
     pages = PageState.objects.using(using)
     if section is not None:
@@ -131,24 +131,6 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
         else:
             pages = pages.filter(section=section, number=page)
     pages.update(changes=F("changes") + 1)
-
-
-# Database aliases where the page table is known to exist (checked once per process).
-_TABLE_FOUND: set[str] = set()
-
-
-def _table_exists(using: str) -> bool:
-    if using in _TABLE_FOUND:
-        return True
-    from ..models import PageState
-
-    connection = connections[using]
-    with connection.cursor() as cursor:
-        names = connection.introspection.table_names(cursor)
-    if PageState._meta.db_table in names:
-        _TABLE_FOUND.add(using)
-        return True
-    return False
 
 
 @dataclass
@@ -257,7 +239,9 @@ class PageTable:
             text = self.codec.encode(key)
         except (TypeError, ValueError, AttributeError):
             return None
-        if not _table_exists(self.using):  # a data migration before this app's 0002
+        from ..models import table_exists
+
+        if not table_exists(self.table.model, self.using):  # a data migration before 0002
             return None
         found = (
             self.table.filter(section=self.section_name, first__lte=text)

@@ -23,6 +23,7 @@ from .base import (
     PlainChunkEntries,
     Source,
     escaped_length,
+    is_overridden,
 )
 from .codecs import key_model_field
 from .lastmods import LASTMOD_ALIAS, LastmodInRange, W3CDatetime, is_postgresql, lastmod_in_sql
@@ -89,7 +90,7 @@ class ModelSource(Source):
     @property
     def has_custom_location(self) -> bool:
         """True when ``location`` is overridden, in a subclass or as a ``register()`` option."""
-        return "location" in vars(self) or type(self).location is not ModelSource.location
+        return is_overridden(self, ModelSource, "location")
 
     @property
     def uses_url_name(self) -> bool:

@@ -24,15 +24,21 @@ from typing import TYPE_CHECKING, Any
 from django.db import connections, models
 from django.db.models import F
 from django.db.models.sql.constants import MULTI
-from django.utils import translation
 
 from .. import conf
-from ..entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, SkipCounter, Skipped
-from ..exceptions import InvalidValue, Skip, SkipReason
+from ..entries import (
+    ChunkStream,
+    EntryTuple,
+    PlainChunk,
+    SkipCounter,
+    Skipped,
+    close_stream,
+)
+from ..exceptions import Skip, SkipReason
 from ..locations.rows import RowLocations
-from ..values import lastmod_text, per_item_reader, static_value
-from .extras import ExtrasReader, ItemExtras, chunk_extras, extras_reader
-from .languages import LanguageVersions
+from ..values import checked_reader, per_item_reader, static_value
+from .extras import ExtrasReader, extras_reader, with_extras
+from .languages import LanguageVersions, language_chunks
 from .lastmods import (
     LASTMOD_ALIAS,
     LastmodInRange,
@@ -126,7 +132,7 @@ def _rows(
     try:
         yield from _chunks(batches, location, bulk, values, skipped, extras, plain_chunks)
     finally:
-        _close(batches)
+        close_stream(batches)
     return counted
 
 
@@ -146,7 +152,7 @@ def _instances(
     try:
         yield from _chunks(batches, location, bulk, values, skipped, extras)
     finally:
-        _close(batches)
+        close_stream(batches)
     return False
 
 
@@ -168,12 +174,31 @@ def _language_versions(
         queryset = queryset.order_by(source.key_name)
         rows = queryset.iterator(chunk_size=chunk_size)
         lastmod = _row_lastmod(source, count, queryset.db, fields)
-    values = _values(source, lastmod, count)
-    locators = [(code, *row_location(source, builder, code)) for code in source.get_languages()]
-    languages = source.get_languages_for_item if source.has_languages_per_item else None
+    readers = _values(source, lastmod, count)
     versions = LanguageVersions(source)
-    yield from _language_chunks(
-        rows, locators, values, versions, languages, skipped, chunk_size, extras
+    # Each language's URIs for a whole batch come from its own compiled URL (in
+    # bulk when the values are plain), with the language active for a custom
+    # location(); get_languages_for_item() is called on the row already read.
+    locators = {code: row_location(source, builder, code) for code in versions.codes}
+
+    def locate(code: str, batch: list[Any]) -> Sequence[str | Skip]:
+        location, bulk = locators[code]
+        uris = bulk(batch) if bulk is not None else None
+        if uris is not None:
+            return uris
+        return [_located(location, row) for row in batch]
+
+    def values(listed: list[Any]) -> list[Iterable[str | None]]:
+        return [_column(reader, listed) for reader in readers]
+
+    yield from language_chunks(
+        rows,
+        locate,
+        values,
+        versions,
+        source.get_languages_for_item if source.has_languages_per_item else None,
+        skipped,
+        extras,
     )
     # Out-of-range lastmods of language versions are not counted apart (as before
     # the split): each row stands for several URLs.
@@ -315,7 +340,7 @@ def _row_lastmod(
     index = len(fields)  # rows_queryset() puts the lastmod column last
     if lastmod_in_sql(source, using):
         return itemgetter(index)  # already W3C text, formatted by the database
-    return _checked_lastmod(itemgetter(index), count)
+    return checked_reader(itemgetter(index), "lastmod", count)
 
 
 def _instance_lastmod(
@@ -325,20 +350,7 @@ def _instance_lastmod(
     if column is None:
         return _column_reader(source, "lastmod", count)
     name = LASTMOD_ALIAS if is_postgresql(using) else column
-    return _checked_lastmod(attrgetter(name), count)
-
-
-def _checked_lastmod(read: Reader, count: Callable[[SkipReason], None]) -> Reader:
-    """A row's lastmod as text; one out of the lastmod range is dropped and counted."""
-
-    def text(row: Any) -> str | None:
-        try:
-            return lastmod_text(read(row))
-        except InvalidValue:
-            count(SkipReason.INVALID_LASTMOD)
-            return None
-
-    return text
+    return checked_reader(attrgetter(name), "lastmod", count)
 
 
 @dataclass(frozen=True)
@@ -370,14 +382,7 @@ def _counting_nulls(
                 skipped.count(SkipReason.INVALID_LASTMOD, missing)
             yield batch
     finally:
-        _close(batches)
-
-
-def _close(batches: Any) -> None:
-    # The cursor of a page the client left goes now, not when collected.
-    close = getattr(batches, "close", None)
-    if close is not None:
-        close()
+        close_stream(batches)
 
 
 def _chunks(
@@ -422,82 +427,12 @@ def _entries_of(
                 continue
             kept.append(row)
         batch = kept
-    extras: Iterable[Any] = repeat(None, len(batch))
-    if extras_reader is not None and batch:
-        kept_rows, found, dropped = chunk_extras(extras_reader, batch)
-        if dropped:
-            for reason, total in dropped.items():
-                skipped.count(reason, total)
-            keep = {id(row) for row in kept_rows}
-            uris = [uri for uri, row in zip(uris, batch, strict=True) if id(row) in keep]
-            batch = kept_rows
-        extras = found or ()
+    batch, uris, extras = with_extras(extras_reader, batch, uris)
     if not batch:
         return []
     columns = [_column(reader, batch) for reader in values]
     # Plain tuples are entries too: zip() builds them with no Python call per row.
     return list(zip(uris, *columns, extras, strict=True))
-
-
-# (language code, one row's URI, a chunk's URIs) for each language of a section.
-Locator = tuple[str, Callable[[Any], str], BulkLocations | None]
-
-
-def _language_chunks(
-    rows: Iterator[Any],
-    locators: list[Locator],
-    values: Values,
-    versions: LanguageVersions,
-    languages: Callable[[Any], Sequence[str]] | None,
-    skipped: SkipCounter,
-    chunk_size: int,
-    extras_reader: ExtrasReader | None = None,
-) -> EntryStream:
-    """Every language version of each row: rows read once, located once per language.
-
-    Each language's URIs for a whole chunk come from its own compiled URL (in
-    bulk when the values are plain), with the language active for a custom
-    ``location()``. ``languages`` is ``get_languages_for_item`` when it is
-    overridden: called on the row already read, it costs no query. A row's
-    images, videos and news (read once per chunk) go with every one of its
-    language versions.
-    """
-    count = skipped.count
-    per_chunk = max(1, chunk_size // len(locators))
-    all_codes = versions.codes
-    while batch := list(islice(rows, per_chunk)):
-        located: dict[str, list[str | Skip]] = {}
-        for code, location, bulk in locators:
-            with translation.override(code):
-                uris: list[str | Skip] | None = bulk(batch) if bulk is not None else None  # type: ignore[assignment]
-                if uris is None:
-                    uris = [_located(location, row) for row in batch]
-            located[code] = uris
-        columns = [list(_column(reader, batch)) for reader in values]
-        listed: list[tuple[list[tuple[str, str]], str | None, str | None, str | None]] = []
-        listed_rows: list[Any] = []
-        for index, (row, lastmod, changefreq, priority) in enumerate(
-            zip(batch, *columns, strict=True)
-        ):
-            codes = all_codes if languages is None else versions.for_item(languages(row), count)
-            found = versions.located(codes, located, index, count)
-            if found:
-                listed.append((found, lastmod, changefreq, priority))
-                listed_rows.append(row)
-        extensions: list[ItemExtras] = [None] * len(listed)
-        if extras_reader is not None and listed_rows:
-            extensions = extras_reader(listed_rows)
-        chunk: list[EntryTuple] = []
-        for (found, lastmod, changefreq, priority), extension in zip(
-            listed, extensions, strict=True
-        ):
-            if isinstance(extension, SkipReason):
-                count(extension)
-            else:
-                chunk += versions.entries(found, lastmod, changefreq, priority, extension)
-        if chunk:
-            yield chunk
-        yield from skipped.flush()
 
 
 def _located(location: Callable[[Any], str], row: Any) -> str | Skip:
@@ -549,7 +484,7 @@ def row_batches(queryset: models.QuerySet[Any], size: int) -> Iterator[list[tupl
             if len(batch) < size:
                 # The last batch: the cursor goes now, as iterator() lets it go,
                 # even if the caller never asks for the next one.
-                _close(results)
+                close_stream(results)
             yield batch if type(batch[0]) is tuple else list(map(tuple, batch))
     finally:
-        _close(results)
+        close_stream(results)

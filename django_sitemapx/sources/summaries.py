@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import models
 from django.db.models import Case, Count, F, Func, Max, Value, When
 
-from ..exceptions import InvalidValue
-from ..values import lastmod_text
+from ..values import lastmod_text, lastmod_text_or_none
 from .base import PageSummary
 from .lastmods import LastmodInRange, W3CDatetime, is_postgresql, lastmod_in_sql
 
@@ -137,10 +136,8 @@ def _summary(
         text = None if callable(source.lastmod) else lastmod_text(source.lastmod)
         undated = 0 if text is not None else rows
     else:
-        try:
-            text = lastmod_text(latest_value)
-        except InvalidValue:  # out of the lastmod range: the page has no lastmod
-            text = None
+        # Out of the lastmod range: the page has no lastmod.
+        text = lastmod_text_or_none(latest_value)
     return PageSummary(number, rows, text, undated)
 
 

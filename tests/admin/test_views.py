@@ -9,7 +9,7 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from django_sitemapx import overrides
+from django_sitemapx import models
 from django_sitemapx.admin.views import SKIP_REASONS
 from django_sitemapx.exceptions import SkipReason
 from django_sitemapx.models import Override
@@ -239,7 +239,7 @@ def test_a_served_site_links_its_documents(editor: Client, name: str) -> None:
 @pytest.fixture
 def no_overrides_table(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The overrides table dropped, as before ``migrate``; created again afterwards."""
-    monkeypatch.setattr(overrides, "_table_found", False)
+    monkeypatch.setattr(models, "_FOUND_TABLES", set())
     with connection.schema_editor() as schema:
         schema.delete_model(Override)
     try:

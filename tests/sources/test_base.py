@@ -167,11 +167,29 @@ def test_options_set_attributes_and_unknown_ones_are_refused() -> None:
         sitemapx.Source("s", _private=1)
 
 
+def test_for_origin_binds_a_copy_in_the_sections_scheme() -> None:
+    origin = sitemapx.Origin("https", "example.com:8000", site_id=3)
+    plain = sitemapx.Source("s")
+    bound = plain.for_origin(origin)
+    assert bound is not plain and plain.origin is None
+    assert bound.origin is origin
+    http = sitemapx.Source("s", protocol="http").for_origin(origin).origin
+    assert http is not None
+    assert (http.scheme, http.host, http.site_id) == ("http", "example.com:8000", 3)
+    with override_settings(SITEMAPX_PROTOCOL="http"):
+        assert sitemapx.Source("s").for_origin(origin).origin == sitemapx.Origin(
+            "http", "example.com:8000"
+        )
+
+
 def test_get_limit_is_the_source_limit_else_the_setting() -> None:
     assert sitemapx.Source("s").get_limit() == 50_000
     with override_settings(SITEMAPX_LIMIT=10):
         assert sitemapx.Source("s").get_limit() == 10
         assert sitemapx.Source("s", limit=3).get_limit() == 3
+    # Google's news sitemaps list at most 1,000 URLs, whatever declares the news.
+    assert sitemapx.Source("s", news=lambda item: None).get_limit() == 1000
+    assert sitemapx.Source("s", news=lambda item: None, limit=3).get_limit() == 3
 
 
 @override_settings(LANGUAGES=[("en", "English"), ("de", "Deutsch"), ("fr", "Français")])

@@ -343,3 +343,27 @@ def test_the_skips_of_one_language_version_are_counted_once(registry: SitemapReg
     chunks = list(source.page(1).entries(LocationBuilder(ORIGIN)))  # type: ignore[union-attr]
     skips = [chunk for chunk in chunks if isinstance(chunk, Skipped)]
     assert skips == [Skipped("no_reverse_match", 3)]  # type: ignore[arg-type]
+
+
+@multilingual
+def test_only_the_values_of_items_listed_are_read_and_counted(registry: SitemapRegistry) -> None:
+    # As in every other path: a row none of whose versions is listed writes no
+    # value, so its invalid priority is not counted.
+    DocumentFactory(id=1, path="ok")
+    DocumentFactory(id=2, path="")  # the path converter refuses an empty value
+
+    class Documents(sitemapx.ModelSource):
+        url_name = "document"
+        url_kwargs = {"path": "path"}
+        i18n = True
+
+        def priority(self, item: Any) -> int:
+            return 7  # outside 0.0 to 1.0
+
+    source = registry.register(Document, Documents)
+    chunks = list(source.page(1).entries(LocationBuilder(ORIGIN)))  # type: ignore[union-attr]
+    skips: Counter[str] = Counter()
+    for chunk in chunks:
+        if isinstance(chunk, Skipped):
+            skips[chunk.reason] += chunk.total
+    assert skips == {"no_reverse_match": 3, "invalid_priority": 1}
