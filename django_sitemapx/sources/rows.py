@@ -73,15 +73,14 @@ def model_entries(
     With ``plain``, a chunk that can be one comes as a ``PlainChunk``.
     """
     skipped = SkipCounter()
-    count = skipped.count
-    extras = extras_reader(source, builder, count)
+    extras = extras_reader(source, builder, skipped.count)
     strategy: Strategy
     if source.i18n:
-        strategy = _language_versions(source, page_rows, builder, skipped, count, extras)
+        strategy = _language_versions(source, page_rows, builder, skipped, extras)
     elif source.uses_instances:
-        strategy = _instances(source, page_rows, builder, skipped, count, extras)
+        strategy = _instances(source, page_rows, builder, skipped, extras)
     else:
-        strategy = _rows(source, page_rows, builder, skipped, count, extras, plain)
+        strategy = _rows(source, page_rows, builder, skipped, extras, plain)
     counted = yield from strategy
     column = source.lastmod_column
     if not counted and column is not None and is_postgresql(page_rows.db):
@@ -96,10 +95,10 @@ def _rows(
     page_rows: models.QuerySet[Any],
     builder: LocationBuilder,
     skipped: SkipCounter,
-    count: Callable[[SkipReason], None],
     extras: ExtrasReader | None,
     plain: bool,
 ) -> Strategy:
+    count = skipped.count
     chunk_size = conf.CHUNK_SIZE
     named = not _rows_are_private(source)
     fields = source.row_fields()
@@ -141,9 +140,9 @@ def _instances(
     page_rows: models.QuerySet[Any],
     builder: LocationBuilder,
     skipped: SkipCounter,
-    count: Callable[[SkipReason], None],
     extras: ExtrasReader | None,
 ) -> Strategy:
+    count = skipped.count
     chunk_size = conf.CHUNK_SIZE
     rows, lastmod = _instance_rows(source, page_rows, count)
     values = _values(source, lastmod, count)
@@ -161,9 +160,9 @@ def _language_versions(
     page_rows: models.QuerySet[Any],
     builder: LocationBuilder,
     skipped: SkipCounter,
-    count: Callable[[SkipReason], None],
     extras: ExtrasReader | None,
 ) -> Strategy:
+    count = skipped.count
     chunk_size = conf.CHUNK_SIZE
     if source.uses_instances:
         rows, lastmod = _instance_rows(source, page_rows, count)
