@@ -1,0 +1,618 @@
+"""Instruction counts (Valgrind's Callgrind) of django-sitemapx against django.contrib.sitemaps.
+
+    python benchmarks/instructions.py                         # every variant
+    python benchmarks/instructions.py --json before.json      # also keep the figures
+    python benchmarks/instructions.py --baseline before.json  # and compare with earlier ones
+    python benchmarks/instructions.py --variants sitemapx-streamed,contrib --rows 5000
+    python benchmarks/instructions.py --no-valgrind           # a quick check, wall time only
+
+Wall-clock figures on a shared machine move by tens of percent between two runs
+of the same commit; the number of instructions a fixed piece of work executes
+does not. Each variant is one fixed workload, run in a fresh process under
+``valgrind --tool=callgrind --instr-atstart=no``: the process sets Django up and
+does the workload once unmeasured (twice for a cache hit), so imports, the
+database connection, the section's page layout and every first-request cost
+are paid, then switches Callgrind's instrumentation on for exactly the measured
+pass and off after it. The measured pass is the index and every page of the
+section it lists, requested through Django's WSGI handler (URL resolving, the
+example's middleware, the view, the whole streamed body), on the benchmark's
+own settings and URLs (``benchmarks/settings.py``, ``urls.py``,
+``i18n_settings.py``, ``images_settings.py``) and data (``benchmarks/data.py``;
+``images_bench.seed()``), each process on a fresh copy of the same SQLite file.
+
+- ``sitemapx-streamed`` / ``contrib``: the article section with no cache;
+  contrib's ``GenericSitemap`` with ``select_related`` (``/contrib/``);
+- ``sitemapx-cold`` / ``contrib``: sitemapx's local-memory cache just cleared,
+  so the pass builds and stores every document (contrib under ``cache_page``
+  would do what ``contrib`` does and store the result: not measured apart);
+- ``sitemapx-warm`` / ``contrib-cache-warm``: every document a hit of the
+  local-memory cache (sitemapx's own; contrib under ``cache_page``);
+- ``sitemapx-i18n`` / ``contrib-i18n``: the five-language section of
+  ``i18n_bench.py`` (alternates and ``x_default``), no cache;
+- ``sitemapx-images`` / ``contrib-images``: three images per article, as in
+  ``images_bench.py``, no cache.
+
+Both sides of a pair serve the same URLs, so contrib ÷ sitemapx is the ratio of
+the cost per URL, measured in the same run. The script uses no module of the
+package's own (only the URLs above), so it can be copied into another checkout
+and measure that tree. Needs ``valgrind`` (``apt-get install valgrind``) and an
+x86-64 machine (the client requests are a few bytes of machine code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import datetime
+import io
+import json
+import mmap
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / ".data"
+HOST = "localhost"  # the one host every benchmark settings module allows
+_LOC = re.compile(rb"<loc>([^<]*)</loc>")
+
+SETTINGS = {
+    "articles": "benchmarks.settings",
+    "i18n": "benchmarks.i18n_settings",
+    "images": "benchmarks.images_settings",
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One measured workload: a section's index and its pages, in a given cache state."""
+
+    name: str
+    data: str  # a key of SETTINGS: which settings module and which rows
+    index: str  # the index's path
+    cache: str  # "off" (SITEMAPX_CACHE_ALIAS = None), "cold" (just cleared) or "warm"
+    section: str = ""  # only the index's entries whose URL holds this
+    pair: str = ""  # for a django-sitemapx variant, the contrib variant it is compared with
+    what: str = ""
+
+
+VARIANTS = {
+    v.name: v
+    for v in (
+        Variant(
+            "sitemapx-streamed",
+            "articles",
+            "/bench/sitemap.xml",
+            "off",
+            pair="contrib",
+            what="article section, no cache",
+        ),
+        Variant("contrib", "articles", "/contrib/sitemap.xml", "off", what="GenericSitemap"),
+        Variant(
+            "sitemapx-cold",
+            "articles",
+            "/bench/sitemap.xml",
+            "cold",
+            pair="contrib",
+            what="local-memory cache just cleared",
+        ),
+        Variant(
+            "sitemapx-warm",
+            "articles",
+            "/bench/sitemap.xml",
+            "warm",
+            pair="contrib-cache-warm",
+            what="every document a cache hit",
+        ),
+        Variant(
+            "contrib-cache-warm",
+            "articles",
+            "/contrib-cached/sitemap.xml",
+            "warm",
+            what="cache_page, every document a hit",
+        ),
+        Variant(
+            "sitemapx-i18n",
+            "i18n",
+            "/sitemap.xml",
+            "off",
+            section="multilingual",
+            pair="contrib-i18n",
+            what="5 languages, alternates, no cache",
+        ),
+        Variant("contrib-i18n", "i18n", "/contrib/sitemap.xml", "off", what="i18n = True"),
+        Variant(
+            "sitemapx-images",
+            "images",
+            "/sitemap.xml",
+            "off",
+            pair="contrib-images",
+            what="3 images per URL, no cache",
+        ),
+        Variant(
+            "contrib-images",
+            "images",
+            "/contrib/sitemap.xml",
+            "off",
+            what="custom template, prefetch",
+        ),
+    )
+}
+
+
+# -- Callgrind's client requests -------------------------------------------------
+
+
+class Callgrind:
+    """Callgrind's client requests (``valgrind/callgrind.h``), made from Python.
+
+    A client request is a marker sequence of instructions that Valgrind
+    recognises and a real CPU executes as no-ops, so it needs no compiled helper:
+    the few bytes below, in an executable page, called through ctypes. Outside
+    Valgrind every request returns 0.
+    """
+
+    _TOOL_BASE = (ord("C") << 24) | (ord("T") << 16)
+    START_INSTRUMENTATION = _TOOL_BASE + 4
+    STOP_INSTRUMENTATION = _TOOL_BASE + 5
+    RUNNING_ON_VALGRIND = 0x1001
+    # unsigned long request(unsigned long args[6]), System V x86-64 calling convention.
+    _CODE = bytes.fromhex(
+        "4889f8"  # mov %rdi, %rax: the address of the request's arguments
+        "31d2"  # xor %edx, %edx: the result outside Valgrind
+        "48c1c703"  # rol $3, %rdi   \
+        "48c1c70d"  # rol $13, %rdi   | Valgrind's marker: %rdi rotated by 128 bits,
+        "48c1c73d"  # rol $61, %rdi   | so unchanged
+        "48c1c733"  # rol $51, %rdi  /
+        "4887db"  # xchg %rbx, %rbx: "client request", result in %rdx
+        "4889d0"  # mov %rdx, %rax
+        "c3"  # ret
+    )
+
+    def __init__(self) -> None:
+        if platform.machine() not in ("x86_64", "AMD64"):
+            raise SystemExit(
+                f"the client requests are written for x86-64 only, not {platform.machine()}"
+            )
+        self._page = mmap.mmap(
+            -1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC
+        )
+        self._page.write(self._CODE)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(self._page))
+        self._call = ctypes.CFUNCTYPE(ctypes.c_ulong, ctypes.c_void_p)(address)
+        self._args = (ctypes.c_ulong * 6)()
+
+    def request(self, code: int) -> int:
+        self._args[0] = code
+        return int(self._call(ctypes.addressof(self._args)))
+
+    def running(self) -> bool:
+        return self.request(self.RUNNING_ON_VALGRIND) > 0
+
+    def start(self) -> None:
+        self.request(self.START_INSTRUMENTATION)
+
+    def stop(self) -> None:
+        self.request(self.STOP_INSTRUMENTATION)
+
+
+# -- the child process: one variant --------------------------------------------
+
+
+@dataclass
+class Pass:
+    """What one pass over a section served."""
+
+    documents: int = 0
+    urls: int = 0
+    bytes: int = 0
+    failed: str = ""
+
+
+class Site:
+    """Requests through Django's WSGI handler in this process, every body read to its end."""
+
+    def __init__(self) -> None:
+        from django.core.handlers.wsgi import WSGIHandler
+
+        self.handler = WSGIHandler()
+
+    def get(self, url: str, keep: bool = False, count: bool = True) -> tuple[int, int, int, bytes]:
+        """Status, URLs (if ``count``), bytes and (with ``keep``) the body of a GET of ``url``."""
+        parts = urlsplit(url)
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": "GET",
+            "PATH_INFO": parts.path,
+            "QUERY_STRING": parts.query,
+            "SCRIPT_NAME": "",
+            "SERVER_NAME": HOST,
+            "SERVER_PORT": "80",
+            "HTTP_HOST": HOST,
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(b""),
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+        status: list[str] = []
+
+        def start_response(line: str, headers: Any, exc_info: Any = None) -> None:
+            status.append(line)
+
+        body = self.handler(environ, start_response)
+        urls = size = 0
+        kept = []
+        try:
+            for chunk in body:
+                size += len(chunk)
+                if count:
+                    urls += chunk.count(b"<url>")
+                if keep:
+                    kept.append(chunk)
+        finally:
+            if hasattr(body, "close"):
+                body.close()
+        return int(status[0].split()[0]), urls, size, b"".join(kept)
+
+    def crawl(self, variant: Variant, count: bool = True) -> Pass:
+        """The index, then every page of the section it lists, in order.
+
+        Without ``count`` the bodies are read but their URLs not counted: the
+        measured pass leaves that out of its figures.
+        """
+        done = Pass()
+        status, _, size, index = self.get(variant.index, keep=True)
+        done.documents, done.bytes = 1, size
+        if status != 200:
+            done.failed = f"{variant.index} answered {status}"
+            return done
+        for loc in _LOC.findall(index):
+            url = loc.decode().replace("&amp;", "&")
+            if variant.section not in url:
+                continue
+            status, urls, size, _ = self.get(url, count=count)
+            done.documents += 1
+            done.urls += urls
+            done.bytes += size
+            if status != 200 and not done.failed:
+                done.failed = f"{url} answered {status}"
+        return done
+
+
+def child(name: str, measure: bool) -> int:
+    """Run one variant: the workload unmeasured, then once more between the client requests."""
+    sys.path.insert(0, str(ROOT))
+    import benchmarks  # noqa: F401 (measures this checkout, see benchmarks/__init__.py)
+
+    os.chdir(ROOT)  # images_settings names its template folder relative to the checkout
+    variant = VARIANTS[name]
+    import django
+
+    django.setup()
+    from django.core.cache import caches
+    from django.test.utils import override_settings
+
+    import django_sitemapx
+
+    callgrind = Callgrind() if measure else None
+    if callgrind and not callgrind.running():
+        raise SystemExit("not running under Valgrind")
+    site = Site()
+    uncached = override_settings(SITEMAPX_CACHE_ALIAS=None)
+    if variant.cache == "off":
+        uncached.enable()
+    first = site.crawl(variant)
+    if variant.cache == "warm":
+        site.crawl(variant)  # the first pass filled the cache; this one takes the hit path
+    elif variant.cache == "cold":
+        for cache in caches.all():
+            cache.clear()
+    started = time.perf_counter()
+    if callgrind:
+        callgrind.start()
+    done = site.crawl(variant, count=False)
+    if callgrind:
+        callgrind.stop()
+    seconds = time.perf_counter() - started
+    done.urls = first.urls  # the same documents, counted in the unmeasured pass
+    if done.bytes != first.bytes and not done.failed:
+        done.failed = f"the measured pass served {done.bytes} bytes, the first {first.bytes}"
+    print(
+        json.dumps(
+            {
+                **asdict(done),
+                "seconds": seconds,
+                "package": os.path.relpath(django_sitemapx.__file__, ROOT),
+            }
+        ),
+        flush=True,
+    )
+    return 0
+
+
+def prepare(data: str, rows: int) -> int:
+    """Fill the SQLite file named by the environment with ``rows`` articles (no-op if there)."""
+    sys.path.insert(0, str(ROOT))
+    import benchmarks  # noqa: F401
+
+    os.chdir(ROOT)
+    if data == "images":
+        from benchmarks.images_bench import seed
+
+        seed(rows)
+    else:
+        import django
+
+        django.setup()
+        from benchmarks.data import ensure
+
+        ensure(rows)
+    return 0
+
+
+# -- the parent: prepare, run, report -------------------------------------------
+
+
+def environment(data: str, database: Path) -> dict[str, str]:
+    url = f"sqlite:///{database}"
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": SETTINGS[data],
+        # benchmarks.settings reads BENCH_*, images_settings the example's names.
+        "BENCH_DATABASE_URL": url,
+        "DATABASE_URL": url,
+        "BENCH_CACHE_URL": "locmemcache://",
+        "CACHE_URL": "locmemcache://",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        # The same string hashes, so the same dict and set layouts, in every run.
+        "PYTHONHASHSEED": "0",
+    }
+
+
+def template(data: str, rows: int) -> Path:
+    """The SQLite file holding ``rows`` of ``data``, filled the first time."""
+    DATA.mkdir(exist_ok=True)
+    kind = "images" if data == "images" else "articles"
+    path = DATA / f"instructions-{kind}-{rows}.sqlite3"
+    subprocess.run(
+        [sys.executable, __file__, "--prepare", data, str(rows)],
+        cwd=ROOT,
+        env=environment(data, path),
+        check=True,
+    )
+    return path
+
+
+def run(variant: Variant, database: Path, valgrind: bool, folder: Path) -> dict[str, Any]:
+    """One variant in a fresh process on a fresh copy of ``database``; its figures."""
+    copy = folder / f"{variant.name}.sqlite3"
+    shutil.copyfile(database, copy)
+    out = folder / f"{variant.name}.callgrind"
+    command = [sys.executable, __file__, "--child", variant.name]
+    if valgrind:
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+            f"--log-file={folder / variant.name}.valgrind.log",
+            *command,
+        ]
+    else:
+        command.append("--no-valgrind")
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=environment(variant.data, copy),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode or not lines:
+        tail = (done.stderr.strip().splitlines() or ["?"])[-1]
+        return {"variant": variant.name, "failed": f"exit {done.returncode}: {tail[:300]}"}
+    result: dict[str, Any] = {"variant": variant.name, **json.loads(lines[-1])}
+    if valgrind:
+        result["instructions"] = instructions(out)
+    copy.unlink()
+    return result
+
+
+def instructions(out: Path) -> int:
+    """The instructions executed (event Ir) in a Callgrind output file."""
+    for line in reversed(out.read_text().splitlines()):
+        if line.startswith(("totals:", "summary:")):
+            return int(line.split()[1])
+    raise ValueError(f"no totals in {out}")
+
+
+def describe() -> dict[str, Any]:
+    import django
+
+    def output(*command: str) -> str:
+        try:
+            return subprocess.run(
+                command, cwd=ROOT, capture_output=True, text=True, check=False
+            ).stdout.strip()
+        except OSError:
+            return ""
+
+    commit = output("git", "rev-parse", "--short", "HEAD")
+    if commit and output("git", "status", "--porcelain", "--untracked-files=no"):
+        commit += " (with uncommitted changes)"
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit,
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "valgrind": output("valgrind", "--version"),
+    }
+
+
+def table(
+    results: list[dict[str, Any]], baseline: dict[str, dict[str, Any]], measured: bool
+) -> str:
+    """The figures per variant, then contrib ÷ django-sitemapx per pair, as Markdown."""
+    key = "instructions" if measured else "seconds"
+    unit = "instructions" if measured else "seconds (no Valgrind)"
+    by_name = {r["variant"]: r for r in results}
+    head = f"| variant | what | URLs | documents | {unit} | per URL |"
+    rule = "|---|---|---:|---:|---:|---:|"
+    if baseline:
+        head += " baseline | change |"
+        rule += "---:|---:|"
+    lines = [head, rule]
+    for r in results:
+        what = VARIANTS[r["variant"]].what
+        if r.get("failed"):
+            lines.append(f"| {r['variant']} | {what} | | | {r['failed']} | |")
+            continue
+        value = r.get(key, 0)
+        per_url = f"{value / r['urls']:,.0f}" if measured and r["urls"] else "-"
+        shown = f"{value:,}" if measured else f"{value:.3f}"
+        row = (
+            f"| {r['variant']} | {what} | {r['urls']:,} | {r['documents']} | {shown} | {per_url} |"
+        )
+        before = baseline.get(r["variant"], {}).get(key)
+        if baseline:
+            row += (
+                f" {before:,} | {(value - before) / before:+.3%} |"
+                if before and measured
+                else " - | - |"
+            )
+        lines.append(row)
+    lines += ["", "| pair | contrib ÷ django-sitemapx |" + (" baseline |" if baseline else "")]
+    lines.append("|---|---:|" + ("---:|" if baseline else ""))
+    for r in results:
+        pair = VARIANTS[r["variant"]].pair
+        theirs = by_name.get(pair)
+        if not pair or not theirs or r.get("failed") or theirs.get("failed"):
+            continue
+        ratio = _ratio(theirs, r, key)
+        row = f"| {pair} ÷ {r['variant']} | {ratio:.2f} |"
+        if baseline:
+            old = (
+                _ratio(baseline[pair], baseline[r["variant"]], key)
+                if pair in baseline and r["variant"] in baseline
+                else None
+            )
+            row += f" {old:.2f} |" if old else " - |"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def _ratio(contrib: dict[str, Any], ours: dict[str, Any], key: str) -> float:
+    # Per URL: both sides serve the same URLs, this only guards against a difference.
+    return (contrib[key] / max(contrib["urls"], 1)) / (ours[key] / max(ours["urls"], 1))
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help="Comma-separated subset of: %(default)s.",
+    )
+    parser.add_argument("--rows", type=int, default=20_000, help="Articles (default %(default)s).")
+    parser.add_argument(
+        "--i18n-rows",
+        type=int,
+        default=500,
+        help="Articles of the five-language variants (default %(default)s).",
+    )
+    parser.add_argument(
+        "--images-rows",
+        type=int,
+        default=2_000,
+        help="Articles of the image variants, three images each (default %(default)s).",
+    )
+    parser.add_argument("--json", type=Path, help="Also write the figures to this file.")
+    parser.add_argument(
+        "--baseline", type=Path, help="A file from --json to compare with, variant by variant."
+    )
+    parser.add_argument(
+        "--no-valgrind",
+        action="store_true",
+        help="Run the same processes without Valgrind: wall time only, a quick check.",
+    )
+    parser.add_argument("--keep", type=Path, help="Keep Callgrind's output files in this folder.")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", nargs=2, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    if args.child:
+        return child(args.child, measure=not args.no_valgrind)
+    if args.prepare:
+        return prepare(args.prepare[0], int(args.prepare[1]))
+    sys.path.insert(0, str(ROOT))
+    names = [name.strip() for name in args.variants.split(",") if name.strip()]
+    unknown = [name for name in names if name not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"unknown variants: {', '.join(unknown)}")
+    valgrind = not args.no_valgrind
+    if valgrind and shutil.which("valgrind") is None:
+        raise SystemExit("valgrind not found: apt-get install valgrind (or use --no-valgrind)")
+    rows = {"articles": args.rows, "i18n": args.i18n_rows, "images": args.images_rows}
+    databases: dict[str, Path] = {}
+    results: list[dict[str, Any]] = []
+    with _folder(args.keep) as folder:
+        for name in names:
+            variant = VARIANTS[name]
+            if variant.data not in databases:
+                databases[variant.data] = template(variant.data, rows[variant.data])
+            print(f"== {name}", file=sys.stderr, flush=True)
+            result = run(variant, databases[variant.data], valgrind, folder)
+            result["rows"] = rows[variant.data]
+            results.append(result)
+            print(f"   {json.dumps(result)}", file=sys.stderr, flush=True)
+    baseline = (
+        {r["variant"]: r for r in json.loads(args.baseline.read_text())["results"]}
+        if args.baseline
+        else {}
+    )
+    info = describe()
+    print(
+        f"Commit {info['commit'] or '?'}, {info['date']}; Python {info['python']}, Django "
+        f"{info['django']}, {info['valgrind'] if valgrind else 'no Valgrind'}; articles: "
+        + ", ".join(f"{data} {count:,}" for data, count in rows.items())
+        + "."
+    )
+    print()
+    print(table(results, baseline, measured=valgrind))
+    if args.json:
+        payload = {"machine": info, "rows": rows, "valgrind": valgrind, "results": results}
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    return 1 if any(r.get("failed") for r in results) else 0
+
+
+@contextlib.contextmanager
+def _folder(keep: Path | None) -> Iterator[Path]:
+    """The given folder (kept), or a temporary one (removed afterwards)."""
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="sitemapx-instructions-") as temporary:
+        yield Path(temporary)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
