@@ -491,7 +491,7 @@ def table(
         before = baseline.get(r["variant"], {}).get(key)
         if baseline:
             row += (
-                f" {before:,} | {(value - before) / before:+.3%} |"
+                f" {before:,} | {value - before:+,} ({(value - before) / before:+.4%}) |"
                 if before and measured
                 else " - | - |"
             )
@@ -571,6 +571,7 @@ def main(argv: list[str]) -> int:
     if valgrind and shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found: apt-get install valgrind (or use --no-valgrind)")
     rows = {"articles": args.rows, "i18n": args.i18n_rows, "images": args.images_rows}
+    info = describe()  # before the run: the commit measured, not one made meanwhile
     databases: dict[str, Path] = {}
     results: list[dict[str, Any]] = []
     with _folder(args.keep) as folder:
@@ -588,7 +589,6 @@ def main(argv: list[str]) -> int:
         if args.baseline
         else {}
     )
-    info = describe()
     print(
         f"Commit {info['commit'] or '?'}, {info['date']}; Python {info['python']}, Django "
         f"{info['django']}, {info['valgrind'] if valgrind else 'no Valgrind'}; articles: "

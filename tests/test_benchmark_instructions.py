@@ -48,5 +48,5 @@ def test_the_table_gives_contrib_over_sitemapx_per_url_and_the_change() -> None:
         "| sitemapx-streamed | article section, no cache | 1,000 | 2 | 10,000,000 | 10,000 |"
         in text
     )
-    assert "+25.000% |" in text
+    assert "| 8,000,000 | +2,000,000 (+25.0000%) |" in text
     assert "| contrib ÷ sitemapx-streamed | 20.00 | 25.00 |" in text
