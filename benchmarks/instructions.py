@@ -33,10 +33,25 @@ own settings and URLs (``benchmarks/settings.py``, ``urls.py``,
   ``images_bench.py``, no cache.
 
 Both sides of a pair serve the same URLs, so contrib ÷ sitemapx is the ratio of
-the cost per URL, measured in the same run. The script uses no module of the
-package's own (only the URLs above), so it can be copied into another checkout
-and measure that tree. Needs ``valgrind`` (``apt-get install valgrind``) and an
-x86-64 machine (the client requests are a few bytes of machine code).
+the cost per URL, measured in the same run.
+
+Two runs of the same code count the same to within a few hundred instructions.
+But where a process's stack and heap fall moves some costs (the alignment of
+copies, lookups keyed by address) by up to half a percent, and any change to
+the code moves them as a change of layout would. So every child runs a copy of
+the checkout at a fixed path with a fixed environment (the same paths and
+layouts whichever checkout or user starts it: see ``staged()``), and each
+django-sitemapx variant is counted in ``--layouts`` layouts (its environment
+padded to three sizes by default): the table gives the median and the range.
+With ``--baseline`` a variant is "more" only when every layout now counts more
+than every layout of the baseline did. Contrib's variants, the ratios'
+yardstick, are counted in one layout.
+
+The script uses no module of the package (only the URLs above), so it can be
+copied into another checkout to measure that tree; compare runs made with the
+same copy of this script and the same Python environment. Needs ``valgrind``
+(``apt-get install valgrind``) and an x86-64 machine (the client requests are a
+few bytes of machine code). One run at a time per machine (a lock waits).
 """
 
 from __future__ import annotations
@@ -45,6 +60,7 @@ import argparse
 import contextlib
 import ctypes
 import datetime
+import fcntl
 import io
 import json
 import mmap
@@ -64,6 +80,8 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / ".data"
+# Fixed, not under $TMPDIR: every caller must see the same paths (see staged()).
+STAGE = Path("/tmp/sitemapx-instructions")
 HOST = "localhost"  # the one host every benchmark settings module allows
 _LOC = re.compile(rb"<loc>([^<]*)</loc>")
 
@@ -367,17 +385,58 @@ def prepare(data: str, rows: int) -> int:
 # -- the parent: prepare, run, report -------------------------------------------
 
 
-def environment(data: str, database: Path) -> dict[str, str]:
+@contextlib.contextmanager
+def staged() -> Iterator[tuple[Path, Path]]:
+    """A copy of the checkout and a work folder, at fixed paths; one run at a time.
+
+    The paths a process sees (its script, its modules, its database, the
+    example's ``BASE_DIR``) and the size of its environment place its stack and
+    heap, and with them a few tenths of a percent of some counts (the alignment
+    of copies, lookups keyed by address): two checkouts of the same commit, or
+    two users, would differ by that much. So every child runs a copy of the
+    checkout at ``STAGE/checkout`` (compiled before the first child, which would
+    otherwise pay it), on a copy of its database in ``STAGE/work``, with the
+    environment ``environment()`` builds, wherever the checkout is.
+    """
+    STAGE.mkdir(exist_ok=True)
+    with open(STAGE / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run waits: they share the paths
+        copy, work = STAGE / "checkout", STAGE / "work"
+        for folder in (copy, work):
+            shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(ROOT, copy, symlinks=True, ignore=_NOT_COPIED)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(copy)], check=True)
+        work.mkdir()
+        try:
+            yield copy, work
+        finally:
+            for folder in (copy, work):
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+_NOT_COPIED = shutil.ignore_patterns(
+    ".git", ".venv*", "__pycache__", ".data", "site", "*.sqlite3", "*_cache", "*.egg-info"
+)
+
+
+# Bytes of padding in the environment of each layout (see run()).
+LAYOUT_PADDING = (0, 40, 1000, 100, 250)
+
+
+def environment(data: str, database: Path, root: Path, layout: int = 0) -> dict[str, str]:
+    """The whole environment of a child: the same for every caller."""
     url = f"sqlite:///{database}"
     return {
-        **os.environ,
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "SITEMAPX_INSTRUCTIONS_LAYOUT": "x" * LAYOUT_PADDING[layout],
         "DJANGO_SETTINGS_MODULE": SETTINGS[data],
         # benchmarks.settings reads BENCH_*, images_settings the example's names.
         "BENCH_DATABASE_URL": url,
         "DATABASE_URL": url,
         "BENCH_CACHE_URL": "locmemcache://",
         "CACHE_URL": "locmemcache://",
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": str(root),
         # The same string hashes, so the same dict and set layouts, in every run.
         "PYTHONHASHSEED": "0",
     }
@@ -391,33 +450,54 @@ def template(data: str, rows: int) -> Path:
     subprocess.run(
         [sys.executable, __file__, "--prepare", data, str(rows)],
         cwd=ROOT,
-        env=environment(data, path),
+        env=environment(data, path, ROOT),
         check=True,
     )
     return path
 
 
-def run(variant: Variant, database: Path, valgrind: bool, folder: Path) -> dict[str, Any]:
-    """One variant in a fresh process on a fresh copy of ``database``; its figures."""
-    copy = folder / f"{variant.name}.sqlite3"
+def run(
+    variant: Variant,
+    database: Path,
+    valgrind: bool,
+    stage: tuple[Path, Path],
+    folder: Path,
+    layout: int = 0,
+) -> dict[str, Any]:
+    """One variant in a fresh process on a fresh copy of ``database``; its figures.
+
+    Callgrind's files go to ``folder``; the child runs from the ``stage`` (see
+    ``staged()``). ``layout`` pads the child's environment: that moves its stack
+    and heap, and with them the cost of copies (alignment) and of lookups
+    (addresses): by up to a few tenths of a percent, the same for every run of
+    the same code and layout, but any change to the code (or to the paths)
+    moves the layout as much. Counts from several layouts show that noise.
+    """
+    root, work = stage
+    copy = work / f"{variant.name}.sqlite3"
     shutil.copyfile(database, copy)
-    out = folder / f"{variant.name}.callgrind"
-    command = [sys.executable, __file__, "--child", variant.name]
+    out = folder / f"{variant.name}.{layout}.callgrind"
+    command = [
+        sys.executable,
+        str(root / "benchmarks" / "instructions.py"),
+        "--child",
+        variant.name,
+    ]
     if valgrind:
         command = [
-            "valgrind",
+            shutil.which("valgrind") or "valgrind",
             "--tool=callgrind",
             "--instr-atstart=no",
             f"--callgrind-out-file={out}",
-            f"--log-file={folder / variant.name}.valgrind.log",
+            f"--log-file={folder / variant.name}.{layout}.valgrind.log",
             *command,
         ]
     else:
         command.append("--no-valgrind")
     done = subprocess.run(
         command,
-        cwd=ROOT,
-        env=environment(variant.data, copy),
+        cwd=root,
+        env=environment(variant.data, copy, root, layout),
         capture_output=True,
         text=True,
         check=False,
@@ -464,6 +544,36 @@ def describe() -> dict[str, Any]:
     }
 
 
+def summary(samples: list[dict[str, Any]], rows: int) -> dict[str, Any]:
+    """One variant's figures over its layouts: the median count, the lowest and the highest."""
+    failed = [s for s in samples if s.get("failed")]
+    result = dict(failed[0] if failed else samples[0], rows=rows)
+    counts = sorted(s["instructions"] for s in samples if "instructions" in s)
+    if counts and not failed:
+        result.update(
+            instructions=counts[(len(counts) - 1) // 2],
+            lowest=counts[0],
+            highest=counts[-1],
+            samples=[s["instructions"] for s in samples],
+        )
+    return result
+
+
+def verdict(now: dict[str, Any], before: dict[str, Any]) -> str:
+    """Whether two runs' counts differ by more than their layouts' own spread.
+
+    "more" when every layout of ``now`` counts more than every layout of
+    ``before``; "-" when either was counted in one layout only (no spread known).
+    """
+    if len(now.get("samples", ())) < 2 or len(before.get("samples", ())) < 2:
+        return "-"
+    if now["lowest"] > before["highest"]:
+        return "**more**"
+    if now["highest"] < before["lowest"]:
+        return "less"
+    return "within noise"
+
+
 def table(
     results: list[dict[str, Any]], baseline: dict[str, dict[str, Any]], measured: bool
 ) -> str:
@@ -473,9 +583,12 @@ def table(
     by_name = {r["variant"]: r for r in results}
     head = f"| variant | what | URLs | documents | {unit} | per URL |"
     rule = "|---|---|---:|---:|---:|---:|"
+    if measured:
+        head += " layouts: lowest to highest |"
+        rule += "---:|"
     if baseline:
-        head += " baseline | change |"
-        rule += "---:|---:|"
+        head += " baseline | change | verdict |"
+        rule += "---:|---:|---|"
     lines = [head, rule]
     for r in results:
         what = VARIANTS[r["variant"]].what
@@ -488,12 +601,17 @@ def table(
         row = (
             f"| {r['variant']} | {what} | {r['urls']:,} | {r['documents']} | {shown} | {per_url} |"
         )
-        before = baseline.get(r["variant"], {}).get(key)
+        if measured:
+            spread = (r["highest"] - r["lowest"]) / value
+            row += f" {r['lowest']:,} to {r['highest']:,} ({spread:.2%}) |"
+        old = baseline.get(r["variant"], {})
+        before = old.get(key)
         if baseline:
             row += (
-                f" {before:,} | {value - before:+,} ({(value - before) / before:+.4%}) |"
+                f" {before:,} | {value - before:+,} ({(value - before) / before:+.3%}) |"
+                f" {verdict(r, old)} |"
                 if before and measured
-                else " - | - |"
+                else " - | - | - |"
             )
         lines.append(row)
     lines += ["", "| pair | contrib ÷ django-sitemapx |" + (" baseline |" if baseline else "")]
@@ -541,6 +659,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default=2_000,
         help="Articles of the image variants, three images each (default %(default)s).",
     )
+    parser.add_argument(
+        "--layouts",
+        type=int,
+        choices=range(1, len(LAYOUT_PADDING) + 1),
+        default=3,
+        help="Memory layouts each django-sitemapx variant is counted in (default %(default)s; "
+        "contrib's, the yardstick of the ratios, in one).",
+    )
     parser.add_argument("--json", type=Path, help="Also write the figures to this file.")
     parser.add_argument(
         "--baseline", type=Path, help="A file from --json to compare with, variant by variant."
@@ -574,16 +700,19 @@ def main(argv: list[str]) -> int:
     info = describe()  # before the run: the commit measured, not one made meanwhile
     databases: dict[str, Path] = {}
     results: list[dict[str, Any]] = []
-    with _folder(args.keep) as folder:
+    with _folder(args.keep) as folder, staged() as stage:
         for name in names:
             variant = VARIANTS[name]
             if variant.data not in databases:
                 databases[variant.data] = template(variant.data, rows[variant.data])
-            print(f"== {name}", file=sys.stderr, flush=True)
-            result = run(variant, databases[variant.data], valgrind, folder)
-            result["rows"] = rows[variant.data]
-            results.append(result)
-            print(f"   {json.dumps(result)}", file=sys.stderr, flush=True)
+            layouts = args.layouts if name.startswith("sitemapx") and valgrind else 1
+            samples = []
+            for layout in range(layouts):
+                print(f"== {name}, layout {layout}", file=sys.stderr, flush=True)
+                sample = run(variant, databases[variant.data], valgrind, stage, folder, layout)
+                print(f"   {json.dumps(sample)}", file=sys.stderr, flush=True)
+                samples.append(sample)
+            results.append(summary(samples, rows[variant.data]))
     baseline = (
         {r["variant"]: r for r in json.loads(args.baseline.read_text())["results"]}
         if args.baseline
