@@ -1,4 +1,10 @@
-"""Reproducible benchmarks of django-sitemapx against django.contrib.sitemaps; see run.py."""
+"""Reproducible benchmarks of django-sitemapx against django.contrib.sitemaps.
+
+``run.py`` measures time, memory and queries (``docs/performance.md``);
+``instructions.py`` counts instructions with Valgrind, for comparing two commits
+on a noisy machine; ``i18n_bench.py``, ``images_bench.py``, ``scale.py``,
+``cache_bench.py`` and ``export_bench.py`` measure one feature each.
+"""
 
 import sys
 
