@@ -15,7 +15,6 @@ from django.db import models
 from django.db.models import Case, Count, F, Func, Max, Value, When
 
 from ..values import lastmod_text, lastmod_text_or_none
-from .base import PageSummary
 from .lastmods import LastmodInRange, W3CDatetime, is_postgresql, lastmod_in_sql
 
 if TYPE_CHECKING:
@@ -99,9 +98,13 @@ def _summary_aggregates(
 def _summary_of(
     source: ModelSource, found: Mapping[str, Any], latest: Max | W3CDatetime | None
 ) -> tuple[int, str | None, int]:
-    undated = found["rows"] - found.get("dated", found["rows"])
-    summary = _summary(source, 0, found["rows"], found.get("latest"), latest, undated)
-    return summary.rows, summary.lastmod, summary.undated
+    """Row count, lastmod text and undated rows from an aggregate's ``found`` values."""
+    rows: int = found["rows"]
+    if latest is None:  # no lastmod column: the source's constant, if any
+        text = None if callable(source.lastmod) else lastmod_text(source.lastmod)
+        return rows, text, 0 if text is not None else rows
+    # Out of the lastmod range: the page has no lastmod.
+    return rows, lastmod_text_or_none(found.get("latest")), rows - found.get("dated", rows)
 
 
 def _latest(source: ModelSource, using: str) -> Max | W3CDatetime | None:
@@ -122,23 +125,6 @@ def _dated(source: ModelSource) -> Count | None:
         return None
     assert source.model is not None
     return Count(column) if source.model._meta.get_field(column).null else None
-
-
-def _summary(
-    source: ModelSource,
-    number: int,
-    rows: int,
-    latest_value: Any,
-    latest: Max | W3CDatetime | None,
-    undated: int = 0,
-) -> PageSummary:
-    if latest is None:  # no lastmod column: the source's constant, if any
-        text = None if callable(source.lastmod) else lastmod_text(source.lastmod)
-        undated = 0 if text is not None else rows
-    else:
-        # Out of the lastmod range: the page has no lastmod.
-        text = lastmod_text_or_none(latest_value)
-    return PageSummary(number, rows, text, undated)
 
 
 class _WidthBucket(Func):
