@@ -387,16 +387,18 @@ def prepare(data: str, rows: int) -> int:
 
 @contextlib.contextmanager
 def staged() -> Iterator[tuple[Path, Path]]:
-    """A copy of the checkout and a work folder, at fixed paths; one run at a time.
+    """A copy of the code and a work folder, at fixed paths; one run at a time.
 
     The paths a process sees (its script, its modules, its database, the
-    example's ``BASE_DIR``) and the size of its environment place its stack and
-    heap, and with them a few tenths of a percent of some counts (the alignment
-    of copies, lookups keyed by address): two checkouts of the same commit, or
-    two users, would differ by that much. So every child runs a copy of the
-    checkout at ``STAGE/checkout`` (compiled before the first child, which would
-    otherwise pay it), on a copy of its database in ``STAGE/work``, with the
-    environment ``environment()`` builds, wherever the checkout is.
+    example's ``BASE_DIR``), the files beside its modules (the import system
+    keeps each folder's listing) and the size of its environment place its
+    stack and heap, and with them a few tenths of a percent of some counts (the
+    alignment of copies, lookups keyed by address): two checkouts of the same
+    commit, or one with a stray file at its top, would differ by that much. So
+    every child runs a copy of just the code (``COPIED``, compiled before the
+    first child, which would otherwise pay it) at ``STAGE/checkout``, on a copy
+    of its database in ``STAGE/work``, with the environment ``environment()``
+    builds, wherever the checkout is.
     """
     STAGE.mkdir(exist_ok=True)
     with open(STAGE / "lock", "w") as lock:
@@ -404,7 +406,8 @@ def staged() -> Iterator[tuple[Path, Path]]:
         copy, work = STAGE / "checkout", STAGE / "work"
         for folder in (copy, work):
             shutil.rmtree(folder, ignore_errors=True)
-        shutil.copytree(ROOT, copy, symlinks=True, ignore=_NOT_COPIED)
+        for name in COPIED:
+            shutil.copytree(ROOT / name, copy / name, ignore=_NOT_COPIED)
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(copy)], check=True)
         work.mkdir()
         try:
@@ -414,9 +417,9 @@ def staged() -> Iterator[tuple[Path, Path]]:
                 shutil.rmtree(folder, ignore_errors=True)
 
 
-_NOT_COPIED = shutil.ignore_patterns(
-    ".git", ".venv*", "__pycache__", ".data", "site", "*.sqlite3", "*_cache", "*.egg-info"
-)
+# What a child imports or reads; of it, what is not code.
+COPIED = ("benchmarks", "django_sitemapx", "example_project")
+_NOT_COPIED = shutil.ignore_patterns("__pycache__", "*.py[co]", ".data", "results", "*.sqlite3")
 
 
 # Bytes of padding in the environment of each layout (see run()).
