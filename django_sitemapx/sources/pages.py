@@ -53,7 +53,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from django.db import IntegrityError, OperationalError, connections, models, router, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    OperationalError,
+    connections,
+    models,
+    router,
+    transaction,
+)
 from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
 
@@ -138,11 +146,12 @@ def settle_owed(*, force: bool = False) -> None:
     if cache.alias is None or not table_exists(OwedGeneration, using):
         return
     owed = OwedGeneration.objects.using(using)
-    found = list(owed.order_by("id").values_list("id", "name")[:500])
-    if not found:
-        return
-    if cache.replace(sorted({name for _, name in found} | {index_generation()})):
-        owed.filter(id__in=[number for number, _ in found]).delete()
+    try:
+        found = list(owed.order_by("id").values_list("id", "name")[:500])
+        if found and cache.replace(sorted({name for _, name in found} | {index_generation()})):
+            owed.filter(id__in=[number for number, _ in found]).delete()
+    except DatabaseError:  # the request goes on; the next sweep tries again
+        logger.warning("Replacing owed cache generations failed.", exc_info=True)
 
 
 _MOMENTS = (datetime.date, datetime.time, datetime.timedelta)
