@@ -47,6 +47,7 @@ import hashlib
 import logging
 import math
 import random
+import re
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -155,17 +156,25 @@ def settle_owed(*, force: bool = False) -> None:
 
 
 _MOMENTS = (datetime.date, datetime.time, datetime.timedelta)
+# A date or time as a database adapter passes it (SQLite and MySQL take them as text).
+_MOMENT_TEXT = re.compile(r"\d{4}-\d\d-\d\d([ T]\d\d:\d\d(:\d\d(\.\d+)?)?)?([+-]\d\d:?\d\d|Z)?")
+
+
+def _is_moment(param: Any) -> bool:
+    return isinstance(param, _MOMENTS) or (
+        isinstance(param, str) and _MOMENT_TEXT.fullmatch(param) is not None
+    )
 
 
 def _query_shape(source: ModelSource) -> tuple[str, str]:
     """The SQL (and parameters) of the keys ``source`` lists: what its pages depend on.
 
-    A time-valued parameter is left out (``timezone.now()`` differs on every
+    A date or time parameter is left out (``timezone.now()`` differs on every
     call): two queries that differ only by the moment they were made select
-    the same kind of rows, and share pages.
+    the same kind of rows, and share pages (a news section on every host).
     """
     sql, params = source.listed_rows().order_by().values("pk").query.sql_with_params()
-    kept = ["<moment>" if isinstance(param, _MOMENTS) else param for param in params]
+    kept = ["<moment>" if _is_moment(param) else param for param in params]
     return sql, repr(kept)
 
 
@@ -423,6 +432,7 @@ class PageTable:
         fingerprint = self.fingerprint
         model = self.table.model
         batch = secrets.token_hex(16)
+        owed: list[str] = []
         self._ensure_lock()
 
         def build() -> tuple[list[State], bool]:
@@ -448,7 +458,7 @@ class PageTable:
                 if old:
                     self.table.filter(section=self.section_name).delete()
                     # Another fingerprint's pages were cached: none of them holds.
-                    self._owe([section_generation(self.section)], batch)
+                    owed[:] = self._owe([section_generation(self.section)], batch)
                 self.table.bulk_create(
                     model(
                         section=self.section_name,
@@ -474,7 +484,7 @@ class PageTable:
         except IntegrityError:  # a database without row locks: another process cut it
             return self._load() or []
         if replaced:
-            self._settle(batch)
+            self._settle(owed, batch)
         return states
 
     def _count(
@@ -620,6 +630,7 @@ class PageTable:
         """
         self._ensure_lock()
         batch = secrets.token_hex(16)
+        owed: list[str] = []
 
         def change() -> set[int] | None:
             with transaction.atomic(using=self.using):
@@ -642,14 +653,13 @@ class PageTable:
                         return None
                     done = self._merge(fresh, position, neighbour)
                 if done:
-                    self._owe(
-                        [page_generation(self.section, number) for number in sorted(done)], batch
-                    )
+                    names = [page_generation(self.section, number) for number in sorted(done)]
+                    owed[:] = self._owe(names, batch)
                 return done
 
         done = retrying(self.using, change, None, "splitting or merging pages")
         if done:
-            self._settle(batch)
+            self._settle(owed, batch)
         return done
 
     def _ensure_lock(self) -> None:
@@ -687,26 +697,36 @@ class PageTable:
             .values_list(*_COLUMNS)
         )
 
-    def _owe(self, names: list[str], batch: str) -> None:
+    def _owe(self, names: list[str], batch: str) -> list[str]:
         """Record, in the current transaction, generations to replace once it commits."""
         from ..models import OwedGeneration
 
-        if app_settings.CACHE_ALIAS is None:
-            return
-        OwedGeneration.objects.using(self.using).bulk_create(
-            OwedGeneration(name=name, batch=batch) for name in [*names, index_generation()]
-        )
+        owed = [*names, index_generation()]
+        if app_settings.CACHE_ALIAS is not None:
+            OwedGeneration.objects.using(self.using).bulk_create(
+                OwedGeneration(name=name, batch=batch) for name in owed
+            )
+        return owed
 
-    def _settle(self, batch: str) -> None:
-        """Replace the generations a committed change owes, then forget them."""
+    def _settle(self, names: list[str], batch: str) -> None:
+        """Replace the generations a change owes once it is committed, then forget them.
+
+        Inside the caller's transaction (``ATOMIC_REQUESTS``) they are replaced
+        at once too, which covers this process, as a save inside one does
+        (``handlers.row_changed``).
+        """
         from ..models import OwedGeneration
 
         if app_settings.CACHE_ALIAS is None:
             return
-        owed = OwedGeneration.objects.using(self.using).filter(batch=batch)
-        names = list(owed.values_list("name", flat=True))
-        if names and SitemapCache().replace(sorted(set(names))):
-            owed.delete()
+        if connections[self.using].in_atomic_block:
+            SitemapCache().replace(names)
+
+        def committed() -> None:
+            if SitemapCache().replace(names):
+                OwedGeneration.objects.using(self.using).filter(batch=batch).delete()
+
+        transaction.on_commit(committed, using=self.using)
 
     def _split(self, states: list[State], position: int, *, last: bool) -> set[int]:
         state = states[position]
