@@ -151,7 +151,7 @@ def _no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     from django_sitemapx.sources import pages
 
-    monkeypatch.setattr(pages, "_next_sweep", float("inf"))
+    monkeypatch.setattr(pages, "_next_sweep", float("inf"), raising=False)
 
 
 @pytest.fixture(autouse=True)
