@@ -277,17 +277,20 @@ class SectionLock(models.Model):
 
 
 class OwedGeneration(models.Model):
-    """A cache generation to replace, written with the page change that calls for it.
+    """A cache generation to replace, written in the transaction of the change that calls for it.
 
-    A split or merge commits its rows here in the same transaction as its page
-    rows; once committed, the process replaces the generations and deletes the
-    rows. Rows left by a process that died in between are replaced by the next
-    sitemap request of any process (``sources.pages.settle_owed``).
+    A split or merge writes its rows here in the same transaction as its page
+    rows, a save inside a transaction its sections' (see ``handlers``); once
+    committed, the process replaces the generations and deletes the rows. Rows
+    left by a process that died in between are replaced by a sitemap request
+    of any process (``sources.pages.settle_owed``).
     """
 
     name = models.CharField(max_length=255)
     # The transaction that wrote the row: its own process deletes its rows by it.
     batch = models.CharField(max_length=32, db_index=True)
+    # When it was written: a sweep leaves alone, for a moment, what a live process is settling.
+    created = models.DateTimeField(default=timezone.now)
 
     class Meta:
         verbose_name = _("owed cache generation")

@@ -3,6 +3,7 @@
 # Pages per host of a section whose rows differ only by a time-valued filter
 # (news) are obsolete: the section's shared pages serve every host now.
 
+import django.utils.timezone
 from django.db import migrations, models
 
 
@@ -36,6 +37,7 @@ class Migration(migrations.Migration):
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("name", models.CharField(max_length=255)),
                 ("batch", models.CharField(db_index=True, max_length=32)),
+                ("created", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
                 "verbose_name": "owed cache generation",

@@ -32,6 +32,17 @@ New pages take new numbers, so no other page is renumbered. Serving a page is
 what the first costs. The first count of a section cuts full pages with one
 ``ROW_NUMBER()`` query.
 
+Every process of a site maintains the table during requests. One process at
+a time changes a section's pages (the transaction that cuts, splits or merges
+locks its ``SectionLock`` row, then reads the pages again and goes ahead only
+if they are as it counted them); every such change raises ``changes`` on each
+page whose range it moves, and a count is stored only on a page whose
+``first`` and ``changes`` are those it was counted under; the generations a
+change must replace are written in its transaction (``OwedGeneration``) and
+replaced after its commit, by the next sitemap request if its process died
+(``settle_owed``); rows are locked in number order and a deadlock is run again
+(``retrying``). See docs/contributing/architecture.md.
+
 Keys are stored encoded as text that the database orders as it orders the
 keys: integers as 20 zero-padded digits (64-bit keys included), UUIDs as hex
 (in MariaDB's own UUID order on MariaDB), strings as they are (up to 255
@@ -65,6 +76,7 @@ from django.db import (
 )
 from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
+from django.utils import timezone
 
 from ..conf import app_settings
 from ..generations import (
@@ -94,8 +106,10 @@ _ATTEMPTS = 4
 # PostgreSQL's deadlock_detected and serialization_failure; MySQL's deadlock and lock wait timeout.
 _DEADLOCK_STATES = frozenset({"40P01", "40001"})
 _DEADLOCK_ERRNOS = frozenset({1213, 1205})
-# A process looks for generations a dead process owed at most this often (seconds).
+# A process looks for generations a dead process owed at most this often (seconds),
 SWEEP_INTERVAL = 1.0
+# and leaves alone those written this recently: a live process is replacing them.
+OWED_GRACE = 1.0
 _next_sweep = 0.0
 
 
@@ -130,10 +144,12 @@ def retrying(using: str, operation: Callable[[], _T], default: _T, what: str) ->
 def settle_owed(*, force: bool = False) -> None:
     """Replace the cache generations a page change owes and delete the owed rows.
 
-    A process that splits or merges pages does it itself after its commit; one
-    that died in between left the rows. Sitemap views call this on each
-    request: at most once per ``SWEEP_INTERVAL`` per process (``force``: now),
-    one query on a table that is empty but for such leftovers.
+    A process that splits or merges pages, or saves a row in a transaction,
+    does it itself after its commit; one that died in between left the rows.
+    Sitemap views call this on each request: at most once per
+    ``SWEEP_INTERVAL`` per process (``force``: now), one query on a table that
+    is empty but for such leftovers (and rows of the last ``OWED_GRACE``
+    seconds, which their process is settling).
     """
     global _next_sweep
     now = time.monotonic()
@@ -147,8 +163,11 @@ def settle_owed(*, force: bool = False) -> None:
     if cache.alias is None or not table_exists(OwedGeneration, using):
         return
     owed = OwedGeneration.objects.using(using)
+    settled = timezone.now() - datetime.timedelta(seconds=OWED_GRACE)
     try:
-        found = list(owed.order_by("id").values_list("id", "name")[:500])
+        found = list(
+            owed.filter(created__lt=settled).order_by("id").values_list("id", "name")[:500]
+        )
         if found and cache.replace(sorted({name for _, name in found} | {index_generation()})):
             owed.filter(id__in=[number for number, _ in found]).delete()
     except DatabaseError:  # the request goes on; the next sweep tries again

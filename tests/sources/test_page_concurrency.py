@@ -216,6 +216,7 @@ def test_generations_owed_by_a_killed_worker_are_replaced_at_the_next_request(
         with pytest.raises(_Killed):
             source.page_table().states({2})  # the split commits, then the worker dies
     monkeypatch.setattr(pages_module, "_next_sweep", 0.0, raising=False)
+    monkeypatch.setattr(pages_module, "OWED_GRACE", 0.0, raising=False)
     index = validate_sitemap(content(client.get("/sitemap.xml")))
     assert _token(2) != before
     from django_sitemapx.models import OwedGeneration
@@ -323,3 +324,16 @@ def test_a_filter_on_the_host_still_gets_pages_per_host(registry: SitemapRegistr
     big = source.for_origin(sitemapx.Origin("https", "big.example"))
     assert table_section(small) == "recent@small.example"
     assert table_section(big) == "recent"
+
+
+def test_the_sweep_leaves_a_live_process_its_own_owed_rows(registry: SitemapRegistry) -> None:
+    from django_sitemapx.models import OwedGeneration
+
+    _layout(registry, range(10, 50, 10))
+    before = _token(1)
+    OwedGeneration.objects.create(name=page_generation("d", 1), batch="live")
+    pages_module.settle_owed(force=True)
+    assert _token(1) == before and OwedGeneration.objects.exists()  # being settled
+    OwedGeneration.objects.update(created=timezone.now() - datetime.timedelta(seconds=5))
+    pages_module.settle_owed(force=True)
+    assert _token(1) != before and not OwedGeneration.objects.exists()
