@@ -105,6 +105,9 @@ def test_two_workers_splitting_at_once_lose_no_page(
     registry: SitemapRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Pages 1-3 of 4 rows; then 2 more rows in pages 1 and 2 each, with no signal.
+    # B splits page 1, then page 2 at the same time as A: both took the same new
+    # number, B's insert failed, and B forgot it had split page 1 (its old count
+    # stayed, under a generation never replaced).
     source = _layout(registry, range(10, 130, 10))
     Document.objects.bulk_create(Document(id=key, path=f"/d/{key}/") for key in (15, 25, 55, 65))
     sitemapx.invalidate("d")
