@@ -13,7 +13,7 @@ from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
 from .exceptions import NotRegistered
-from .invalidation import invalidate, replace_generations, sections_touched_by
+from .invalidation import invalidate, keys_touched_by, pages_holding, replace_generations
 from .models import Override
 from .overrides import Place, send_overrides_changed
 from .signals import overrides_changed
@@ -66,31 +66,37 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
 
     A saved or deleted ``django.contrib.sites`` site invalidates every document.
 
-    Inside a transaction the cache generations are replaced at once as well,
-    which covers this process (it sees its own uncommitted rows); the
-    invalidation after commit covers a request in another process that rebuilt
-    the page from the rows as they were before. With no cache configured, the
-    pages are marked changed in the page table after the commit only: the
-    caller's transaction takes no lock on that table.
+    The row's key is read now; the page holding it is looked up once the
+    change is committed: another process may split or merge that page before
+    the commit, and the page holding the row is then another one.
+    Inside a transaction the cache generations of the page holding it now are
+    replaced at once as well, which covers this process (it sees its own
+    uncommitted rows); the invalidation after commit covers a request in
+    another process that rebuilt the page from the rows as they were before.
+    With no cache configured, the pages are marked changed in the page table
+    after the commit only: the caller's transaction takes no lock on that table.
     """
     if sender._meta.label == "sites.Site":
         # A site's domain decides which sections a host serves (``sites``) and
         # the host of every URL: every document may change.
-        pages: list[tuple[str | None, int | None]] = [(None, None)]
+        keys = None
     else:
         # A created or deleted row's key is the one it has (an update may have moved it).
         key_known = bool(kwargs.get("created", True))
-        pages = list(sections_touched_by(instance, key_known=key_known))
-    if not pages:
-        return
+        keys = keys_touched_by(instance, key_known=key_known)
+        if not keys:
+            return
     using = kwargs.get("using")
 
+    def pages() -> list[tuple[str | None, int | None]]:
+        return [(None, None)] if keys is None else list(pages_holding(keys))
+
     def run() -> None:
-        for section, page in pages:
+        for section, page in pages():
             invalidate(section, page)
 
     if transaction.get_connection(using).in_atomic_block:
-        for section, page in pages:
+        for section, page in pages():
             replace_generations(section, page)
         transaction.on_commit(run, using=using)
     else:

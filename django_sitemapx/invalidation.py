@@ -85,12 +85,29 @@ def sections_touched_by(
     instance: models.Model, *, key_known: bool, registry: SitemapRegistry | None = None
 ) -> list[tuple[str, int | None]]:
     """``(section, page)`` of each page ``instance`` can change (page None: every page)."""
-    return [
-        (source.section, page)
-        for source in registry or default_registry
-        if isinstance(source, ModelSource) and source.model is not None
-        for page in pages_touched_by(source, instance, key_known=key_known)
-    ]
+    return pages_holding(keys_touched_by(instance, key_known=key_known, registry=registry))
+
+
+def keys_touched_by(
+    instance: models.Model, *, key_known: bool, registry: SitemapRegistry | None = None
+) -> list[tuple[ModelSource, Any]]:
+    """Each section ``instance`` can change, with the row's key there (None: any of its rows).
+
+    Read when the row is saved or deleted (a deleted row's key is then gone
+    from the instance); :func:`pages_holding` says where they are, at commit.
+    """
+    found = []
+    for source in registry or default_registry:
+        if isinstance(source, ModelSource) and source.model is not None:
+            touched, key = _key_of(source, instance, key_known=key_known)
+            if touched:
+                found.append((source, key))
+    return found
+
+
+def pages_holding(keys: list[tuple[ModelSource, Any]]) -> list[tuple[str, int | None]]:
+    """``(section, page)`` of the page holding each ``(source, key)`` now (None: every page)."""
+    return [(source.section, _page_holding(source, key)) for source, key in keys]
 
 
 def pages_touched_by(
@@ -104,28 +121,36 @@ def pages_touched_by(
     ``key_known`` (a created or deleted row). A row of a model the section
     reads through a relation (``category__slug``) may change any page.
     """
+    touched, key = _key_of(source, instance, key_known=key_known)
+    return [_page_holding(source, key)] if touched else []
+
+
+def _key_of(source: ModelSource, instance: models.Model, *, key_known: bool) -> tuple[bool, Any]:
+    """Whether ``instance`` can change ``source``, and its key there (None: unknown)."""
     assert source.model is not None
     model = instance._meta.concrete_model
     if source.model._meta.concrete_model is model:
         if source.key_field != "pk" and not key_known:
-            return [None]
+            return True, None
         key = (
             instance.pk if source.key_field == "pk" else getattr(instance, source.key_field, None)
         )
-        if key is None:
-            return [None]
-        try:
-            table = source.page_table()
-        except ValueError:  # a key that cannot page: the checks report it
-            return [None]
-        if has_host_tables(source.section, table.using):
-            # Hosts with pages of their own number them their own way.
-            return [None]
-        page = table.page_of(key)
-        return [page] if page is not None else [None]
-    if model in related_models(source):
-        return [None]
-    return []
+        return True, key
+    return model in related_models(source), None
+
+
+def _page_holding(source: ModelSource, key: Any) -> int | None:
+    """The page of ``source`` holding ``key`` now; None: unknown (every page)."""
+    if key is None:
+        return None
+    try:
+        table = source.page_table()
+    except ValueError:  # a key that cannot page: the checks report it
+        return None
+    if has_host_tables(source.section, table.using):
+        # Hosts with pages of their own number them their own way.
+        return None
+    return table.page_of(key)
 
 
 def related_models(source: ModelSource) -> set[type[models.Model]]:

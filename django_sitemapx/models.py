@@ -257,6 +257,49 @@ class PageState(models.Model):
         return f"{self.section} {self.number}"
 
 
+class SectionLock(models.Model):
+    """The lock a process holds while it changes where a page table's pages start.
+
+    One row per page-table section name (``sources.pages.table_section``),
+    locked with ``SELECT ... FOR UPDATE`` by the transaction that cuts the
+    section, splits or merges its pages: one writer of a section's pages at a
+    time, in every process (see docs/contributing/architecture.md).
+    """
+
+    section = models.CharField(max_length=100, unique=True)
+
+    class Meta:
+        verbose_name = _("sitemap section lock")
+        verbose_name_plural = _("sitemap section locks")
+
+    def __str__(self) -> str:
+        return self.section
+
+
+class OwedGeneration(models.Model):
+    """A cache generation to replace, written in the transaction of the change that calls for it.
+
+    A split or merge writes its rows here in the same transaction as its page
+    rows, a save inside a transaction its sections' (see ``handlers``); once
+    committed, the process replaces the generations and deletes the rows. Rows
+    left by a process that died in between are replaced by a sitemap request
+    of any process (``sources.pages.settle_owed``).
+    """
+
+    name = models.CharField(max_length=255)
+    # The transaction that wrote the row: its own process deletes its rows by it.
+    batch = models.CharField(max_length=32, db_index=True)
+    # When it was written: a sweep leaves alone, for a moment, what a live process is settling.
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = _("owed cache generation")
+        verbose_name_plural = _("owed cache generations")
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class PendingUrl(models.Model):
     """A changed URL waiting to be submitted to IndexNow.
 

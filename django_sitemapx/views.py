@@ -19,6 +19,7 @@ from .robots import rules_text
 from .serving import content_type as document_type
 from .serving import index_document, page_document, serve
 from .serving.storage import exported_file_response
+from .sources.pages import settle_owed
 
 # Page numbers of a 64-bit key (up to 9,223,372,036,854,775,807 with a limit of 1)
 # have at most 19 digits; a longer one is refused before it reaches a source.
@@ -48,6 +49,7 @@ def index(
     if app_settings.SERVE_FROM_STORAGE:
         response = exported_file_response(request, document_type(gz))
     else:
+        settle_owed()
         paths = _section_paths(request, section_url_name)
         origin = origin_for_request(request)
         document = index_document(registry or default_registry, origin, paths)
@@ -69,6 +71,7 @@ def index_part(
     number = parse_page(part)
     if number == 1:  # that one is /sitemap.xml
         raise Http404("The first index is the sitemap index itself.")
+    settle_owed()
     paths = _section_paths(request, section_url_name)
     origin = origin_for_request(request)
     document = index_document(registry or default_registry, origin, paths, number)
@@ -98,6 +101,7 @@ def section(
     except NotRegistered:
         raise Http404(f"No sitemap section {section!r}.") from None
     number = parse_page(page)
+    settle_owed()
     # The section's scheme is needed before the host: it decides which port is
     # the default one, dropped from the host.
     origin = origin_for_request(request, source.scheme(request.scheme or "https"))

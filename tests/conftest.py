@@ -143,6 +143,18 @@ def _empty_cache() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sitemap views look for owed generations once a second: not in the middle of a test.
+
+    Tests that count queries would otherwise see one more, depending on the
+    clock; tests of the sweep call ``settle_owed(force=True)``.
+    """
+    from django_sitemapx.sources import pages
+
+    monkeypatch.setattr(pages, "_next_sweep", float("inf"), raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _keys_from_one(request: pytest.FixtureRequest) -> None:
     """On PostgreSQL, restart the example's key sequences for each database test.
 

@@ -32,6 +32,17 @@ New pages take new numbers, so no other page is renumbered. Serving a page is
 what the first costs. The first count of a section cuts full pages with one
 ``ROW_NUMBER()`` query.
 
+Every process of a site maintains the table during requests. One process at
+a time changes a section's pages (the transaction that cuts, splits or merges
+locks its ``SectionLock`` row, then reads the pages again and goes ahead only
+if they are as it counted them); every such change raises ``changes`` on each
+page whose range it moves, and a count is stored only on a page whose
+``first`` and ``changes`` are those it was counted under; the generations a
+change must replace are written in its transaction (``OwedGeneration``) and
+replaced after its commit, by the next sitemap request if its process died
+(``settle_owed``); rows are locked in number order and a deadlock is run again
+(``retrying``). See docs/contributing/architecture.md.
+
 Keys are stored encoded as text that the database orders as it orders the
 keys: integers as 20 zero-padded digits (64-bit keys included), UUIDs as hex
 (in MariaDB's own UUID order on MariaDB), strings as they are (up to 255
@@ -41,16 +52,31 @@ characters). Finding the page of a saved row is then one indexed query.
 from __future__ import annotations
 
 import copy
+import datetime
 import functools
 import hashlib
+import logging
 import math
-from collections.abc import Sequence
+import random
+import re
+import secrets
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from django.db import IntegrityError, models, router, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    OperationalError,
+    connections,
+    models,
+    router,
+    transaction,
+)
 from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
+from django.utils import timezone
 
 from ..conf import app_settings
 from ..generations import (
@@ -66,18 +92,109 @@ from .summaries import Bounds, in_range, summarize, summarize_pages
 if TYPE_CHECKING:
     from .querysets import ModelSource
 
+logger = logging.getLogger("django_sitemapx")
+_T = TypeVar("_T")
+
 # A page's generation digest after a count with no cache.
 UNCACHED = "-"
 # Neighbouring stale pages counted in one grouped query (its parameters: one per page).
 _PAGES_PER_PASS = 500
 # Rebalancing converges in one pass; concurrent writers may need another.
 _MAX_PASSES = 4
+# A transaction the database aborted to break a deadlock is run again this many times.
+_ATTEMPTS = 4
+# PostgreSQL's deadlock_detected and serialization_failure; MySQL's deadlock and lock wait timeout.
+_DEADLOCK_STATES = frozenset({"40P01", "40001"})
+_DEADLOCK_ERRNOS = frozenset({1213, 1205})
+# A process looks for generations a dead process owed at most this often (seconds),
+SWEEP_INTERVAL = 1.0
+# and leaves alone those written this recently: a live process is replacing them.
+OWED_GRACE = 1.0
+_next_sweep = 0.0
+
+
+def is_deadlock(error: OperationalError) -> bool:
+    """Whether the database aborted the transaction to break a deadlock (run it again)."""
+    cause = error.__cause__
+    state = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+    if state in _DEADLOCK_STATES:
+        return True
+    args = error.args or getattr(cause, "args", ())
+    return bool(args) and args[0] in _DEADLOCK_ERRNOS
+
+
+def retrying(using: str, operation: Callable[[], _T], default: _T, what: str) -> _T:
+    """``operation()``, run again when a deadlock aborts it; ``default`` once it never succeeds.
+
+    Inside the caller's transaction nothing can be run again (the database
+    aborted all of it): the error is raised.
+    """
+    for attempt in range(_ATTEMPTS):
+        try:
+            return operation()
+        except OperationalError as error:
+            if not is_deadlock(error) or connections[using].in_atomic_block:
+                raise
+            logger.info("Deadlock while %s (attempt %d), running it again.", what, attempt + 1)
+            time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+    logger.warning("Deadlocks kept %s from completing; it is done at a later request.", what)
+    return default
+
+
+def settle_owed(*, force: bool = False) -> None:
+    """Replace the cache generations a page change owes and delete the owed rows.
+
+    A process that splits or merges pages, or saves a row in a transaction,
+    does it itself after its commit; one that died in between left the rows.
+    Sitemap views call this on each request: at most once per
+    ``SWEEP_INTERVAL`` per process (``force``: now), one query on a table that
+    is empty but for such leftovers (and rows of the last ``OWED_GRACE``
+    seconds, which their process is settling).
+    """
+    global _next_sweep
+    now = time.monotonic()
+    if not force and now < _next_sweep:
+        return
+    _next_sweep = now + SWEEP_INTERVAL
+    from ..models import OwedGeneration, table_exists
+
+    using = router.db_for_write(OwedGeneration)
+    cache = SitemapCache()
+    if cache.alias is None or not table_exists(OwedGeneration, using):
+        return
+    owed = OwedGeneration.objects.using(using)
+    settled = timezone.now() - datetime.timedelta(seconds=OWED_GRACE)
+    try:
+        found = list(
+            owed.filter(created__lt=settled).order_by("id").values_list("id", "name")[:500]
+        )
+        if found and cache.replace(sorted({name for _, name in found} | {index_generation()})):
+            owed.filter(id__in=[number for number, _ in found]).delete()
+    except DatabaseError:  # the request goes on; the next sweep tries again
+        logger.warning("Replacing owed cache generations failed.", exc_info=True)
+
+
+_MOMENTS = (datetime.date, datetime.time, datetime.timedelta)
+# A date or time as a database adapter passes it (SQLite and MySQL take them as text).
+_MOMENT_TEXT = re.compile(r"\d{4}-\d\d-\d\d([ T]\d\d:\d\d(:\d\d(\.\d+)?)?)?([+-]\d\d:?\d\d|Z)?")
+
+
+def _is_moment(param: Any) -> bool:
+    return isinstance(param, _MOMENTS) or (
+        isinstance(param, str) and _MOMENT_TEXT.fullmatch(param) is not None
+    )
 
 
 def _query_shape(source: ModelSource) -> tuple[str, str]:
-    """The SQL (and parameters) of the keys ``source`` lists: what its pages depend on."""
+    """The SQL (and parameters) of the keys ``source`` lists: what its pages depend on.
+
+    A date or time parameter is left out (``timezone.now()`` differs on every
+    call): two queries that differ only by the moment they were made select
+    the same kind of rows, and share pages (a news section on every host).
+    """
     sql, params = source.listed_rows().order_by().values("pk").query.sql_with_params()
-    return sql, repr(params)
+    kept = ["<moment>" if _is_moment(param) else param for param in params]
+    return sql, repr(kept)
 
 
 def table_section(source: ModelSource, shape: tuple[str, str] | None = None) -> str:
@@ -130,7 +247,31 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
             )
         else:
             pages = pages.filter(section=section, number=page)
-    pages.update(changes=F("changes") + 1)
+
+    def mark() -> None:
+        if page is not None:
+            pages.update(changes=F("changes") + 1)  # one row
+            return
+        # Many rows: locked in (section, number) order, as every writer of pages locks them.
+        with transaction.atomic(using=using):
+            list(pages.select_for_update().order_by("section", "number").values_list("pk"))
+            pages.update(changes=F("changes") + 1)
+
+    retrying(using, mark, None, "marking pages changed")
+
+
+# The page table's columns a ``State`` is made of, in ``_states_from``'s order.
+_COLUMNS = (
+    "number",
+    "first",
+    "rows",
+    "lastmod",
+    "generation",
+    "fingerprint",
+    "undated",
+    "changes",
+    "counted",
+)
 
 
 @dataclass
@@ -179,10 +320,7 @@ class PageTable:
         """Every page in key order; fresh for ``numbers`` (None: every page)."""
         states = self._load()
         if states is None:
-            try:
-                states = self._build()
-            except IntegrityError:  # another process laid the section out meanwhile
-                states = self._load() or []
+            states = self._build()
         counted: set[int] = set()
         targets = numbers
         for _ in range(_MAX_PASSES):
@@ -197,20 +335,21 @@ class PageTable:
             if stale:
                 self._count(states, stale, digests)
                 counted.update(state.number for state in stale)
-            try:
-                changed = self._rebalance(states, counted)
-            except IntegrityError:
-                # Another process split or merged the same pages meanwhile: start
-                # again from what it stored.
-                states = self._load() or []
-                counted.clear()
-                continue
-            if not changed:
+            changed, others = self._rebalance(states, counted)
+            if not changed and not others:
                 break
+            # Pages this process split or merged, or another one did first: from the
+            # table as it is now, count again each page whose range moved.
+            before = {state.number: (state.first, state.changes) for state in states}
             states = self._load() or []
-            counted -= changed
-            targets = changed
-            self._replace(changed)
+            moved = {
+                state.number
+                for state in states
+                if before.get(state.number) != (state.first, state.changes)
+            }
+            counted -= changed | moved
+            if targets is not None:
+                targets = targets | changed | moved
         return states
 
     def _is_stale(self, state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
@@ -282,60 +421,90 @@ class PageTable:
         return hashlib.sha256(text.encode()).hexdigest()[:40]
 
     def _load(self) -> list[State] | None:
-        rows = list(
-            self.table.filter(section=self.section_name)
-            .order_by("first")
-            .values_list(
-                "number",
-                "first",
-                "rows",
-                "lastmod",
-                "generation",
-                "fingerprint",
-                "undated",
-                "changes",
-                "counted",
+        return self._states_from(
+            list(
+                self.table.filter(section=self.section_name)
+                .order_by("first")
+                .values_list(*_COLUMNS)
             )
         )
-        if not rows or rows[0][5] != self.fingerprint:
+
+    def _states_from(self, rows: list[tuple[Any, ...]]) -> list[State] | None:
+        """The pages of ``rows`` (``_COLUMNS``) in key order.
+
+        None when there is none, or when some are of another fingerprint.
+        """
+        if not rows or any(row[5] != self.fingerprint for row in rows):
             return None
-        if any(row[5] != rows[0][5] for row in rows):
-            return None
-        return [State(*row[:5], undated=row[6], changes=row[7], counted=row[8]) for row in rows]
+        states = [
+            State(row[0], row[1], row[2], row[3], row[4], row[6], row[7], row[8]) for row in rows
+        ]
+        return sorted(states, key=lambda state: state.first)
 
     def _build(self) -> list[State]:
-        """Cut the section into full pages: one ``ROW_NUMBER()`` query over the keys."""
+        """Cut the section into full pages: one ``ROW_NUMBER()`` query over the keys.
+
+        Under the section's lock: a process that waited for another one cutting
+        the same section takes its pages instead.
+        """
         key = self.source.key_name
-        cuts = list(
-            self.source.listed_rows()
-            .order_by()
-            .annotate(sitemapx_rn=Window(RowNumber(), order_by=F(key).asc()))
-            .annotate(sitemapx_cut=Mod(F("sitemapx_rn") - 1, self.capacity))
-            .filter(sitemapx_cut=0, sitemapx_rn__gt=1)
-            .order_by(key)
-            .values_list(key, flat=True)
-        )
-        firsts = ["", *(self.codec.encode(cut) for cut in cuts)]
         fingerprint = self.fingerprint
         model = self.table.model
-        with transaction.atomic(using=self.using):
-            replaced, _ = self.table.filter(section=self.section_name).delete()
-            self.table.bulk_create(
-                model(
-                    section=self.section_name,
-                    number=number,
-                    first=first,
-                    rows=0,
-                    lastmod=None,
-                    generation="",
-                    fingerprint=fingerprint,
+        batch = secrets.token_hex(16)
+        owed: list[str] = []
+        self._ensure_lock()
+
+        def build() -> tuple[list[State], bool]:
+            with transaction.atomic(using=self.using):
+                self._lock()
+                found = self._load()
+                if found is not None:  # another process cut it meanwhile
+                    return found, False
+                cuts = list(
+                    self.source.listed_rows()
+                    .order_by()
+                    .annotate(sitemapx_rn=Window(RowNumber(), order_by=F(key).asc()))
+                    .annotate(sitemapx_cut=Mod(F("sitemapx_rn") - 1, self.capacity))
+                    .filter(sitemapx_cut=0, sitemapx_rn__gt=1)
+                    .order_by(key)
+                    .values_list(key, flat=True)
                 )
-                for number, first in enumerate(firsts, 1)
-            )
+                firsts = ["", *(self.codec.encode(cut) for cut in cuts)]
+                old = self._lock_pages()
+                # Pages of the new cut start above every change count the old ones
+                # had: a count of an old range is never stored on a new page (_store).
+                start = max((row[7] for row in old), default=-1) + 1
+                if old:
+                    self.table.filter(section=self.section_name).delete()
+                    # Another fingerprint's pages were cached: none of them holds.
+                    owed[:] = self._owe([section_generation(self.section)], batch)
+                self.table.bulk_create(
+                    model(
+                        section=self.section_name,
+                        number=number,
+                        first=first,
+                        rows=0,
+                        lastmod=None,
+                        generation="",
+                        fingerprint=fingerprint,
+                        changes=start,
+                    )
+                    for number, first in enumerate(firsts, 1)
+                )
+                built = [
+                    State(number, first, 0, None, "", changes=start)
+                    for number, first in enumerate(firsts, 1)
+                ]
+                return built, bool(old)
+
+        try:
+            nothing: tuple[list[State], bool] = ([], False)
+            states, replaced = retrying(self.using, build, nothing, "cutting a section")
+        except IntegrityError:  # a database without row locks: another process cut it
+            return self._load() or []
         if replaced:
-            # Another fingerprint's pages were cached: none of them holds.
-            self._replace_section()
-        return [State(number, first, 0, None, "") for number, first in enumerate(firsts, 1)]
+            self._settle(owed, batch)
+        return states
 
     def _count(
         self, states: list[State], stale: list[State], digests: dict[int, str] | None
@@ -370,12 +539,17 @@ class PageTable:
                 if self._stored(state) != before:
                     changed.append(state)
         if len(changed) == 1:
-            self._store(changed[0])
+            retrying(self.using, lambda: self._store(changed[0]), None, "storing a page's count")
         elif changed:
-            # One transaction (one commit, not one per page), rows locked in number order.
-            with transaction.atomic(using=self.using):
-                for state in sorted(changed, key=lambda found: found.number):
-                    self._store(state)
+
+            def store() -> None:
+                # One transaction (one commit, not one per page), rows locked in
+                # number order, as every writer of several pages locks them.
+                with transaction.atomic(using=self.using):
+                    for state in sorted(changed, key=lambda found: found.number):
+                        self._store(state)
+
+            retrying(self.using, store, None, "storing pages' counts")
 
     @staticmethod
     def _stored(state: State) -> tuple[Any, ...]:
@@ -383,7 +557,20 @@ class PageTable:
         return (state.rows, state.lastmod, state.undated, state.generation, state.counted)
 
     def _store(self, state: State) -> None:
-        self.table.filter(section=self.section_name, number=state.number).update(
+        """Store a page's summary if its range is still the one it was counted over.
+
+        Every split or merge raises ``changes`` on each page whose range it
+        moves, in the same transaction: a page whose ``first`` and ``changes``
+        are as loaded has the range the count read. Otherwise another process
+        changed it meanwhile (and replaced its generation after): nothing is
+        stored, and the page is counted again at the next request.
+        """
+        self.table.filter(
+            section=self.section_name,
+            number=state.number,
+            first=state.first,
+            changes=state.changes,
+        ).update(
             rows=state.rows,
             lastmod=state.lastmod,
             undated=state.undated,
@@ -420,23 +607,145 @@ class PageTable:
 
     # -- keeping the rule -----------------------------------------------------------------
 
-    def _rebalance(self, states: list[State], counted: set[int]) -> set[int]:
-        """Split or merge the counted pages that break the rule; the pages whose range moved."""
+    def _rebalance(self, states: list[State], counted: set[int]) -> tuple[set[int], bool]:
+        """Split or merge the counted pages that break the rule.
+
+        Returns the pages whose range this process moved, and whether another
+        process changed some of these pages first (each change runs only if the
+        pages it reads are still as loaded, see ``_change``).
+        """
         changed: set[int] = set()
+        moved = False
         last = len(states) - 1
         for position, state in enumerate(states):
             if state.number not in counted or state.number in changed:
                 continue
             if state.rows > self.capacity:
-                changed |= self._split(states, position, last=position == last)
+                pages = [state]
             elif len(states) > 1 and (
                 state.rows == 0 or (state.rows < self.minimum and position != last)
             ):
-                neighbour = position - 1 if position > 0 else position + 1
-                if states[neighbour].number in changed:
+                neighbour = states[position - 1 if position > 0 else position + 1]
+                if neighbour.number in changed:
                     continue
-                changed |= self._merge(states, position, neighbour)
-        return changed
+                pages = [state, neighbour]
+            else:
+                continue
+            done = self._change(states, pages)
+            if done is None:
+                moved = True
+            else:
+                changed |= done
+        return changed, moved
+
+    def _change(self, states: list[State], pages: list[State]) -> set[int] | None:
+        """Split ``pages[0]`` (alone) or merge it with ``pages[1]``, under the section's lock.
+
+        The pages are read again under the lock: if one of them no longer
+        starts where it did or has changed since (another process split or
+        merged it), nothing is done and None is returned. Otherwise the change
+        commits with the generations it owes (``OwedGeneration``), which are
+        then replaced. Returns the pages whose range moved.
+        """
+        self._ensure_lock()
+        batch = secrets.token_hex(16)
+        owed: list[str] = []
+
+        def change() -> set[int] | None:
+            with transaction.atomic(using=self.using):
+                self._lock()
+                current = self._states_from(self._lock_pages()) or []
+                by_number = {state.number: state for state in current}
+                for page in pages:
+                    found = by_number.get(page.number)
+                    if found is None or (found.first, found.changes) != (page.first, page.changes):
+                        return None
+                # The table as it is, with the counts this process just made.
+                counts = {page.number: page for page in pages}
+                fresh = [counts.get(state.number, state) for state in current]
+                position = next(i for i, s in enumerate(fresh) if s.number == pages[0].number)
+                if len(pages) == 1:
+                    done = self._split(fresh, position, last=position == len(fresh) - 1)
+                else:
+                    neighbour = next(i for i, s in enumerate(fresh) if s.number == pages[1].number)
+                    if abs(neighbour - position) != 1:
+                        return None
+                    done = self._merge(fresh, position, neighbour)
+                if done:
+                    names = [page_generation(self.section, number) for number in sorted(done)]
+                    owed[:] = self._owe(names, batch)
+                return done
+
+        done = retrying(self.using, change, None, "splitting or merging pages")
+        if done:
+            self._settle(owed, batch)
+        return done
+
+    def _ensure_lock(self) -> None:
+        """Create the section's lock row once (outside any transaction that locks it)."""
+        from ..models import SectionLock
+
+        locks = SectionLock.objects.using(self.using)
+        if not locks.filter(section=self.section_name).exists():
+            try:
+                with transaction.atomic(using=self.using):
+                    locks.create(section=self.section_name)
+            except IntegrityError:  # another process created it meanwhile
+                pass
+
+    def _lock(self) -> None:
+        """Inside a transaction: wait for the section's lock, and hold it until commit.
+
+        SQLite has no row locks; it runs one writing transaction at a time.
+        """
+        from ..models import SectionLock
+
+        locks = SectionLock.objects.using(self.using)
+        list(locks.select_for_update().filter(section=self.section_name).values_list("pk"))
+
+    def _lock_pages(self) -> list[tuple[Any, ...]]:
+        """Inside a transaction: lock the section's page rows in number order; the rows.
+
+        Every transaction that writes several page rows locks them in number
+        order, so two of them never wait for each other in a cycle.
+        """
+        return list(
+            self.table.filter(section=self.section_name)
+            .select_for_update()
+            .order_by("number")
+            .values_list(*_COLUMNS)
+        )
+
+    def _owe(self, names: list[str], batch: str) -> list[str]:
+        """Record, in the current transaction, generations to replace once it commits."""
+        from ..models import OwedGeneration
+
+        owed = [*names, index_generation()]
+        if app_settings.CACHE_ALIAS is not None:
+            OwedGeneration.objects.using(self.using).bulk_create(
+                OwedGeneration(name=name, batch=batch) for name in owed
+            )
+        return owed
+
+    def _settle(self, names: list[str], batch: str) -> None:
+        """Replace the generations a change owes once it is committed, then forget them.
+
+        Inside the caller's transaction (``ATOMIC_REQUESTS``) they are replaced
+        at once too, which covers this process, as a save inside one does
+        (``handlers.row_changed``).
+        """
+        from ..models import OwedGeneration
+
+        if app_settings.CACHE_ALIAS is None:
+            return
+        if connections[self.using].in_atomic_block:
+            SitemapCache().replace(names)
+
+        def committed() -> None:
+            if SitemapCache().replace(names):
+                OwedGeneration.objects.using(self.using).filter(batch=batch).delete()
+
+        transaction.on_commit(committed, using=self.using)
 
     def _split(self, states: list[State], position: int, *, last: bool) -> set[int]:
         state = states[position]
@@ -449,23 +758,22 @@ class PageTable:
         cuts = self._cuts(bounds, step)
         if not cuts:
             return set()
+        # Under the section's lock: no other process takes a number meanwhile.
         next_number = (
             self.table.filter(section=self.section_name).aggregate(n=Max("number"))["n"] or 0
         ) + 1
         model = self.table.model
-        created = []
-        with transaction.atomic(using=self.using):
-            for offset, cut in enumerate(cuts):
-                created.append(
-                    model(
-                        section=self.section_name,
-                        number=next_number + offset,
-                        first=self.codec.encode(cut),
-                        fingerprint=self.fingerprint,
-                    )
-                )
-            self.table.bulk_create(created)
-            self._touch({state.number})
+        created = [
+            model(
+                section=self.section_name,
+                number=next_number + offset,
+                first=self.codec.encode(cut),
+                fingerprint=self.fingerprint,
+            )
+            for offset, cut in enumerate(cuts)
+        ]
+        self.table.bulk_create(created)
+        self._touch({state.number})
         return {state.number, *(page.number for page in created)}
 
     def _cuts(self, bounds: Bounds, step: int) -> list[Any]:
@@ -490,38 +798,40 @@ class PageTable:
         together = state.rows + other.rows
         low_position = min(position, neighbour)
         low_state, high_state = states[low_position], states[low_position + 1]
-        with transaction.atomic(using=self.using):
-            if together <= self.capacity or state.rows == 0:
-                # The small page goes; its neighbour takes its range.
-                self.table.filter(section=self.section_name, number=state.number).delete()
-                if neighbour > position:  # the next page starts where this one did
-                    self.table.filter(section=self.section_name, number=other.number).update(
-                        first=state.first
-                    )
-                self._touch({other.number})
-                return {state.number, other.number}
-            # Share the rows of both equally: move the boundary between them.
-            firsts = [(s.number, s.first) for s in states]
-            low_bounds = self._bounds_from(firsts, low_state.number)
-            high_bounds = self._bounds_from(firsts, high_state.number)
-            assert low_bounds is not None and high_bounds is not None
-            key = self.source.key_name
-            both = in_range(
-                self.source, self.source.listed_rows(), Bounds(low_bounds.low, high_bounds.high)
-            )
-            found = list(
-                both.order_by(key).values_list(key, flat=True)[together // 2 : together // 2 + 1]
-            )
-            if not found:
-                return set()
-            self.table.filter(section=self.section_name, number=high_state.number).update(
-                first=self.codec.encode(found[0])
-            )
-            self._touch({state.number, other.number})
+        if together <= self.capacity or state.rows == 0:
+            # The small page goes; its neighbour takes its range.
+            self.table.filter(section=self.section_name, number=state.number).delete()
+            if neighbour > position:  # the next page starts where this one did
+                self.table.filter(section=self.section_name, number=other.number).update(
+                    first=state.first
+                )
+            self._touch({other.number})
+            return {state.number, other.number}
+        # Share the rows of both equally: move the boundary between them.
+        firsts = [(s.number, s.first) for s in states]
+        low_bounds = self._bounds_from(firsts, low_state.number)
+        high_bounds = self._bounds_from(firsts, high_state.number)
+        assert low_bounds is not None and high_bounds is not None
+        key = self.source.key_name
+        both = in_range(
+            self.source, self.source.listed_rows(), Bounds(low_bounds.low, high_bounds.high)
+        )
+        found = list(
+            both.order_by(key).values_list(key, flat=True)[together // 2 : together // 2 + 1]
+        )
+        if not found:
+            return set()
+        self.table.filter(section=self.section_name, number=high_state.number).update(
+            first=self.codec.encode(found[0])
+        )
+        self._touch({state.number, other.number})
         return {state.number, other.number}
 
     def _touch(self, numbers: set[int]) -> None:
-        """Mark pages whose key range moved as changed: each is counted again."""
+        """Mark pages whose key range moved as changed: each is counted again.
+
+        A summary counted before is then never stored over the new range (``_store``).
+        """
         self.table.filter(section=self.section_name, number__in=sorted(numbers)).update(
             changes=F("changes") + 1
         )
@@ -540,10 +850,3 @@ class PageTable:
             number: hashlib.sha256(f"{whole}|{section}|{token}".encode()).hexdigest()[:40]
             for number, token in zip(numbers, pages, strict=True)
         }
-
-    def _replace(self, numbers: set[int]) -> None:
-        names = [page_generation(self.section, number) for number in sorted(numbers)]
-        SitemapCache().replace([*names, index_generation()])
-
-    def _replace_section(self) -> None:
-        SitemapCache().replace([section_generation(self.section), index_generation()])
