@@ -91,7 +91,6 @@ def main() -> int:
 
         django.setup()
         from django.core.cache import caches
-        from django.db import connection
 
         caches["default"].clear()
         port = _free_port()
@@ -119,7 +118,7 @@ def main() -> int:
             stdout=subprocess.DEVNULL,
         )
         try:
-            return _storm(args, port, caches["default"], connection)
+            return _storm(args, port)
         finally:
             server.send_signal(signal.SIGTERM)
             try:
@@ -129,7 +128,7 @@ def main() -> int:
                 server.wait()
 
 
-def _storm(args: argparse.Namespace, port: int, cache: object, connection: object) -> int:
+def _storm(args: argparse.Namespace, port: int) -> int:
     from django.db import connection as db
 
     base = f"http://127.0.0.1:{port}"
@@ -175,8 +174,7 @@ def _storm(args: argparse.Namespace, port: int, cache: object, connection: objec
     watcher = threading.Thread(target=watch)
     watcher.start()
     threads = [
-        threading.Thread(target=fetch, args=(number,))
-        for number in range(1, args.requests + 1)
+        threading.Thread(target=fetch, args=(number,)) for number in range(1, args.requests + 1)
     ]
     for thread in threads:
         thread.start()
