@@ -19,10 +19,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.conf.urls.i18n import i18n_patterns
 from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.test import Client, override_settings
+from django.urls import path as route
+from django.utils.translation import get_language
 
+from django_sitemapx import views as sitemapx_views
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.serving.cache import DocumentCache, local_copies
 from django_sitemapx.sources import ItemSource, Page, PageSummary
@@ -204,7 +208,7 @@ LANGUAGES = ["de", "fr", "en", "de-DE", "fr-CH,fr;q=0.9", "es", "ja", "*", "en-G
 def test_every_accept_language_gets_the_same_bytes_from_one_record(
     registry: SitemapRegistry,
 ) -> None:
-    registry.register("items", items=lambda: ITEMS)
+    registry.register("items", items=lambda: [f"/{get_language()}/page/"])
     caches["default"].clear()
     bodies = {
         content(Client().get("/sitemap-items-1.xml", headers={"accept-language": language}))
@@ -214,7 +218,34 @@ def test_every_accept_language_gets_the_same_bytes_from_one_record(
     cookie.cookies["django_language"] = "de"
     bodies.add(content(cookie.get("/sitemap-items-1.xml")))
     assert len(bodies) == 1
+    assert b"/en/page/" in bodies.pop()  # LANGUAGE_CODE: the URL has no language prefix
     assert len(_records()) == 1
+
+
+urlpatterns = i18n_patterns(route("sitemap-<section>-<page>.xml", sitemapx_views.section))
+
+
+@override_settings(
+    CACHES=_locmem("i18n"),
+    ROOT_URLCONF=__name__,
+    MIDDLEWARE=[
+        "django.contrib.sessions.middleware.SessionMiddleware",
+        "django.middleware.locale.LocaleMiddleware",
+    ],
+)
+def test_under_i18n_patterns_the_prefix_is_the_language(registry: SitemapRegistry) -> None:
+    registry.register("items", items=lambda: [f"/{get_language()}/page/"])
+    caches["default"].clear()
+    client = Client()
+    for language in ("de", "fr"):
+        for asked in ("en", "de", "fr"):
+            response = client.get(
+                f"/{language}/sitemap-items-1.xml", headers={"accept-language": asked}
+            )
+            assert locs(validate_sitemap(content(response))) == [
+                f"http://testserver/{language}/page/"
+            ]
+    assert len(_records()) == 2
 
 
 @override_settings(CACHES=_locmem("wildcard"), ALLOWED_HOSTS=["*"], SITEMAPX_WILDCARD_HOSTS=3)
