@@ -114,6 +114,9 @@ class Lock:
     token: str
 
 
+# The build slot taken where builds are not bounded: it holds no key.
+FREE_SLOT = Lock("", "")
+
 # Recently served documents kept in this process (see ``local``).
 local_copies: LocalCopies[Record] = LocalCopies()
 
@@ -303,30 +306,36 @@ class DocumentCache(SitemapCache):
 
         The slots are keys of the shared cache, so the bound holds for every
         process using it; each expires like a build lock, so a slot whose
-        holder died frees itself. None as well when there is no bound (0).
+        holder died frees itself. With no bound (0), or once the cache failed,
+        ``FREE_SLOT``, which holds nothing.
         """
         count = app_settings.CACHE_BUILDS
         if not count:
-            return Lock("", "")
+            return FREE_SLOT
         names = [f"{PREFIX}:build:{number}" for number in range(count)]
         token = secrets.token_hex(8)
         deadline = time.monotonic() + seconds
         start = secrets.randbelow(count)  # spread the attempts over the slots
         timeout = _lock_timeout()
+        order = names[start:] + names[:start]
         while self.available:
-            for name in names[start:] + names[:start]:
-                if self._call(lambda name=name: self.backend.add(name, token, timeout), None):
+            # One read a round; an add() only for the slots seen free.
+            held = self._call(lambda: self.backend.get_many(order), None) or {}
+            for name in order:
+                if name not in held and self._call(
+                    lambda name=name: self.backend.add(name, token, timeout), None
+                ):
                     return Lock(name, token)
             if time.monotonic() >= deadline:
                 return None
             time.sleep(_POLL_SECONDS)
         # The cache failed meanwhile: the document is served uncached, unbounded
         # here as everything else is without a cache.
-        return Lock("", "")
+        return FREE_SLOT
 
     def release(self, slot: Lock) -> None:
         """Give back a slot taken by :meth:`build_slot` (unless it expired and moved on)."""
-        if not slot.key:
+        if slot == FREE_SLOT:
             return
         if self._call(lambda: self.backend.get(slot.key), None) == slot.token:
             self._call(lambda: self.backend.delete(slot.key), None)
