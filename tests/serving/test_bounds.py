@@ -436,3 +436,33 @@ def test_every_document_is_whole_under_an_evicting_cache(
         root = validate_sitemap(gzip.decompress(body) if path.endswith(".gz") else body)
         if "items" in path:
             assert len(locs(root)) == 25
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_requests_are_whole_under_an_evicting_cache(
+    evicting_cache: str, counting: SitemapRegistry
+) -> None:
+    expected = {
+        number: content(Client().get(f"/sitemap-items-{number}.xml")) for number in (1, 2, 3)
+    }
+    barrier = threading.Barrier(9)
+    errors: list[BaseException] = []
+
+    def fetch(number: int) -> None:
+        try:
+            barrier.wait()
+            for _ in range(3):
+                response = Client().get(f"/sitemap-items-{number}.xml")
+                assert response.status_code == 200
+                assert content(response) == expected[number]
+        except BaseException as error:  # reported below, in the test's thread
+            errors.append(error)
+        finally:
+            close_thread_connections()
+
+    threads = [threading.Thread(target=fetch, args=(1 + n % 3,)) for n in range(9)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors
