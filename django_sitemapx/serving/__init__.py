@@ -208,8 +208,8 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
     # variants (.xml and .xml.gz) share one key.
     identity = (*spec.identity, language, path_part(request.path_info.removesuffix(".gz")))
     slot: Lock | None = None
-    prepared: Prepared | None = None
     held: Record | Lock | None = None
+    prepared: Prepared | None = None
     try:
         if None in current:
             # Nothing is stored under a generation that does not exist yet: a
@@ -219,12 +219,22 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
             if slot is None:
                 return _busy()
             prepared = spec.prepare()
-        tokens = store.tokens(spec.generations)
-        if tokens is None:
-            return _uncached(request, spec, gz, language, prepared)
+            created = store.create(spec.generations, current)
+            if created is None:
+                return _uncached(request, spec, gz, language)
+            tokens, unmoved = created
+            if not unmoved:
+                # A change came between the read and the tokens: read it again,
+                # after them, so the document stored under them is not stale.
+                prepared = None
+        else:
+            tokens = [token for token in current if token is not None]
         key = document_key(identity, tokens)
         held = store.record(key) or store.claim(key)
         if held is None and store.available:
+            if slot is not None:  # no slot held while waiting for another's build
+                store.release(slot)
+                slot = None
             held = store.wait(key, app_settings.CACHE_WAIT)
         if isinstance(held, Record):
             response = _from_cache(request, store, key, held, gz)
@@ -402,16 +412,11 @@ def _build(
 
 
 def _uncached(
-    request: HttpRequest,
-    spec: DocumentSpec,
-    gz: bool,
-    language: str,
-    prepared: Prepared | None = None,
+    request: HttpRequest, spec: DocumentSpec, gz: bool, language: str
 ) -> HttpResponseBase:
     # Without generations nothing catches a change that leaves the row count
     # and lastmod alone, so conditional requests get the full document.
-    if prepared is None:
-        prepared = spec.prepare()
+    prepared = spec.prepare()
     validators = make_validators(
         ":".join(("uncached", *spec.identity, language)), prepared.etag_basis, prepared.lastmods
     )

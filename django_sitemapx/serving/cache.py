@@ -24,7 +24,7 @@ from django.core.cache import BaseCache
 from django.core.cache.backends.memcached import BaseMemcachedCache
 
 from ..conf import app_settings
-from ..generations import PREFIX, SitemapCache
+from ..generations import PREFIX, SitemapCache, logger, new_token
 from ..locations import Origin
 from ..locations.hosts import canonical_host
 from .local import LocalCopies
@@ -168,6 +168,37 @@ class DocumentCache(SitemapCache):
         if found is None:
             return None
         return [None if name not in found else str(found[name]) for name in names]
+
+    def create(
+        self, names: Sequence[str], current: Sequence[str | None]
+    ) -> tuple[list[str], bool] | None:
+        """The tokens of ``names``, creating those ``current`` lacks; None if the cache failed.
+
+        The flag says whether no token moved since ``current`` was read: the
+        existing ones are unchanged and every missing one is this call's own.
+        A token that does not stay (a cache keeping nothing) switches the cache off.
+        """
+        own: dict[str, str] = {}
+        for name, token in zip(names, current, strict=True):
+            if token is None:
+                fresh = new_token()
+                # add() keeps whichever token another process created first.
+                if self._call(
+                    lambda name=name, fresh=fresh: self.backend.add(name, fresh, None), None
+                ):
+                    own[name] = fresh
+        found = self.current(names)
+        if found is None or None in found:
+            if self.available:
+                logger.warning("The sitemap cache %r does not keep keys.", self.alias)
+            self.available = False
+            return None
+        tokens = [str(token) for token in found]
+        unmoved = all(
+            token == (before if before is not None else own.get(name))
+            for name, token, before in zip(names, tokens, current, strict=True)
+        )
+        return tokens, unmoved
 
     # -- documents ------------------------------------------------------------
 
