@@ -30,6 +30,7 @@ from django_sitemapx import views as sitemapx_views
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.serving.cache import DocumentCache, local_copies
 from django_sitemapx.sources import ItemSource, Page, PageSummary
+from example_project.articles.factories import ArticleFactory
 from tests.conftest import close_thread_connections, content, locs, validate_sitemap
 
 pytestmark = pytest.mark.django_db
@@ -192,6 +193,18 @@ def test_a_page_that_does_not_exist_creates_nothing(counting: SitemapRegistry) -
     assert _keys() == []
     assert client.get("/sitemap-items-1.xml").status_code == 200
     assert not [key for key in _keys() if ":1000" in key]
+
+
+@override_settings(CACHES=_locmem("bounded-model"))
+def test_a_model_page_that_does_not_exist_creates_no_key() -> None:
+    ArticleFactory.create_batch(3)
+    caches["default"].clear()
+    client = Client()
+    assert client.get("/sitemap-article-1.xml").status_code == 200
+    before = set(_keys())
+    for number in range(1000, 1100):
+        assert client.get(f"/sitemap-article-{number}.xml").status_code == 404
+    assert set(_keys()) == before
 
 
 LANGUAGES = ["de", "fr", "en", "de-DE", "fr-CH,fr;q=0.9", "es", "ja", "*", "en-GB", "de,fr"]
