@@ -17,6 +17,7 @@ class SimpleSitemapxConfig(AppConfig):
     def ready(self) -> None:
         from . import handlers  # noqa: F401  (connects the receivers)
         from .checks import (
+            check_cache_capacity,
             check_deployment,
             check_discovery,
             check_settings,
@@ -29,6 +30,7 @@ class SimpleSitemapxConfig(AppConfig):
         checks.register(check_discovery)
         checks.register(check_sources, checks.Tags.urls)
         checks.register(check_site_ids, checks.Tags.database)
+        checks.register(check_cache_capacity, checks.Tags.database)
         checks.register(check_deployment, checks.Tags.caches, deploy=True)
 
 

@@ -25,6 +25,12 @@ CHUNK_SIZE = 2_000
 # Per-process copies of recently served documents (SITEMAPX_CACHE_LOCAL_BYTES).
 DEFAULT_CACHE_LOCAL_BYTES = 64 * 1024 * 1024
 
+# Documents built at once per cache (SITEMAPX_CACHE_BUILDS): a crawler asking
+# for every cold page at once gets this many database readers, the rest wait.
+DEFAULT_CACHE_BUILDS = 4
+# Hosts matched only by a wildcard of ALLOWED_HOSTS that get documents (SITEMAPX_WILDCARD_HOSTS).
+DEFAULT_WILDCARD_HOSTS = 10
+
 PREFIX = "SITEMAPX_"
 
 # IndexNow (indexnow.org/documentation): "up to 10,000 URLs per post"; a key is
@@ -117,6 +123,31 @@ class Settings:
     def CACHE_LOCAL_BYTES(self) -> int:
         """Bytes of recent documents each process keeps in memory (0: none)."""
         value: int = getattr(settings, "SITEMAPX_CACHE_LOCAL_BYTES", DEFAULT_CACHE_LOCAL_BYTES)
+        return value
+
+    @property
+    def CACHE_PART_BYTES(self) -> int | None:
+        """Bytes of one stored part of a document; ``None``: 512 KiB on Memcached, else
+        no parts (a document is one entry); 0: no parts whatever the backend."""
+        value: int | None = getattr(settings, "SITEMAPX_CACHE_PART_BYTES", None)
+        return value
+
+    @property
+    def CACHE_BUILDS(self) -> int:
+        """The most documents built at once, for every process sharing the cache (0: no bound)."""
+        value: int = getattr(settings, "SITEMAPX_CACHE_BUILDS", DEFAULT_CACHE_BUILDS)
+        return value
+
+    @property
+    def CACHE_BUILD_WAIT(self) -> float:
+        """Seconds a request waits for a build slot before it is answered 503."""
+        value: float = getattr(settings, "SITEMAPX_CACHE_BUILD_WAIT", 5.0)
+        return value
+
+    @property
+    def WILDCARD_HOSTS(self) -> int:
+        """Hosts let in only by a wildcard of ``ALLOWED_HOSTS`` served at once (others: 404)."""
+        value: int = getattr(settings, "SITEMAPX_WILDCARD_HOSTS", DEFAULT_WILDCARD_HOSTS)
         return value
 
     @property

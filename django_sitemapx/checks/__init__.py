@@ -23,11 +23,20 @@ Settings:
 - E012 ``SITEMAPX_CACHE_WAIT`` is not a positive number.
 - E013 ``SITEMAPX_CACHE_LOCAL_BYTES`` is not a non-negative integer.
 - E014 ``SITEMAPX_X_ROBOTS_TAG`` is neither ``None`` nor a one-line, non-empty string.
+- E015 ``SITEMAPX_CACHE_PART_BYTES`` is neither ``None`` nor a non-negative integer.
+- E016 ``SITEMAPX_CACHE_BUILDS`` is not a non-negative integer.
+- E017 ``SITEMAPX_CACHE_BUILD_WAIT`` is not a number of seconds, 0 or more.
+- E018 ``SITEMAPX_WILDCARD_HOSTS`` is not a non-negative integer.
 - W001 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
 - W002 a ``SITEMAPX_*`` setting that django-sitemapx does not read (a typo, a renamed or a
   removed one).
 - W003 (``check --deploy`` only) ``SITEMAPX_CACHE_ALIAS`` names a local-memory cache, which
   each worker process keeps for itself: an edit seen by one is not seen by the others.
+- W004 ``ALLOWED_HOSTS`` has a wildcard and ``SITEMAPX_HOSTS`` is not set: sitemaps are
+  served on ``SITEMAPX_WILDCARD_HOSTS`` host names only.
+- W005 (a database check: ``manage.py check --database default``) the cache cannot hold
+  a full crawl: ``MAX_ENTRIES`` below the entries the sitemap needs, or Memcached given
+  values over its 1 MB item limit.
 
 Discovery and push (robots.txt, IndexNow):
 
@@ -70,10 +79,11 @@ Sources, in every registry:
 from __future__ import annotations
 
 from .discovery import check_discovery
-from .settings import check_deployment, check_settings
+from .settings import check_cache_capacity, check_deployment, check_settings
 from .sources import check_site_ids, check_source, check_sources
 
 __all__ = [
+    "check_cache_capacity",
     "check_deployment",
     "check_discovery",
     "check_settings",

@@ -1,13 +1,15 @@
-"""Checks of the ``SITEMAPX_*`` settings: E001-E014, W001-W003."""
+"""Checks of the ``SITEMAPX_*`` settings: E001-E018, W001-W005."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.apps import apps
 from django.conf import settings
 from django.core import checks
 from django.core.files.storage import storages
+from django.db import DatabaseError
 
 from ..conf import (
     PREFIX,
@@ -17,6 +19,9 @@ from ..conf import (
     SETTING_NAMES,
     app_settings,
 )
+from ..locations.origins import served_hosts, uses_sites_framework
+from ..registry import all_registries
+from ..sources.querysets import ModelSource
 from .messages import Messages, error, is_int, is_positive_number
 
 
@@ -172,7 +177,142 @@ def _check_cache() -> Messages:
                 hint="0 keeps no document in each process's memory.",
             )
         )
+    part_bytes = app_settings.CACHE_PART_BYTES
+    if part_bytes is not None and (not is_int(part_bytes) or part_bytes < 0):
+        errors.append(
+            error(
+                "SITEMAPX_CACHE_PART_BYTES must be None or a non-negative integer, "
+                f"not {part_bytes!r}.",
+                "E015",
+                hint="None: parts of 512 KiB on Memcached, whole documents elsewhere.",
+            )
+        )
+    builds = app_settings.CACHE_BUILDS
+    if not is_int(builds) or builds < 0:
+        errors.append(
+            error(
+                f"SITEMAPX_CACHE_BUILDS must be a non-negative integer, not {builds!r}.",
+                "E016",
+                hint="0 puts no bound on the documents built at once.",
+            )
+        )
+    build_wait = app_settings.CACHE_BUILD_WAIT
+    if not (build_wait == 0 or is_positive_number(build_wait)):
+        errors.append(
+            error(
+                f"SITEMAPX_CACHE_BUILD_WAIT must be a number of seconds (0 or more), "
+                f"not {build_wait!r}.",
+                "E017",
+            )
+        )
+    wildcard_hosts = app_settings.WILDCARD_HOSTS
+    if not is_int(wildcard_hosts) or wildcard_hosts < 0:
+        errors.append(
+            error(
+                f"SITEMAPX_WILDCARD_HOSTS must be a non-negative integer, not {wildcard_hosts!r}.",
+                "E018",
+            )
+        )
+    errors += _check_wildcard_hosts()
     return errors
+
+
+def _check_wildcard_hosts() -> Messages:
+    if app_settings.HOSTS is not None or uses_sites_framework():
+        return []
+    wildcards = [host for host in settings.ALLOWED_HOSTS if host == "*" or host.startswith(".")]
+    if not wildcards:
+        return []
+    count = app_settings.WILDCARD_HOSTS
+    return [
+        checks.Warning(
+            f"ALLOWED_HOSTS lets in any host matching {wildcards[0]!r}, and SITEMAPX_HOSTS "
+            f"is not set: sitemaps are served on the first {count} such host names asked "
+            "for (SITEMAPX_WILDCARD_HOSTS), and other names get 404.",
+            hint="Set SITEMAPX_HOSTS to the hosts the site serves: then exactly those get "
+            "sitemaps, and no client can make the cache or the page table hold more.",
+            id="django_sitemapx.W004",
+        )
+    ]
+
+
+# Backends that cull by count (OPTIONS MAX_ENTRIES, 300 by default).
+_COUNTING_BACKENDS = (
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.filebased.FileBasedCache",
+    "django.core.cache.backends.db.DatabaseCache",
+)
+# Memcached's default item size limit.
+MEMCACHED_ITEM_BYTES = 1024 * 1024
+
+
+def check_cache_capacity(databases: Any = None, **kwargs: Any) -> Messages:
+    """The cache can hold a full crawl of the sitemap (needs the database: it counts rows)."""
+    alias = app_settings.CACHE_ALIAS
+    if not databases or not isinstance(alias, str) or alias not in settings.CACHES:
+        return []
+    config = settings.CACHES[alias]
+    backend = config.get("BACKEND", "")
+    if "memcached" in backend.lower():
+        return _check_memcached_parts(alias)
+    if backend not in _COUNTING_BACKENDS:
+        return []
+    try:
+        pages, rows = _pages_and_rows()
+    except DatabaseError:  # not migrated yet (migrate runs the checks first)
+        return []
+    hosts = max(1, len(served_hosts()))
+    # Per host: a document (one entry) and a generation per page, the index,
+    # and the global, index and section generations.
+    sections = sum(1 for registry in all_registries for _source in registry)
+    needed = hosts * (2 * pages + 1) + sections + 2 + max(0, app_settings.CACHE_BUILDS or 0)
+    options = config.get("OPTIONS", {})
+    max_entries = int(options.get("MAX_ENTRIES", 300))
+    if needed <= max_entries:
+        return []
+    return [
+        checks.Warning(
+            f"The cache {alias!r} keeps at most {max_entries:,} entries (MAX_ENTRIES), and "
+            f"serving the sitemap of {rows:,} rows ({pages:,} pages on {hosts} host"
+            f"{'s' if hosts > 1 else ''}) needs {needed:,}: past that it culls entries, "
+            "documents and generations alike, and a crawl rebuilds instead of hitting.",
+            hint=f"Set CACHES[{alias!r}]['OPTIONS']['MAX_ENTRIES'] to at least "
+            f"{2 * needed:,} (culling starts at the limit), or give the sitemap a cache of "
+            "its own (SITEMAPX_CACHE_ALIAS), or use Redis or Memcached.",
+            id="django_sitemapx.W005",
+        )
+    ]
+
+
+def _pages_and_rows() -> tuple[int, int]:
+    """Pages and rows of every registered source, unbound (a model source counts its rows)."""
+    pages = rows = 0
+    for registry in list(all_registries):
+        for source in registry:
+            if isinstance(source, ModelSource):
+                count = source.listed_rows().count()
+                rows += count
+                pages += max(1, math.ceil(count / max(1, source.rows_per_page())))
+            else:
+                pages += 1
+    return pages, rows
+
+
+def _check_memcached_parts(alias: str) -> Messages:
+    part_bytes = app_settings.CACHE_PART_BYTES
+    if part_bytes is None or (0 < part_bytes <= MEMCACHED_ITEM_BYTES - 64 * 1024):
+        return []
+    size = "whole documents" if part_bytes == 0 else f"parts of {part_bytes:,} bytes"
+    return [
+        checks.Warning(
+            f"SITEMAPX_CACHE_PART_BYTES stores {size} in the Memcached cache {alias!r}, whose "
+            f"items hold at most {MEMCACHED_ITEM_BYTES:,} bytes by default: a page of the "
+            "sitemap is up to 50 MB, and a value Memcached refuses is never cached.",
+            hint="Remove SITEMAPX_CACHE_PART_BYTES (512 KiB parts on Memcached), or start "
+            "Memcached with a larger -I and set it below that.",
+            id="django_sitemapx.W005",
+        )
+    ]
 
 
 def check_deployment(**kwargs: Any) -> Messages:

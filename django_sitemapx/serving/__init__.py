@@ -1,11 +1,14 @@
 """From a document to a response: a cache hit, a 304, or a miss built into the cache.
 
 A miss is built to the end at the server's pace, both variants (plain and gzip)
-stored part by part as they are produced, and only then served from the stored
-copy: how fast its first client reads, or whether it stays, changes nothing.
-Of many requests missing the same document at once, one builds it and the
-others wait for the stored copy. Without a working cache a document is
-streamed as it is rendered.
+stored as they are produced, and only then sent, from the bytes built, never
+read back: how fast its first client reads, or whether the cache keeps it,
+changes nothing. A hit has every byte in hand before its response starts; a
+part missing is a miss. Of many requests missing the same document at once,
+one builds it and the others wait for the stored copy; at most
+``SITEMAPX_CACHE_BUILDS`` documents are built at once per cache, and a request
+that finds no build slot in time is answered 503. Without a working cache a
+document is streamed as it is rendered.
 
 - ``cache``: cache keys, records and build locks (generations: ``generations``);
 - ``local``: the per-process copies of recently served documents;
@@ -16,9 +19,12 @@ streamed as it is rendered.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.conf.urls.i18n import is_language_prefix_patterns_used
 from django.core.handlers.asgi import ASGIRequest
 from django.http import (
     Http404,
@@ -27,10 +33,11 @@ from django.http import (
     HttpResponseBase,
     StreamingHttpResponse,
 )
+from django.http.request import split_domain_port
 from django.utils import translation
 
 from ..compression import gzip_compressor
-from ..conf import app_settings
+from ..conf import app_settings, default_language
 from ..documents import (
     DocumentStream,
     PagePath,
@@ -47,9 +54,10 @@ from ..generations import (
     section_generation,
 )
 from ..locations import Origin
+from ..locations.origins import served_hosts, uses_sites_framework
 from ..registry import SitemapRegistry
 from ..sources import PageSummary, Source
-from .cache import DocumentCache, Record, document_key, host_part, path_part
+from .cache import DocumentCache, Lock, Record, document_key, host_part, path_part
 from .conditional import Validators, make_validators, not_modified, set_headers
 from .streams import AsyncBody, ClosingBody, encode
 
@@ -58,6 +66,8 @@ XML_CONTENT_TYPE = "application/xml; charset=utf-8"
 # been seen to fail on "Content-Encoding: gzip" for .gz sitemaps).
 GZIP_CONTENT_TYPE = "application/gzip"
 XML, GZ = "xml", "gz"
+# A built document is handed to the server in slices of this size.
+SEND_BYTES = 256 * 1024
 
 
 def content_type(gz: bool) -> str:
@@ -85,13 +95,15 @@ class Prepared:
 class DocumentSpec:
     """Names a document for the cache and says how to make it.
 
-    ``identity`` holds everything that changes its bytes, ``generations`` the
-    cache generations it depends on. ``prepare`` reads what is known before
+    ``identity`` holds everything that changes its bytes but the language and
+    the path (``serve`` adds those), ``generations`` the cache generations it
+    depends on, ``origin`` the host it is served for. ``prepare`` reads what is known before
     the body, or raises ``Http404`` for a document with no URL.
     """
 
     identity: tuple[str, ...]
     generations: tuple[str, ...]
+    origin: Origin
     prepare: Callable[[], Prepared]
 
 
@@ -127,8 +139,9 @@ def index_document(
 
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
-        (host_part(origin), "index", str(part), _language(), listed),
+        (host_part(origin), "index", str(part), listed),
         (global_generation(), index_generation()),
+        origin,
         prepare,
     )
 
@@ -158,7 +171,6 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
             host_part(origin),
             source.section,
             str(number),
-            _language(),
             # The page's capacity: a change of limit, languages or URL pattern
             # renumbers the pages.
             f"limit{source.get_limit()}:rows{source.rows_per_page()}",
@@ -168,60 +180,175 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
             section_generation(source.section),
             page_generation(source.section, number),
         ),
+        origin,
         prepare,
     )
 
 
 def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBase:
-    """The response for a document: from cache, 304, or built and streamed.
+    """The response for a document: from cache, 304, or built and sent whole.
 
-    Raises ``Http404`` when the document would hold no URL.
+    Raises ``Http404`` when the document would hold no URL. The document is
+    made in the language of its URL (``url_language``), whatever the client
+    asks for, so every client gets the same bytes and the cache one copy.
     """
+    language = url_language(request)
+    with translation.override(language):
+        return _serve(request, spec, gz, language)
+
+
+def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) -> HttpResponseBase:
     store = DocumentCache()
-    tokens = store.tokens(spec.generations)
-    if tokens is None:
-        return _uncached(request, spec, gz)
+    if not _admitted(store, spec.origin):
+        raise Http404("This host is not one the sitemap is served on.")
+    current = store.current(spec.generations)
+    if current is None:
+        return _uncached(request, spec, gz, language)
     # The path tells apart documents of registries routed elsewhere; both
     # variants (.xml and .xml.gz) share one key.
-    path = path_part(request.path_info.removesuffix(".gz"))
-    key = document_key((*spec.identity, path), tokens)
-    held = store.record(key) or store.claim(key)
-    if held is None and store.available:
-        held = store.wait(key, app_settings.CACHE_WAIT)
-    if isinstance(held, Record):
-        response = _from_cache(request, store, key, held, gz)
-        if response is not None:
-            return response
-        held = store.lock(key)  # a part was evicted: rebuild the document and store it again
-    lock = held
+    identity = (*spec.identity, language, path_part(request.path_info.removesuffix(".gz")))
+    slot: Lock | None = None
+    held: Record | Lock | None = None
+    prepared: Prepared | None = None
     try:
-        prepared = spec.prepare()
+        if None in current:
+            # Nothing is stored under a generation that does not exist yet: a
+            # miss. Whether the document exists is learnt before any key is
+            # written, so a page that does not exist leaves nothing behind.
+            slot = _build_slot(store)
+            if slot is None:
+                return _busy()
+            prepared = spec.prepare()
+            created = store.create(spec.generations, current)
+            if created is None:
+                return _uncached(request, spec, gz, language)
+            tokens, unmoved = created
+            if not unmoved:
+                # A change came between the read and the tokens: read it again,
+                # after them, so the document stored under them is not stale.
+                prepared = None
+        else:
+            tokens = [token for token in current if token is not None]
+        key = document_key(identity, tokens)
+        held = store.record(key) or store.claim(key)
+        if held is None and store.available:
+            if slot is not None:  # no slot held while waiting for another's build
+                store.release(slot)
+                slot = None
+            held = store.wait(key, app_settings.CACHE_WAIT)
+        if isinstance(held, Record):
+            response = _from_cache(request, store, key, held, gz)
+            if response is not None:
+                return response
+            # A part left the cache (evicted, flushed): rebuild the document and store it again.
+            held = store.lock(key)
+        if slot is None:
+            slot = _build_slot(store)
+            if slot is None:
+                return _busy()
+        if prepared is None:
+            prepared = spec.prepare()
         validators = make_validators(key, prepared.etag_basis, prepared.lastmods)
         response = not_modified(request, validators, gz)
         if response is not None:
-            if lock is not None:
-                store.unlock(lock)
             return response
-        if lock is not None:
-            # Built and stored at the server's pace, before any byte is sent: a
-            # slow or vanished client costs this one build, and the requests
+        if isinstance(held, Lock):
+            # Built whole at the server's pace and stored before any byte is sent:
+            # a slow or vanished client costs this one build, and the requests
             # waiting for it are served from the stored copy as soon as it exists.
+            # This client gets what was built, whether or not the cache kept it.
+            lock, held = held, None
             try:
-                record = _build(store, key, _render(prepared), validators, prepared.expires)
+                body = _build(store, key, _render(prepared), validators, prepared.expires, gz)
             finally:
                 store.unlock(lock)
-            if record is not None and record.parts.get(GZ if gz else XML):
-                body = store.parts(key, record, GZ if gz else XML)
-                return _streaming(request, body, validators, gz)
-            # The cache could not keep it (failing, or evicting at once): build it
-            # again, streamed to this client alone.
+            return _whole(request, body, validators, gz)
+        # Another request is building it and did not finish in time: stream this
+        # one's own copy, in the build slot until its last byte.
         stream = _render(prepared)
-        body = ClosingBody(encode(stream, gz), stream.close)
-        return _streaming(request, body, validators, gz)
-    except BaseException:
-        if lock is not None:
-            store.unlock(lock)
-        raise
+        on_close = _releasing(store, slot, stream.close)
+        slot = None
+        body_stream = ClosingBody(_in_language(encode(stream, gz), language), on_close)
+        return _streaming(request, body_stream, validators, gz)
+    finally:
+        if isinstance(held, Lock):
+            store.unlock(held)
+        if slot is not None:
+            store.release(slot)
+
+
+def url_language(request: HttpRequest) -> str:
+    """The language of a sitemap URL: its prefix under ``i18n_patterns``, else ``LANGUAGE_CODE``.
+
+    Never the client's ``Accept-Language`` or cookie: a document's bytes and
+    its cache key follow its URL alone.
+    """
+    urlconf = getattr(request, "urlconf", None) or settings.ROOT_URLCONF
+    if is_language_prefix_patterns_used(urlconf)[0]:
+        language = translation.get_language_from_path(request.path_info)
+        if language:
+            return language
+    return default_language()
+
+
+def _admitted(store: DocumentCache, origin: Origin) -> bool:
+    """Whether documents are served for ``origin``'s host (see ``SITEMAPX_WILDCARD_HOSTS``).
+
+    The hosts of ``SITEMAPX_HOSTS``, of the Sites framework and the exact names
+    of ``ALLOWED_HOSTS`` are a bounded set already; a host let in only by a
+    wildcard takes one of a bounded number of host slots in the cache.
+    """
+    if app_settings.HOSTS is not None:
+        return origin.host in served_hosts() or origin.host.rpartition(":")[0] in served_hosts()
+    if uses_sites_framework():
+        return True
+    name = split_domain_port(origin.host)[0] or origin.host
+    if any(pattern == name for pattern in _allowed_hosts()):
+        return True
+    return store.admits(host_part(origin))
+
+
+def _allowed_hosts() -> list[str]:
+    allowed = list(settings.ALLOWED_HOSTS)
+    if settings.DEBUG and not allowed:  # what Django lets in then
+        allowed = [".localhost", "127.0.0.1", "[::1]"]
+    return [pattern.lower() for pattern in allowed]
+
+
+def _build_slot(store: DocumentCache) -> Lock | None:
+    return store.build_slot(app_settings.CACHE_BUILD_WAIT)
+
+
+def _busy() -> HttpResponse:
+    """503 with ``Retry-After``: every build slot stayed taken (``SITEMAPX_CACHE_BUILDS``)."""
+    response = HttpResponse(
+        "Sitemap documents are being built; retry shortly.\n",
+        status=503,
+        content_type="text/plain; charset=utf-8",
+    )
+    response.headers["Retry-After"] = str(max(1, math.ceil(app_settings.CACHE_WAIT)))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _releasing(store: DocumentCache, slot: Lock, close: Callable[[], None]) -> Callable[[], None]:
+    def on_close() -> None:
+        try:
+            close()
+        finally:
+            store.release(slot)
+
+    return on_close
+
+
+def _in_language(stream: Iterator[bytes], language: str) -> Iterator[bytes]:
+    """``stream`` rendered in ``language``: a streamed body runs after the view returned."""
+    while True:
+        with translation.override(language):
+            chunk = next(stream, None)
+        if chunk is None:
+            return
+        yield chunk
 
 
 def _from_cache(
@@ -240,42 +367,62 @@ def _from_cache(
     return response
 
 
+def _whole(
+    request: HttpRequest, body: bytes, validators: Validators, gz: bool
+) -> HttpResponseBase:
+    """A built document, every byte in hand: streamed in slices, with its length."""
+    chunks = (body[start : start + SEND_BYTES] for start in range(0, len(body), SEND_BYTES))
+    response = _streaming(request, chunks, validators, gz)
+    response.headers["Content-Length"] = str(len(body))
+    return response
+
+
 def _build(
     store: DocumentCache,
     key: str,
     stream: DocumentStream,
     validators: Validators,
-    expires: float | None = None,
-) -> Record | None:
-    """Render ``stream`` to the end into the cache, both variants; None if the cache failed.
+    expires: float | None,
+    gz: bool,
+) -> bytes:
+    """Render ``stream`` to the end into the cache, both variants; the bytes of one.
 
-    Memory stays flat: each variant is stored part by part as it is produced.
+    The variant ``gz`` asks for is returned whether or not the cache kept the
+    document, so its client is served what was built, never a copy read back.
     ``expires`` is the document's own expiry (see ``Prepared``): the record
     carries it, and nothing is kept past it.
     """
-    writer = store.part_writer(key, expires)
+    writer = store.writer(key, expires)
     compressor = gzip_compressor()
+    served = bytearray()
     try:
         for chunk in stream:
             packed = compressor.compress(chunk)
-            if not writer.add(XML, chunk) or not writer.add(GZ, packed):
-                return None
-        if not writer.add(GZ, compressor.flush()):
-            return None
+            served += packed if gz else chunk
+            writer.add(XML, chunk)
+            writer.add(GZ, packed)
+        packed = compressor.flush()
+        if gz:
+            served += packed
+        writer.add(GZ, packed)
     finally:
         stream.close()
-    return writer.finish(validators.etag, validators.last_modified)
+    writer.finish(validators.etag, validators.last_modified)
+    return bytes(served)
 
 
-def _uncached(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBase:
+def _uncached(
+    request: HttpRequest, spec: DocumentSpec, gz: bool, language: str
+) -> HttpResponseBase:
     # Without generations nothing catches a change that leaves the row count
     # and lastmod alone, so conditional requests get the full document.
     prepared = spec.prepare()
     validators = make_validators(
-        ":".join(("uncached", *spec.identity)), prepared.etag_basis, prepared.lastmods
+        ":".join(("uncached", *spec.identity, language)), prepared.etag_basis, prepared.lastmods
     )
     stream = _render(prepared)
-    return _streaming(request, ClosingBody(encode(stream, gz), stream.close), validators, gz)
+    body = ClosingBody(_in_language(encode(stream, gz), language), stream.close)
+    return _streaming(request, body, validators, gz)
 
 
 def _render(prepared: Prepared) -> DocumentStream:
@@ -300,7 +447,3 @@ def _streaming(
 def dated_lastmod(summary: PageSummary) -> str | None:
     """A page's greatest lastmod if every URL of it has one, else None (no Last-Modified)."""
     return summary.lastmod if not summary.undated else None
-
-
-def _language() -> str:
-    return translation.get_language() or "-"

@@ -16,12 +16,15 @@ import math
 import re
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.cache import BaseCache
+from django.core.cache.backends.memcached import BaseMemcachedCache
+
 from ..conf import app_settings
-from ..generations import PREFIX, SitemapCache
+from ..generations import PREFIX, SitemapCache, logger, new_token
 from ..locations import Origin
 from ..locations.hosts import canonical_host
 from .local import LocalCopies
@@ -29,12 +32,13 @@ from .local import LocalCopies
 # Memcached refuses values over 1 MB by default; parts stay well below it.
 PART_BYTES = 512 * 1024
 # Bump when what a record or its parts hold changes, so old entries are ignored.
-KEY_VERSION = "v1"
+KEY_VERSION = "v2"
 _SAFE_HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]{1,100}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._~/\-]{1,120}")
 _POLL_SECONDS = 0.02
-# A build lock expires after this many SITEMAPX_CACHE_WAITs (60 s by default):
-# past a build, which that wait is set above, yet soon after a builder's crash.
+# A build lock or slot expires after this many SITEMAPX_CACHE_WAITs (60 s by
+# default): past a build, which that wait is set above, yet soon after a
+# builder's crash.
 LOCK_WAITS = 6
 
 
@@ -61,10 +65,6 @@ def document_key(identity: Sequence[str], tokens: Sequence[str]) -> str:
     """The key of a document: its identity, then a digest of its generation tokens."""
     digest = hashlib.sha256("|".join(tokens).encode()).hexdigest()[:20]
     return ":".join([PREFIX, "doc", KEY_VERSION, *identity, digest])
-
-
-class PartMissing(Exception):
-    """A part of a stored document left the cache while the document was sent."""
 
 
 @dataclass(frozen=True)
@@ -114,86 +114,156 @@ class Lock:
     token: str
 
 
+# The build slot taken where builds are not bounded: it holds no key.
+FREE_SLOT = Lock("", "")
+
 # Recently served documents kept in this process (see ``local``).
 local_copies: LocalCopies[Record] = LocalCopies()
+
+# A record's part count for a variant held in the record's own entry.
+INLINE = 0
+
+
+def part_bytes(backend: BaseCache) -> int | None:
+    """The most bytes one entry of ``backend`` holds, or None: a document is one entry.
+
+    ``SITEMAPX_CACHE_PART_BYTES`` when set (0: no limit); else ``PART_BYTES`` for
+    Memcached (1 MB items), and no limit for the other built-in backends.
+    """
+    setting = app_settings.CACHE_PART_BYTES
+    if setting is not None:
+        return setting or None
+    return PART_BYTES if isinstance(backend, BaseMemcachedCache) else None
 
 
 class DocumentCache(SitemapCache):
     """Documents in the cache: records, parts and build locks, failing soft as
-    :class:`~django_sitemapx.generations.SitemapCache` does."""
+    :class:`~django_sitemapx.generations.SitemapCache` does.
+
+    Where the backend holds values of any size, a document is one entry: its
+    record and both variants, so a culling backend (Django's defaults keep 300
+    entries) drops whole documents, never a part of one. On Memcached the
+    variants are stored in parts beside the record.
+    """
+
+    def __init__(self, alias: str | None = None) -> None:
+        super().__init__(alias)
+        # Bodies read with a record in one entry, for this request only.
+        self._bodies: dict[str, dict[str, bytes]] = {}
+
+    @property
+    def part_bytes(self) -> int | None:
+        """The most bytes of one stored part; None when a document is one entry."""
+        return part_bytes(self.backend) if self._cache is not None else None
+
+    # -- generations ------------------------------------------------------------
+
+    def current(self, names: Sequence[str]) -> list[str | None] | None:
+        """The token of each generation, None for one that does not exist; None if down.
+
+        Unlike ``tokens()`` this creates nothing: a document is never stored under
+        a generation that does not exist yet, so a missing one means a miss.
+        """
+        found = self._call(lambda: self.backend.get_many(names), None)
+        if found is None:
+            return None
+        return [None if name not in found else str(found[name]) for name in names]
+
+    def create(
+        self, names: Sequence[str], current: Sequence[str | None]
+    ) -> tuple[list[str], bool] | None:
+        """The tokens of ``names``, creating those ``current`` lacks; None if the cache failed.
+
+        The flag says whether no token moved since ``current`` was read: the
+        existing ones are unchanged and every missing one is this call's own.
+        A token that does not stay (a cache keeping nothing) switches the cache off.
+        """
+        own: dict[str, str] = {}
+        for name, token in zip(names, current, strict=True):
+            if token is None:
+                fresh = new_token()
+                # add() keeps whichever token another process created first.
+                if self._call(
+                    lambda name=name, fresh=fresh: self.backend.add(name, fresh, None), None
+                ):
+                    own[name] = fresh
+        found = self.current(names)
+        if found is None or None in found:
+            if self.available:
+                logger.warning("The sitemap cache %r does not keep keys.", self.alias)
+            self.available = False
+            return None
+        tokens = [str(token) for token in found]
+        unmoved = all(
+            token == (before if before is not None else own.get(name))
+            for name, token, before in zip(names, tokens, current, strict=True)
+        )
+        return tokens, unmoved
 
     # -- documents ------------------------------------------------------------
 
     def record(self, key: str) -> Record | None:
         """The record of a complete stored document, if any."""
         local = local_copies.get(self._local_key(key))
-        record = (
-            local[0]
-            if local is not None
-            else Record.from_dict(self._call(lambda: self.backend.get(key), None))
-        )
+        if local is not None:
+            record: Record | None = local[0]
+        else:
+            entry = self._call(lambda: self.backend.get(key), None)
+            record = Record.from_dict(entry)
+            if record is not None:
+                bodies = entry.get("bodies")
+                if isinstance(bodies, dict):
+                    self._bodies[key] = bodies
         # A backend keeps a value up to its timeout, rounded to whole seconds or
         # more: the record's own expiry is what decides.
         return None if record is None or record.expired else record
 
     def body(self, key: str, record: Record, variant: str) -> bytes | None:
-        """The bytes of one variant of a stored document, or None if a part is gone."""
+        """All the bytes of one variant of a stored document, or None if any is gone.
+
+        Every part is read before this returns, so a response made from it is
+        whole: a part evicted meanwhile is a miss, never a short document.
+        """
+        inline = self._bodies.get(key)
+        if inline is not None and variant in inline:
+            return inline[variant]
         local = local_copies.get(self._local_key(key))
         if local is not None and variant in local[1]:
             return local[1][variant]
         count = record.parts.get(variant)
         if count is None:
             return None
-        names = [f"{key}:{variant}:{number}" for number in range(count)]
-        parts = self._call(lambda: self.backend.get_many(names), None)
-        if parts is None or len(parts) != count:
-            return None
-        data = b"".join(parts[name] for name in names)
+        if count == INLINE:
+            entry = self._call(lambda: self.backend.get(key), None)
+            if Record.from_dict(entry) != record or not isinstance(entry.get("bodies"), dict):
+                return None
+            data = entry["bodies"].get(variant)
+            if not isinstance(data, bytes):
+                return None
+        else:
+            names = [f"{key}:{variant}:{number}" for number in range(count)]
+            parts = self._call(lambda: self.backend.get_many(names), None)
+            if parts is None or len(parts) != count:
+                return None
+            data = b"".join(parts[name] for name in names)
         local_copies.put(self._local_key(key), record, {variant: data})
         return data
-
-    def parts(self, key: str, record: Record, variant: str) -> Iterator[bytes]:
-        """The bytes of one stored variant, part by part: memory stays flat.
-
-        Raises ``PartMissing`` if a part is gone before it is read (evicted
-        mid-response): the client must see a broken transfer, not a short document.
-        """
-        for number in range(record.parts.get(variant, 0)):
-            name = f"{key}:{variant}:{number}"
-            data = self._call(lambda name=name: self.backend.get(name), None)
-            if data is None:
-                raise PartMissing(f"{name} left the cache while it was being sent")
-            yield data
 
     def _local_key(self, key: str) -> str:
         return f"{self.alias}|{key}"
 
-    def store(self, key: str, record: Record, bodies: dict[str, bytes]) -> None:
-        """Store every variant in parts, then the record that makes them visible.
+    def store(self, key: str, record: Record, bodies: dict[str, bytes]) -> Record | None:
+        """Store every variant, then the record that makes them visible; None if not kept.
 
         A record with an expiry is kept no longer than until then.
         """
-        timeout = self._timeout(record.expires)
-        if timeout == 0:
-            return
-        values: dict[str, bytes] = {}
-        parts: dict[str, int] = {}
+        writer = self.writer(key, record.expires)
         for variant, data in bodies.items():
-            pieces = [
-                data[start : start + PART_BYTES] for start in range(0, len(data), PART_BYTES)
-            ]
-            parts[variant] = len(pieces)
-            values.update({f"{key}:{variant}:{n}": piece for n, piece in enumerate(pieces)})
-        failed = self._call(lambda: self.backend.set_many(values, timeout), None)
-        if failed is None or failed:
-            return
-        complete = Record(record.etag, record.last_modified, parts, record.expires)
-        self._call(lambda: self.backend.set(key, complete.as_dict(), timeout), None)
-        if self.available:
-            local_copies.put(self._local_key(key), complete, bodies)
+            writer.add(variant, data)
+        return writer.finish(record.etag, record.last_modified)
 
-    def part_writer(self, key: str, expires: float | None = None) -> PartWriter:
-        """Stores a document being built part by part; its record comes last.
+    def writer(self, key: str, expires: float | None = None) -> PartWriter:
+        """Stores a document being built; its record comes last.
 
         ``expires`` is the document's own expiry: the record carries it, and
         nothing is kept past it.
@@ -223,10 +293,7 @@ class DocumentCache(SitemapCache):
     def lock(self, key: str) -> Lock | None:
         """Become the one builder of ``key``, or None if another request is."""
         token = secrets.token_hex(8)
-        # Whole seconds, at least one: backends round a timeout down, and Redis
-        # deletes a key added with a timeout of 0 at once (no lock at all).
-        timeout = max(1, math.ceil(app_settings.CACHE_WAIT * LOCK_WAITS))
-        added = self._call(lambda: self.backend.add(f"{key}:lock", token, timeout), None)
+        added = self._call(lambda: self.backend.add(f"{key}:lock", token, _lock_timeout()), None)
         return Lock(key, token) if added else None
 
     def claim(self, key: str) -> Record | Lock | None:
@@ -263,32 +330,113 @@ class DocumentCache(SitemapCache):
             time.sleep(_POLL_SECONDS)
         return None
 
+    # -- build slots ----------------------------------------------------------
+
+    def build_slot(self, seconds: float) -> Lock | None:
+        """One of ``SITEMAPX_CACHE_BUILDS`` build slots, waiting up to ``seconds``; None if none.
+
+        The slots are keys of the shared cache, so the bound holds for every
+        process using it; each expires like a build lock, so a slot whose
+        holder died frees itself. With no bound (0), or once the cache failed,
+        ``FREE_SLOT``, which holds nothing.
+        """
+        count = app_settings.CACHE_BUILDS
+        if not count:
+            return FREE_SLOT
+        names = [f"{PREFIX}:build:{number}" for number in range(count)]
+        token = secrets.token_hex(8)
+        deadline = time.monotonic() + seconds
+        start = secrets.randbelow(count)  # spread the attempts over the slots
+        timeout = _lock_timeout()
+        order = names[start:] + names[:start]
+        while self.available:
+            # One read a round; an add() only for the slots seen free.
+            held = self._call(lambda: self.backend.get_many(order), None) or {}
+            for name in order:
+                if name not in held and self._call(
+                    lambda name=name: self.backend.add(name, token, timeout), None
+                ):
+                    return Lock(name, token)
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(_POLL_SECONDS)
+        # The cache failed meanwhile: the document is served uncached, unbounded
+        # here as everything else is without a cache.
+        return FREE_SLOT
+
+    def release(self, slot: Lock) -> None:
+        """Give back a slot taken by :meth:`build_slot` (unless it expired and moved on)."""
+        if slot == FREE_SLOT:
+            return
+        if self._call(lambda: self.backend.get(slot.key), None) == slot.token:
+            self._call(lambda: self.backend.delete(slot.key), None)
+
+    # -- hosts ----------------------------------------------------------------
+
+    def admits(self, host: str) -> bool:
+        """Whether ``host`` has, or now takes, one of ``SITEMAPX_WILDCARD_HOSTS`` host slots.
+
+        For hosts that only a wildcard of ``ALLOWED_HOSTS`` lets in: the slots
+        bound the hosts an anonymous client can make the cache and the page
+        table hold documents for. A slot lasts ``SITEMAPX_CACHE_TIMEOUT`` (a day).
+        True when the cache is down: nothing is stored then.
+        """
+        count = app_settings.WILDCARD_HOSTS
+        names = [f"{PREFIX}:host:{number}" for number in range(count)]
+        held = self._call(lambda: self.backend.get_many(names), None)
+        if held is None:
+            return True
+        if host in held.values():
+            return True
+        timeout = app_settings.CACHE_TIMEOUT
+        for name in names:
+            if name not in held and self._call(
+                lambda name=name: self.backend.add(name, host, timeout), None
+            ):
+                return True
+        return not self.available
+
+
+def _lock_timeout() -> int:
+    # Whole seconds, at least one: backends round a timeout down, and Redis
+    # deletes a key added with a timeout of 0 at once (no lock at all).
+    return max(1, math.ceil(app_settings.CACHE_WAIT * LOCK_WAITS))
+
 
 class PartWriter:
-    """One document's variants stored in parts as the build produces them.
+    """One document's variants stored as the build produces them.
 
-    The builder holds at most one part per variant in memory, whatever the
-    document's size; the record that makes the parts visible is stored last,
-    by :meth:`finish`, so a reader never sees half a document.
+    On a backend with an item size limit (``part_bytes``) each variant is
+    stored in parts as it grows, at most one part per variant in memory; the
+    record that makes the parts visible is stored last, by :meth:`finish`, so
+    a reader never sees half a document. Otherwise the whole document (record
+    and variants) is one entry, stored by :meth:`finish`.
     """
 
     def __init__(self, cache: DocumentCache, key: str, expires: float | None = None) -> None:
         self._cache = cache
         self._key = key
         self._expires = expires
+        self._limit = cache.part_bytes
         self._buffers: dict[str, bytearray] = {}
         self._parts: dict[str, int] = {}
+        self._failed = not cache.available
 
     def add(self, variant: str, data: bytes) -> bool:
         """Append bytes to ``variant``; False once the cache failed (nothing will be stored)."""
+        if self._failed:
+            return False
         buffer = self._buffers.setdefault(variant, bytearray())
         self._parts.setdefault(variant, 0)
         buffer += data
-        while len(buffer) >= PART_BYTES:
-            if not self._put(variant, bytes(buffer[:PART_BYTES])):
-                return False
-            del buffer[:PART_BYTES]
-        return self._cache.available
+        if self._limit is not None:
+            while len(buffer) >= self._limit:
+                if not self._put(variant, bytes(buffer[: self._limit])):
+                    self._failed = True
+                    self._buffers.clear()
+                    return False
+                del buffer[: self._limit]
+        return True
 
     def _put(self, variant: str, piece: bytes) -> bool:
         number = self._parts[variant]
@@ -299,12 +447,22 @@ class PartWriter:
         return self._cache._set(f"{self._key}:{variant}:{number}", piece, timeout)
 
     def finish(self, etag: str, last_modified: float | None) -> Record | None:
-        """Store the last parts, then the record; the record, or None if the cache failed."""
+        """Store the last parts, then the record; the record, or None if not kept."""
+        if self._failed:
+            return None
+        timeout = self._cache._timeout(self._expires)
+        if timeout == 0:
+            return None
+        if self._limit is None:
+            bodies = {variant: bytes(buffer) for variant, buffer in self._buffers.items()}
+            record = Record(etag, last_modified, dict.fromkeys(bodies, INLINE), self._expires)
+            entry = {**record.as_dict(), "bodies": bodies}
+            if not self._cache._set(self._key, entry, timeout):
+                return None
+            local_copies.put(self._cache._local_key(self._key), record, bodies)
+            return record
         for variant, buffer in self._buffers.items():
             if buffer and not self._put(variant, bytes(buffer)):
                 return None
         record = Record(etag, last_modified, dict(self._parts), self._expires)
-        timeout = self._cache._timeout(self._expires)
-        if timeout == 0:
-            return None
         return record if self._cache._set(self._key, record.as_dict(), timeout) else None

@@ -82,6 +82,7 @@ def test_document_keys_differ_by_identity_and_tokens() -> None:
     assert len(key) < 250  # Memcached's key limit
 
 
+@override_settings(SITEMAPX_CACHE_PART_BYTES=PART_BYTES)
 def test_store_splits_large_documents_into_parts() -> None:
     store = DocumentCache()
     data = bytes(range(256)) * (PART_BYTES * 3 // 256 + 7)
@@ -93,6 +94,7 @@ def test_store_splits_large_documents_into_parts() -> None:
     assert store.body("django_sitemapx:doc:test", stored, "br") is None
 
 
+@override_settings(SITEMAPX_CACHE_PART_BYTES=PART_BYTES)
 def test_a_lost_part_is_a_miss_not_a_truncated_document() -> None:
     store = DocumentCache()
     data = b"x" * (PART_BYTES + 10)
@@ -104,7 +106,9 @@ def test_a_lost_part_is_a_miss_not_a_truncated_document() -> None:
     assert store.body("django_sitemapx:doc:lost", stored, "xml") is None
 
 
-@override_settings(CACHES=BROKEN, SITEMAPX_CACHE_ALIAS="capped")
+@override_settings(
+    CACHES=BROKEN, SITEMAPX_CACHE_ALIAS="capped", SITEMAPX_CACHE_PART_BYTES=PART_BYTES
+)
 def test_parts_fit_a_backend_with_a_one_megabyte_cap() -> None:
     store = DocumentCache()
     data = b"<url/>" * 1_000_000  # 6 MB

@@ -1,5 +1,6 @@
 """Cache backends that misbehave, for the failure tests."""
 
+import pickle
 from typing import Any
 
 from django.core.cache.backends.locmem import LocMemCache
@@ -28,13 +29,15 @@ class ForgetfulCache(LocMemCache):
 
 
 class SizeCappedCache(LocMemCache):
-    """Refuses values over 1 MB, as Memcached does by default."""
+    """Refuses values over 1 MB, as Memcached does by default (with
+    ``SITEMAPX_CACHE_PART_BYTES`` set, as it must be for such a backend)."""
 
     LIMIT = 1024 * 1024
 
     def set(self, key: str, value: Any, *args: Any, **kwargs: Any) -> None:
-        if isinstance(value, bytes) and len(value) > self.LIMIT:
-            raise ValueError(f"value of {len(value)} bytes is over the 1 MB cap")
+        size = len(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+        if size > self.LIMIT:
+            raise ValueError(f"value of {size} bytes is over the 1 MB cap")
         super().set(key, value, *args, **kwargs)
 
     def set_many(self, data: dict[str, Any], *args: Any, **kwargs: Any) -> list[str]:
