@@ -135,7 +135,10 @@ class ModelSource(Source):
         reverses its URL once per language, not once per document.
         """
         memo: dict[Any, CompiledUrl] = self.__dict__.setdefault("_compiled_urls", {})
-        key = self._url_key(language)
+        # None reverses in the active language, which the URL may depend on
+        # (i18n_patterns, translated routes): it is the key, or one request's
+        # language would be every later request's.
+        key = self._url_key(translation.get_language() if language is None else language)
         found = memo.get(key)
         if found is None:
             if language is None:
@@ -169,7 +172,10 @@ class ModelSource(Source):
         """
         if not self.uses_url_name:
             return super().max_location_bytes()
-        codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
+        # A one-language section's URLs are those of the active language.
+        codes: list[str | None] = (
+            list(self.get_languages()) if self.i18n else [translation.get_language()]
+        )
         # Every page and the index size pages on it: computed once while the
         # URLconf, the script prefix and the source's URL stay the same.
         memo: dict[Any, int] = self.__dict__.setdefault("_location_bounds", {})
