@@ -200,6 +200,45 @@ def test_hostile_urls_in_the_add_form_are_form_errors_or_saved(editor: Client, u
     assert nul == []
 
 
+# Within the form's 2,048 characters as typed, past them once percent-encoded (#28):
+# PostgreSQL refused the stored key, a 500.
+LONG_ONCE_ENCODED = [
+    "/" + "é" * 400,  # 6 characters each once encoded
+    "/" + "\U0001f600" * 200,  # 12 each
+    "/" + " " * 700 + "a",  # 3 each
+    "/a?" + "q=<x>" * 300,
+    "https://example.com/" + "ü" * 2000,
+    "/" + "a" * 2046 + "é",
+]
+
+
+@pytest.mark.parametrize("url", LONG_ONCE_ENCODED)
+@pytest.mark.parametrize("view", ["add", "change"])
+def test_a_location_too_long_once_encoded_is_a_form_error_never_a_500(
+    editor: Client, url: str, view: str
+) -> None:
+    assert len(url) <= 2048
+    editor.raise_request_exception = False
+    if view == "add":
+        target = reverse(ADD)
+    else:
+        override = Override.objects.create(location="/short/", exclude=True)
+        target = reverse("admin:django_sitemapx_override_change", args=[override.pk])
+    response = editor.post(target, {"location": url, "exclude": "on"})
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors.as_data()["location"]
+    assert [error.code for error in errors] == ["too_long"]
+    assert "once percent-encoded" in response.content.decode()
+    assert all(len(key) <= 2048 for key in Override.objects.values_list("location", flat=True))
+
+
+@pytest.mark.parametrize("url", ["/" + "a" * 2047, "/" + "é" * 341])
+def test_a_location_of_2048_characters_once_encoded_is_saved(editor: Client, url: str) -> None:
+    response = editor.post(reverse(ADD), {"location": url, "exclude": "on"})
+    assert response.status_code == 302
+    assert len(Override.objects.get().location) in (2048, 2047)
+
+
 @contextlib.contextmanager
 def _nul_queries() -> Iterator[list[str]]:
     """The queries run meanwhile whose parameters hold a NUL character."""
