@@ -12,6 +12,7 @@ from django.db.models import F
 from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf
 from django.utils import translation
 
+from ..conf import language_codes
 from ..exceptions import Skip, SourceConfigurationError
 from ..extensions.declarations import Related, validate_relation
 from ..locations.reverse import CompiledUrl, compile_url
@@ -172,10 +173,11 @@ class ModelSource(Source):
         """
         if not self.uses_url_name:
             return super().max_location_bytes()
-        # A one-language section's URLs are those of the active language.
-        codes: list[str | None] = (
-            list(self.get_languages()) if self.i18n else [translation.get_language()]
-        )
+        # A one-language section's URLs are the active language's: sized for the
+        # longest of any language a request may activate, one bound whatever the
+        # request (a page table cut per language would be cut again at each change).
+        codes: list[str | None] = list(self.get_languages() if self.i18n else language_codes())
+        codes = codes or [None]
         # Every page and the index size pages on it: computed once while the
         # URLconf, the script prefix and the source's URL stay the same.
         memo: dict[Any, int] = self.__dict__.setdefault("_location_bounds", {})

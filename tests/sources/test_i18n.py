@@ -398,3 +398,23 @@ def test_one_language_a_request_asked_for_is_not_written_into_another_languages_
                 f"http://example.com/{code}/articles/news/a1/",
                 f"http://example.com/{code}/articles/news/a2/",
             ]
+
+
+@multilingual
+def test_a_one_language_sections_pages_have_one_size_whatever_the_active_language(
+    registry: SitemapRegistry,
+) -> None:
+    # Its URLs are the active language's ("/pt-br/artigos/" is longer than
+    # "/en/articles/"): pages are sized for the longest, so a page table is not cut
+    # anew each time a request of another language comes.
+    sizes = set()
+    for code in ("en", "pt-br", "de"):
+        source = registry.register(
+            Article,
+            section=f"article-{code}",
+            url_name="article-detail",
+            url_kwargs={"category": "category__slug", "slug": "slug"},
+        )
+        with translation.override(code):
+            sizes.add((source.max_location_bytes(), source.rows_per_page()))
+    assert len(sizes) == 1
