@@ -176,7 +176,8 @@ HOSTILE_DOMAINS = [
     "example.com\rDisallow: /",
     "example.com/\nSitemap: https://evil.example/sitemap.xml",
     "example.com%0ADisallow: /",
-    "example.com\x00",
+    "example.com\x0bDisallow: /",  # (PostgreSQL cannot store a NUL)
+    "example.com\tx",
     "example.com\u2028Disallow: /",
     "example.com\x85Disallow: /",
 ]
