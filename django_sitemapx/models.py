@@ -44,12 +44,30 @@ _LOCATION_ERRORS = {
 }
 
 
+# The location column's length. The form's own max_length counts what the editor
+# typed; percent-encoding can make the stored key up to twelve times longer.
+LOCATION_MAX_LENGTH = 2048
+
+
 def validate_location(value: str) -> None:
-    """Refuse what cannot be a path or an http(s) URL."""
+    """Refuse what cannot be a path or an http(s) URL, or is too long once encoded."""
     try:
-        location_key(value)
+        key = location_key(value)
     except InvalidLocation as error:
         raise ValidationError(_LOCATION_ERRORS[error.code], code=error.code) from None
+    if len(key) > LOCATION_MAX_LENGTH:
+        raise ValidationError(
+            _(
+                "This location is %(length)s characters long once percent-encoded as the "
+                "sitemap writes it (%(key)s…); at most %(limit)s fit."
+            ),
+            code="too_long",
+            params={
+                "length": f"{len(key):,}",
+                "limit": f"{LOCATION_MAX_LENGTH:,}",
+                "key": key[:60],
+            },
+        )
 
 
 class Override(models.Model):
@@ -62,7 +80,7 @@ class Override(models.Model):
 
     location = models.CharField(
         _("location"),
-        max_length=2048,
+        max_length=LOCATION_MAX_LENGTH,
         validators=[validate_location],
         help_text=_(
             "A path such as /about/ or the full URL. Stored without host and trailing "

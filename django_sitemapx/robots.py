@@ -16,7 +16,7 @@ from django.http import Http404, HttpRequest
 
 from .conf import app_settings
 from .documents import index_path, index_paths
-from .locations import Origin
+from .locations import URL_CONTROL_CHARS, Origin
 from .locations.origins import files_root_from_url, origin_for_request
 from .registry import SitemapRegistry, default_registry
 
@@ -76,7 +76,9 @@ def sitemap_lines(request: HttpRequest, registry: SitemapRegistry | None = None)
         origin = origin_for_request(request)
     except Http404:  # the Sites framework knows no site for this host
         return ""
-    return "".join(f"Sitemap: {url}\n" for url in sitemap_index_urls(origin, registry))
+    urls = sitemap_index_urls(origin, registry)
+    # One line each, whatever a URL holds: a line break would add a rule of its own.
+    return "".join(f"Sitemap: {url}\n" for url in urls if not URL_CONTROL_CHARS.search(url))
 
 
 def rules_text() -> str:

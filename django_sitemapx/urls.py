@@ -50,13 +50,16 @@ urlpatterns = [
         {"gz": True},
         name="index-part-gz",
     ),
+    # The page holds no "-": the section ends at the last "-", which makes each
+    # pattern linear in the path's length (a page of "[^/]+" tried every split of
+    # a path of dashes: quadratic). A section name may hold "-", a page never does.
     re_path(
-        r"^sitemap-(?P<section>[-a-zA-Z0-9_]+)-(?P<page>[^/]+)\.xml$",
+        r"^sitemap-(?P<section>[-a-zA-Z0-9_]+)-(?P<page>[^-/]+)\.xml$",
         views.section,
         name="section",
     ),
     re_path(
-        r"^sitemap-(?P<section>[-a-zA-Z0-9_]+)-(?P<page>[^/]+)\.xml\.gz$",
+        r"^sitemap-(?P<section>[-a-zA-Z0-9_]+)-(?P<page>[^-/]+)\.xml\.gz$",
         views.section,
         {"gz": True},
         name="section-gz",

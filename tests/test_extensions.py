@@ -144,6 +144,54 @@ def test_images_are_escaped_and_valid() -> None:
     assert b"&amp;b=&apos;2&apos;" in data
 
 
+# What a URI may not hold as it is (#28): "[" and "]" outside an IPv6 host, a "%"
+# that starts no escape, a second "#". Image and video URLs follow <loc>'s rule.
+HOSTILE_MEDIA = [
+    "https://cdn.example.net/a[1].jpg",
+    "https://cdn.example.net/a]b.jpg",
+    "https://cdn.example.net/100%.jpg",
+    "https://cdn.example.net/%zz.jpg",
+    "https://cdn.example.net/%4.jpg",
+    "https://cdn.example.net/a.jpg#x#y",
+    "https://cdn.example.net/a.jpg##",
+    "https://cdn.example.net?w=[1]&h=%",
+    "https://cdn.example.net#a#b",
+    "https://cdn.example.net/a b[1]%#c#d",
+    "https://[::1]:8080/a[b].jpg",
+    "HTTPS://cdn.example.net/é[1]%.jpg",
+    "/img/a[1].jpg",
+    "/img/100%.jpg",
+    "/img/a.jpg#x#y",
+    "/img/[]%#[]%#",
+    "/img/%%%",
+    "/img/a\\b^`{|}.jpg",
+]
+
+
+@pytest.mark.parametrize("given", HOSTILE_MEDIA)
+def test_image_and_video_urls_follow_the_loc_rule_and_validate(given: str) -> None:
+    uri = media_uri(BUILDER, given, "image")
+    assert uri == BUILDER.absolute(given) if given.startswith("/") else uri.isascii()
+    assert not {"[", "]"} & set(uri.partition("://")[2].partition("/")[2])
+    assert uri.count("#") <= 1
+    video, _ = video_element(
+        {
+            "thumbnail_loc": given,
+            "title": "T",
+            "description": "D",
+            "content_loc": given,
+            "player_loc": given,
+        },
+        BUILDER,
+    )
+    entry = Entry("https://example.com/p", extras=Extras(images=(uri,), videos=(video,)))
+    root = validate_sitemap(_document([entry]))
+    assert root.findtext(f".//{{{IMAGE_NAMESPACE}}}loc") == uri
+    assert root.findtext(f".//{V}thumbnail_loc") == uri
+    assert root.findtext(f".//{V}content_loc") == uri
+    assert root.findtext(f".//{V}player_loc") == uri
+
+
 def test_an_image_needs_its_namespace_only_where_used() -> None:
     plain = _document([Entry("https://example.com/p")], {})
     assert b"sitemap-image" not in plain

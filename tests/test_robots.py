@@ -161,3 +161,77 @@ def test_every_index_file_gets_a_line(client, registry, monkeypatch) -> None:  #
         "Sitemap: http://testserver/sitemap-index-2.xml",
     ]
     assert client.get("/sitemap-index-2.xml").status_code == 200
+
+
+# -- data cannot add HTML or robots.txt lines (#28) ----------------------------------
+
+HOSTILE_DOMAINS = [
+    '"><script>alert(1)</script>',
+    "example.com\"onmouseover='alert(1)'",
+    "example.com/<b>",
+    "exa<mple.com",
+    "example.com&x",
+    "example.com\nDisallow: /",
+    "example.com\r\nUser-agent: evil",
+    "example.com\rDisallow: /",
+    "example.com/\nSitemap: https://evil.example/sitemap.xml",
+    "example.com%0ADisallow: /",
+    "example.com\x0bDisallow: /",  # (PostgreSQL cannot store a NUL)
+    "example.com\tx",
+    "example.com\u2028Disallow: /",
+    "example.com\x85Disallow: /",
+]
+
+
+@override_settings(SITEMAPX_USE_SITES=True, SITE_ID=1)
+@pytest.mark.parametrize("domain", HOSTILE_DOMAINS)
+def test_a_site_domain_that_is_no_host_adds_no_line_and_no_markup(client, domain) -> None:  # type: ignore[no-untyped-def]
+    # Site.domain is data an editor may change: "><script> gave stored XSS through
+    # {% sitemap_index_url %}, a newline a rule of its own in robots.txt.
+    Site.objects.update_or_create(pk=1, defaults={"domain": domain, "name": "a"})
+    Site.objects.clear_cache()
+
+    body = client.get("/robots.txt").content.decode()
+    html = Template(
+        '{% load sitemapx %}<a href="{% sitemap_index_url %}">{% sitemap_robots_lines %}</a>'
+    ).render(Context({"request": RequestFactory().get("/", HTTP_HOST="example.com")}))
+
+    assert body == "User-agent: *\nDisallow:\n\n"
+    assert html == '<a href=""></a>'
+    assert client.get("/sitemap.xml").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("base_url", "escaped"),
+    [
+        ("https://cdn.example.net/a&b", "https://cdn.example.net/a&amp;b/sitemap.xml"),
+        ("https://cdn.example.net/it's", "https://cdn.example.net/it&#x27;s/sitemap.xml"),
+        ('https://cdn.example.net/"x"', "https://cdn.example.net/%22x%22/sitemap.xml"),
+        ("https://cdn.example.net/<b>", "https://cdn.example.net/%3Cb%3E/sitemap.xml"),
+    ],
+)
+def test_the_tags_escape_what_they_put_in_html(base_url: str, escaped: str) -> None:
+    template = Template("{% load sitemapx %}{% sitemap_index_url %}|{% sitemap_robots_lines %}")
+    request = RequestFactory().get("/", HTTP_HOST="example.com")
+
+    with override_settings(SITEMAPX_FILES_BASE_URL=base_url):
+        html = template.render(Context({"request": request}))
+        text = Template(
+            "{% load sitemapx %}{% autoescape off %}{% sitemap_index_url %}{% endautoescape %}"
+        ).render(Context({"request": request}))
+
+    assert html == f"{escaped}|Sitemap: {escaped}\n"
+    assert text == base_url.replace('"', "%22").replace("<", "%3C").replace(">", "%3E") + (
+        "/sitemap.xml"
+    )
+
+
+@override_settings(SITEMAPX_USE_SITES=True, SITE_ID=1)
+@pytest.mark.parametrize("domain", ["example.com\n", "\nexample.com", " example.com\r\n"])
+def test_line_breaks_around_a_site_domain_are_dropped(client, domain) -> None:  # type: ignore[no-untyped-def]
+    Site.objects.update_or_create(pk=1, defaults={"domain": domain, "name": "a"})
+    Site.objects.clear_cache()
+
+    body = client.get("/robots.txt").content.decode()
+
+    assert body == "User-agent: *\nDisallow:\n\nSitemap: http://example.com/sitemap.xml\n"

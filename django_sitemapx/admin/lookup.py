@@ -9,12 +9,13 @@ scanned entry by entry, up to ``SCAN_LIMIT`` entries per section.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ValidationError
+from django.db.models import Model
 from django.urls import Resolver404, resolve
 
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
@@ -61,8 +62,26 @@ class Finding:
         return self.entry is not None
 
 
-def locate(registry: SitemapRegistry, value: str, origin: Origin) -> Finding:
-    """Search every section of ``registry`` served on ``origin`` for ``value`` (a path or URL)."""
+# Whether whoever asks may learn that a model has rows its section leaves out.
+MayViewHidden = Callable[[type[Model]], bool]
+
+
+def _anyone(model: type[Model]) -> bool:
+    return True
+
+
+def locate(
+    registry: SitemapRegistry,
+    value: str,
+    origin: Origin,
+    may_view_hidden: MayViewHidden = _anyone,
+) -> Finding:
+    """Search every section of ``registry`` served on ``origin`` for ``value`` (a path or URL).
+
+    A row a section's queryset leaves out (``FILTERED_OUT``) is looked for only in
+    the models ``may_view_hidden`` accepts: for any other, the answer is the one
+    given when no row exists, and no query asks.
+    """
     try:
         key = location_key(value)
     except InvalidLocation as error:
@@ -77,7 +96,7 @@ def locate(registry: SitemapRegistry, value: str, origin: Origin) -> Finding:
         return finding
     builder = LocationBuilder(origin)
     for source in registry.for_origin(origin):
-        if _search(source, key, builder, finding):
+        if _search(source, key, builder, finding, may_view_hidden):
             return finding
     finding.reason = (
         FILTERED_OUT
@@ -121,9 +140,15 @@ def place(registry: SitemapRegistry, value: str, origin: Origin) -> tuple[str, i
     return (finding.section, finding.page) if finding.found else ("", None)
 
 
-def _search(source: Source, key: str, builder: LocationBuilder, finding: Finding) -> bool:
+def _search(
+    source: Source,
+    key: str,
+    builder: LocationBuilder,
+    finding: Finding,
+    may_view_hidden: MayViewHidden = _anyone,
+) -> bool:
     if isinstance(source, ModelSource) and source.uses_url_name:
-        number = _page_by_query(source, key, finding)
+        number = _page_by_query(source, key, finding, may_view_hidden)
         if number is None:
             return False
         skipped: dict[str, int] = {}
@@ -147,7 +172,9 @@ def _search(source: Source, key: str, builder: LocationBuilder, finding: Finding
     return False
 
 
-def _page_by_query(source: ModelSource, key: str, finding: Finding) -> int | None:
+def _page_by_query(
+    source: ModelSource, key: str, finding: Finding, may_view_hidden: MayViewHidden
+) -> int | None:
     assert source.model is not None
     filters = _row_filter(source, key)
     if filters is None:
@@ -156,7 +183,10 @@ def _page_by_query(source: ModelSource, key: str, finding: Finding) -> int | Non
         rows = source.get_queryset().filter(**filters).values_list(source.key_name, flat=True)
         keys = list(rows[:1])
         if not keys:
-            if source.model._default_manager.filter(**filters).exists():
+            if (
+                may_view_hidden(source.model)
+                and source.model._default_manager.filter(**filters).exists()
+            ):
                 finding.filtered_sections.append(source.section)
             return None
     except (ValueError, TypeError, ValidationError):

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from django import forms
+from django.contrib.auth import get_permission_codename
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, Model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -164,7 +165,9 @@ def inspect(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpResp
 
 
 def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) -> dict[str, Any]:
-    finding = locating.locate(default_registry, url, origin_for_request(request))
+    finding = locating.locate(
+        default_registry, url, origin_for_request(request), _may_view_rows(request)
+    )
     if finding.reason == locating.INVALID:
         return {"finding": finding, "reason": REASONS[locating.INVALID]}
     override = Override.objects.filter(location=finding.key).first()
@@ -184,6 +187,20 @@ def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) 
         "override_url": _override_url(model_admin, request, finding.key, override),
         "media": _media(finding, request),
     }
+
+
+def _may_view_rows(request: HttpRequest) -> locating.MayViewHidden:
+    """Whether the user may view a model's rows, as its admin would let them (view or
+    change permission): only then does the inspector say a row exists but is left out."""
+
+    def may_view(model: type[Model]) -> bool:
+        opts = model._meta
+        return any(
+            request.user.has_perm(f"{opts.app_label}.{get_permission_codename(action, opts)}")
+            for action in ("view", "change")
+        )
+
+    return may_view
 
 
 @dataclass(frozen=True)

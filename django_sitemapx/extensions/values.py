@@ -27,8 +27,13 @@ from django.utils import timezone
 
 from ..entries import IMAGE_NAMESPACE, NEWS_NAMESPACE, VIDEO_NAMESPACE, NewsElement, VideoElement
 from ..exceptions import InvalidValue, Skip
-from ..locations import URL_CONTROL_CHARS, LocationBuilder, checked_uri, iri_to_uri
-from ..locations.hosts import ascii_host
+from ..locations import (
+    URL_CONTROL_CHARS,
+    LocationBuilder,
+    checked_uri,
+    location_uri,
+)
+from ..locations.hosts import checked_host
 from ..values import decimal_text, lastmod_text, parse_lastmod
 from ..writer import NOT_XML_CHAR_RANGES
 
@@ -157,10 +162,15 @@ def media_uri(builder: LocationBuilder, location: Any, what: str) -> str:
         scheme, separator, rest = location.partition("://")
         if scheme.lower() not in ("http", "https") or not separator or not rest:
             raise InvalidValue(f"{what} {location[:80]!r} is not a path or an http(s) URL")
-        host, slash, path = rest.partition("/")
-        if not host or _NOT_PLAIN_TEXT.search(host):
-            raise InvalidValue(f"{what} {location[:80]!r} has no host")
-        return checked_uri(f"{scheme.lower()}://{_host(host)}{iri_to_uri(slash + path)}")
+        # The host ends where the path, the query or the fragment starts.
+        end = min((i for i in map(rest.find, "/?#") if i != -1), default=len(rest))
+        path = rest[end:]
+        host = checked_host(rest[:end], scheme.lower())
+        if host is None:
+            raise InvalidValue(f"{what} {location[:80]!r} has no valid host")
+        # <loc>'s rule for what follows the host: "[", "]", a bare "%" and a second
+        # "#" are percent-encoded, or the image and video schemas refuse the URI.
+        return checked_uri(f"{scheme.lower()}://{host}{location_uri(path)}")
     except Skip as skip:
         raise InvalidValue(f"{what} {location[:80]!r} is refused: {skip.reason}") from None
 
@@ -170,12 +180,6 @@ def media_uri(builder: LocationBuilder, location: Any, what: str) -> str:
 _PLAIN_MEDIA_URI = re.compile(
     r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9_.~/=:;$&()+,!?*@'-]*)?\Z"
 )
-
-
-def _host(host: str) -> str:
-    if host.isascii():
-        return iri_to_uri(host)
-    return ascii_host(host)
 
 
 # -- text --------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from django.http.request import split_domain_port
 from ..conf import app_settings
 from ..exceptions import InvalidURL
 from . import Origin, iri_to_uri
-from .hosts import canonical_host, host_name
+from .hosts import canonical_host, checked_host, host_name
 
 _validate_url = URLValidator(schemes=["http", "https"])
 
@@ -47,8 +47,11 @@ def uses_sites_framework() -> bool:
 def origin_for_request(request: HttpRequest, protocol: str | None = None) -> Origin:
     """The origin of a request: the Sites framework's domain, else the validated ``Host``.
 
-    Without ``SITE_ID``, a host that no ``Site`` matches answers 404. The scheme
-    follows :func:`scheme_for`, defaulting to the request's.
+    Without ``SITE_ID``, a host that no ``Site`` matches answers 404, and so does
+    a site whose domain is no host name (``"><script>``, a domain holding a
+    newline): a ``Site`` is data an editor may change, and its domain is written
+    into documents, robots.txt and HTML. The scheme follows :func:`scheme_for`,
+    defaulting to the request's.
     """
     scheme = scheme_for(protocol, request.scheme or "https")
     if uses_sites_framework():
@@ -59,7 +62,10 @@ def origin_for_request(request: HttpRequest, protocol: str | None = None) -> Ori
             site = get_current_site(request)
         except Site.DoesNotExist:
             raise Http404("No Site matches this host.") from None
-        return Origin(scheme, canonical_host(site.domain, scheme), getattr(site, "pk", None))
+        host = checked_host(site.domain.strip(), scheme)
+        if host is None:
+            raise Http404("The site's domain is not a host name.")
+        return Origin(scheme, host, getattr(site, "pk", None))
     return Origin(scheme, request_host(request, scheme))
 
 

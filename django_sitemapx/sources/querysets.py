@@ -12,6 +12,7 @@ from django.db.models import F
 from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf
 from django.utils import translation
 
+from ..conf import language_codes
 from ..exceptions import Skip, SourceConfigurationError
 from ..extensions.declarations import Related, validate_relation
 from ..locations.reverse import CompiledUrl, compile_url
@@ -135,7 +136,10 @@ class ModelSource(Source):
         reverses its URL once per language, not once per document.
         """
         memo: dict[Any, CompiledUrl] = self.__dict__.setdefault("_compiled_urls", {})
-        key = self._url_key(language)
+        # None reverses in the active language, which the URL may depend on
+        # (i18n_patterns, translated routes): it is the key, or one request's
+        # language would be every later request's.
+        key = self._url_key(translation.get_language() if language is None else language)
         found = memo.get(key)
         if found is None:
             if language is None:
@@ -169,7 +173,11 @@ class ModelSource(Source):
         """
         if not self.uses_url_name:
             return super().max_location_bytes()
-        codes: list[str | None] = list(self.get_languages()) if self.i18n else [None]
+        # A one-language section's URLs are the active language's: sized for the
+        # longest of any language a request may activate, one bound whatever the
+        # request (a page table cut per language would be cut again at each change).
+        codes: list[str | None] = list(self.get_languages() if self.i18n else language_codes())
+        codes = codes or [None]
         # Every page and the index size pages on it: computed once while the
         # URLconf, the script prefix and the source's URL stay the same.
         memo: dict[Any, int] = self.__dict__.setdefault("_location_bounds", {})

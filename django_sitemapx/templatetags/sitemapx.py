@@ -14,7 +14,6 @@ from typing import Any
 
 from django import template
 from django.http import HttpRequest
-from django.utils.safestring import SafeString, mark_safe
 
 from ..robots import sitemap_index_url_for_request, sitemap_lines
 
@@ -32,14 +31,16 @@ def _request(context: Any, tag: str) -> HttpRequest:
 
 
 @register.simple_tag(takes_context=True)
-def sitemap_robots_lines(context: Any) -> SafeString:
-    """``Sitemap: <absolute index URL>`` and a newline, for the request's host."""
-    # A URI holds no character robots.txt (plain text) would need escaped.
-    return mark_safe(sitemap_lines(_request(context, "sitemap_robots_lines")))
+def sitemap_robots_lines(context: Any) -> str:
+    """``Sitemap: <absolute index URL>`` and a newline, for the request's host.
+
+    Escaped where the template autoescapes (HTML); robots.txt turns autoescaping off.
+    """
+    return sitemap_lines(_request(context, "sitemap_robots_lines"))
 
 
 @register.simple_tag(takes_context=True)
-def sitemap_index_url(context: Any) -> SafeString:
-    """The absolute URL of the sitemap index for the request's host ("" if none)."""
-    url = sitemap_index_url_for_request(_request(context, "sitemap_index_url"))
-    return mark_safe(url or "")
+def sitemap_index_url(context: Any) -> str:
+    """The absolute URL of the sitemap index for the request's host ("" if none), escaped
+    where the template autoescapes."""
+    return sitemap_index_url_for_request(_request(context, "sitemap_index_url")) or ""

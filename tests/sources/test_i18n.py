@@ -5,9 +5,11 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
+from django.utils import translation
 from lxml import etree
 
 import django_sitemapx as sitemapx
@@ -367,3 +369,52 @@ def test_only_the_values_of_items_listed_are_read_and_counted(registry: SitemapR
         if isinstance(chunk, Skipped):
             skips[chunk.reason] += chunk.total
     assert skips == {"no_reverse_match": 3, "invalid_priority": 1}
+
+
+@pytest.mark.urls("tests.i18n_sitemap_urls")
+@pytest.mark.parametrize("cache_alias", [None, "default"])
+def test_one_language_a_request_asked_for_is_not_written_into_another_languages_documents(
+    registry: SitemapRegistry, cache_alias: str | None
+) -> None:
+    # A one-language section reversed its url_name once, memoised without the active
+    # language: after one request in French every language's document listed /fr/ (#28).
+    bulk_published_articles(CategoryFactory(slug="news"), 2)
+    registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+    )
+    middleware = [*settings.MIDDLEWARE, "django.middleware.locale.LocaleMiddleware"]
+    client = Client(HTTP_HOST="example.com")
+    # LocaleMiddleware leaves the last request's language active: restored on leaving.
+    with (
+        translation.override(None),
+        override_settings(MIDDLEWARE=middleware, SITEMAPX_CACHE_ALIAS=cache_alias),
+    ):
+        for code in ("fr", "en", "de", "fr"):
+            response = client.get(f"/{code}/sitemap-article-1.xml", HTTP_ACCEPT_LANGUAGE="fr")
+            assert response.status_code == 200
+            assert locs(validate_sitemap(content(response))) == [
+                f"http://example.com/{code}/articles/news/a1/",
+                f"http://example.com/{code}/articles/news/a2/",
+            ]
+
+
+@multilingual
+def test_a_one_language_sections_pages_have_one_size_whatever_the_active_language(
+    registry: SitemapRegistry,
+) -> None:
+    # Its URLs are the active language's ("/pt-br/artigos/" is longer than
+    # "/en/articles/"): pages are sized for the longest, so a page table is not cut
+    # anew each time a request of another language comes.
+    sizes = set()
+    for code in ("en", "pt-br", "de"):
+        source = registry.register(
+            Article,
+            section=f"article-{code}",
+            url_name="article-detail",
+            url_kwargs={"category": "category__slug", "slug": "slug"},
+        )
+        with translation.override(code):
+            sizes.add((source.max_location_bytes(), source.rows_per_page()))
+    assert len(sizes) == 1
