@@ -86,6 +86,10 @@ REVIEWED = {
     ("values.py", "'[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*'"): (
         "linear: subtags are separated by '-', which no subtag holds; fullmatch"
     ),
+    (
+        "sources/pages.py",
+        "'\\\\d{4}-\\\\d\\\\d-\\\\d\\\\d([ T]\\\\d\\\\d:\\\\d\\\\d(:\\\\d\\\\d(\\\\.\\\\d+)?)?)?([+-]\\\\d\\\\d:?\\\\d\\\\d|Z)?'",
+    ): "linear: one run of digits (the fraction), the rest fixed widths; fullmatch",
     ("writer.py", "f'[{NOT_XML_CHAR_RANGES}]'"): "linear: one character class",
 }
 
