@@ -280,7 +280,7 @@ def test_the_command_refuses_to_run_while_indexnow_is_off() -> None:
 def test_the_key_file_is_served_at_the_root(client: Any, endpoint: Endpoint) -> None:
     from tests.support.endpoint import KEY
 
-    response = client.get(f"/{KEY}.txt")
+    response = client.get(f"/{KEY}.txt", HTTP_HOST="example.com")
 
     assert response.status_code == 200
     assert response["Content-Type"] == "text/plain; charset=utf-8"
@@ -295,11 +295,73 @@ def test_no_key_file_while_indexnow_is_off(client: Any) -> None:
 def test_other_txt_paths_reach_the_projects_own_patterns(client: Any, endpoint: Endpoint) -> None:
     from tests.support.endpoint import KEY
 
-    assert client.get(f"/{KEY}.txt").content.decode() == KEY
+    assert client.get(f"/{KEY}.txt", HTTP_HOST="example.com").content.decode() == KEY
     assert (
         client.get("/another-key-like-name.txt").content.decode() == "note another-key-like-name"
     )
     assert client.get("/short.txt").content.decode() == "note short"
+
+
+SERVED = ["example.com", "EXAMPLE.COM", "example.com.", "Other.Example", "example.com:443"]
+# Hosts Django accepts (ALLOWED_HOSTS) that IndexNow submits no URL for.
+NOT_SERVED = ["testserver", "localhost", "127.0.0.1", "localhost:443"]
+
+
+@pytest.mark.parametrize("host", SERVED)
+def test_the_key_file_answers_on_every_served_host(
+    client: Any, endpoint: Endpoint, host: str
+) -> None:
+    from tests.support.endpoint import KEY
+
+    response = client.get(f"/{KEY}.txt", HTTP_HOST=host, secure=True)
+
+    assert (response.status_code, response.content.decode()) == (200, KEY)
+
+
+@pytest.mark.parametrize("host", NOT_SERVED)
+def test_the_key_file_is_404_on_a_host_indexnow_does_not_submit_for(
+    client: Any, endpoint: Endpoint, host: str
+) -> None:
+    from tests.support.endpoint import KEY
+
+    response = client.get(f"/{KEY}.txt", HTTP_HOST=host, secure=True)
+
+    assert response.status_code == 404
+    assert KEY not in response.content.decode()
+
+
+@override_settings(SITEMAPX_HOSTS=["www.example.com"], ALLOWED_HOSTS=["*"])
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("www.example.com", 200),
+        ("WWW.example.com", 200),
+        ("example.com", 404),
+        ("evil.example", 404),
+        ("www.example.com.evil.example", 404),
+    ],
+)
+def test_with_sitemapx_hosts_the_key_file_answers_only_there(
+    client: Any, endpoint: Endpoint, host: str, status: int
+) -> None:
+    from tests.support.endpoint import KEY
+
+    assert client.get(f"/{KEY}.txt", HTTP_HOST=host).status_code == status
+
+
+@override_settings(SITEMAPX_USE_SITES=True, SITE_ID=1, ALLOWED_HOSTS=["*"])
+@pytest.mark.parametrize(("host", "status"), [("example.com", 200), ("evil.example", 404)])
+def test_with_the_sites_framework_the_key_file_answers_only_on_a_sites_domain(
+    client: Any, endpoint: Endpoint, host: str, status: int
+) -> None:
+    from django.contrib.sites.models import Site
+
+    from tests.support.endpoint import KEY
+
+    Site.objects.filter(pk=1).update(domain="example.com")
+    Site.objects.clear_cache()
+
+    assert client.get(f"/{KEY}.txt", HTTP_HOST=host).status_code == status
 
 
 # -- the task on a real queue: django-tasks' database backend ------------------------------
