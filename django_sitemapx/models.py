@@ -127,6 +127,8 @@ class Override(models.Model):
     # What the row held when read, so a change can invalidate where it was too.
     _loaded_place: tuple[str, int | None] | None = None
     _loaded_location: str | None = None
+    # What it showed (``overrides.Shown``), so IndexNow can tell whether it was listed.
+    _loaded_shown: tuple[bool, Any, str, Any] | None = None
 
     class Meta:
         verbose_name = _("sitemap override")
