@@ -264,7 +264,8 @@ class PendingUrl(models.Model):
 
     Rows are added after the change commits and removed once a search engine
     accepted them, or refused them for good (see ``django_sitemapx.indexnow``).
-    A URL may appear more than once: a submission sends it once per batch.
+    A URL waiting already is not added again (``indexnow.add_pending``); should two
+    processes add it at the same moment, a submission still sends it once per batch.
     """
 
     url = models.CharField(_("URL"), max_length=2048)

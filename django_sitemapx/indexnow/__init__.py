@@ -3,7 +3,8 @@
 Opt-in with ``SITEMAPX_INDEXNOW_KEY``. The flow:
 
 1. A saved or deleted row of a registered model, or a changed override, gives the
-   URLs it changes (``indexnow.handlers``), for every host the site serves.
+   URLs whose sitemap entry it changes (``indexnow.handlers``): listed, or listed
+   until the change, on the hosts the site serves.
 2. After the transaction commits they are stored as ``PendingUrl`` rows
    (:func:`queue_urls`), and a submission task is enqueued on
    ``SITEMAPX_INDEXNOW_TASK_BACKEND`` (Django's Tasks framework).
@@ -11,7 +12,7 @@ Opt-in with ``SITEMAPX_INDEXNOW_KEY``. The flow:
    :func:`submit_pending`: per host, batches of at most 10,000 distinct URLs are
    POSTed to ``SITEMAPX_INDEXNOW_ENDPOINT``. Accepted and refused batches are
    removed; a batch the endpoint could not take (429, 5xx, no answer, after the
-   retries) stays for the next run.
+   retries; or a redirect, never followed) stays for the next run.
 
 The pending rows make a submission survive a busy endpoint, a worker that is
 down, or a project that has no task worker at all (cron); and the task carries
@@ -197,7 +198,7 @@ def submit_pending(
     Batches are URLs in the order they were queued, each URL once. An accepted
     (200, 202) or refused (other 4xx: logged with the reason) batch is removed;
     when the endpoint stays unavailable (429, 5xx, no answer) after
-    ``RETRIES`` retries, the run stops and the rest waits for the
+    ``RETRIES`` retries, or redirects (3xx), the run stops and the rest waits for the
     next one. ``dry_run`` reads and reports the batches; it sends and removes nothing.
     """
     from ..models import PendingUrl
