@@ -28,16 +28,12 @@ def _remember(instance: Override) -> None:
 
 def _send_on_commit(instance: Override, places: list[Place | None], created: bool) -> None:
     changes = [(instance.location, places)]
-    before: dict[str, Shown | None] = {
-        instance.location: NOT_OVERRIDDEN if created else instance._loaded_shown
-    }
+    loaded = NOT_OVERRIDDEN if created else instance._loaded_shown
+    before: dict[str, Shown | None] = {instance.location: loaded}
     if instance._loaded_location and instance._loaded_location != instance.location:
         changes.append((instance._loaded_location, places))
         # The new location had no override (locations are unique); the old one had this.
-        before = {
-            instance.location: NOT_OVERRIDDEN,
-            instance._loaded_location: before.popitem()[1],
-        }
+        before = {instance.location: NOT_OVERRIDDEN, instance._loaded_location: loaded}
     # After commit, so a cache refilled by a concurrent request sees the new rows.
     transaction.on_commit(lambda: send_overrides_changed(Override, changes, before))
 

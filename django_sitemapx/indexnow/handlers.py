@@ -220,34 +220,39 @@ def _override_urls(locations: frozenset[str], before: Mapping[str, Shown]) -> li
         excluded_now, excluded_before = after[0], was is None or was[0]
         if excluded_now and excluded_before:
             continue  # not listed before the change (or not known to be), nor after it
-        path = path_for_key(key)
-        urls += [origin.prefix + path for origin in origins if _lists(origin, key)]
+        for origin in origins:
+            listed = _listed_uri(origin, key)
+            if listed is not None:
+                urls.append(listed)
     return urls
 
 
 _SHOWN = ("location", "exclude", "lastmod", "changefreq", "priority")
 
 
-def _lists(origin: Origin, key: str) -> bool:
-    """Whether a section served on ``origin`` lists the URL of location key ``key``.
+def _listed_uri(origin: Origin, key: str) -> str | None:
+    """The URI of location key ``key`` as a section served on ``origin`` lists it, or None.
 
-    Overrides aside: what an override excludes is still found. A model section
-    with ``url_name`` is asked by query (the path resolved to its row); any
-    other is read entry by entry, up to ``SCAN_LIMIT`` entries.
+    Overrides aside: what an override excludes is still found. A one-language
+    model section with ``url_name`` is asked by query (the path resolved to its
+    row); any other is read entry by entry, up to ``SCAN_LIMIT`` entries.
     """
     builder = LocationBuilder(origin)
     for source in default_registry.for_origin(origin):
-        if isinstance(source, ModelSource) and source.uses_url_name:
-            if _row_lists(source, key, builder):
-                return True
+        # A multilingual section's other languages are in its entries, not in uris_of().
+        if isinstance(source, ModelSource) and source.uses_url_name and not source.i18n:
+            uri = _row_uri(source, key, builder)
+            if uri is not None:
+                return uri
             continue
         scanned = 0
         for summary in source.page_summaries():
             page = source.page(summary.number, summary)
             if page is not None:
                 for chunk in read_chunks(page.entries(builder), {}):
-                    if any(uri_key(entry[0]) == key for entry in chunk):
-                        return True
+                    for entry in chunk:
+                        if uri_key(entry[0]) == key:
+                            return entry[0]
             scanned += summary.rows
             if scanned >= SCAN_LIMIT:
                 logger.info(
@@ -258,11 +263,11 @@ def _lists(origin: Origin, key: str) -> bool:
                     SCAN_LIMIT,
                 )
                 break
-    return False
+    return None
 
 
-def _row_lists(source: ModelSource, key: str, builder: LocationBuilder) -> bool:
-    """Whether ``source`` lists a row at ``key``: the row the URL resolves to, if listed."""
+def _row_uri(source: ModelSource, key: str, builder: LocationBuilder) -> str | None:
+    """The URI ``source`` lists at ``key``: the row the URL resolves to's, if listed."""
     assert source.model is not None
     path = key.partition("?")[0]
     for candidate in (path, path + "/") if path != "/" else (path,):
@@ -274,35 +279,15 @@ def _row_lists(source: ModelSource, key: str, builder: LocationBuilder) -> bool:
             continue
         fields = source.url_fields()
         if set(fields) - set(match.kwargs):
-            return False
+            return None
         filters = {field: match.kwargs[name] for name, field in fields.items()}
         try:
             pks = list(source.listed_rows().filter(**filters).values_list("pk", flat=True)[:2])
         except (ValueError, TypeError, ValidationError):
-            return False  # a URL value the field cannot hold: not this section's row
-        return any(
-            uri_key(uri) == key
-            for pk in pks
-            for uri in source.uris_of(source.model(pk=pk), [builder])
-        )
-    return False
-
-
-def path_for_key(key: str) -> str:
-    """The path an override's location key stands for.
-
-    Keys drop the trailing slash (``locations.keys``): when only the slashed
-    path resolves, as with ``APPEND_SLASH``, that is the page's URL.
-    """
-    path, mark, query = key.partition("?")
-    if path != "/" and not _resolves(path) and _resolves(path + "/"):
-        path += "/"
-    return path + mark + query
-
-
-def _resolves(path: str) -> bool:
-    try:
-        resolve(unquote(path))
-    except Resolver404:
-        return False
-    return True
+            return None  # a URL value the field cannot hold: not this section's row
+        for pk in pks:
+            for uri in source.uris_of(source.model(pk=pk), [builder]):
+                if uri_key(uri) == key:
+                    return uri
+        return None
+    return None

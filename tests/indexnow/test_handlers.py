@@ -12,7 +12,6 @@ from django.db import transaction
 from django.test import override_settings
 
 from django_sitemapx import indexnow
-from django_sitemapx.indexnow.handlers import path_for_key
 from django_sitemapx.models import Override, PendingUrl
 from example_project.articles.models import Article
 from tests.factories import ArticleFactory, CategoryFactory
@@ -193,16 +192,20 @@ def test_an_override_change_submits_its_page(
 
 
 @pytest.mark.parametrize(
-    ("key", "path"),
+    ("key", "url"),
     [
-        ("/about", "/about/"),
-        ("/", "/"),
-        ("/nowhere", "/nowhere"),
-        ("/about?x=1", "/about/?x=1"),
+        ("/about", "https://example.com/about/"),  # the key drops the slash; the page has it
+        ("/about/", "https://example.com/about/"),
+        ("https://other.example/about", "https://example.com/about/"),
     ],
 )
-def test_path_for_key(key: str, path: str) -> None:
-    assert path_for_key(key) == path
+def test_an_override_is_announced_as_its_section_lists_it(
+    endpoint: Endpoint, django_capture_on_commit_callbacks: Any, key: str, url: str
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        Override.objects.create(location=key, exclude=True)
+
+    assert endpoint.url_lists[0] == [url]
 
 
 def test_with_indexnow_off_a_save_costs_no_query_more() -> None:

@@ -274,3 +274,37 @@ def test_bulk_actions_announce_only_listed_urls(
         _action(editor, "place_again", rows)
 
     assert change(django_capture_on_commit_callbacks, place_again) == []
+
+
+@pytest.mark.urls("tests.i18n_urls")
+@pytest.mark.parametrize(
+    ("path", "announced"),
+    [
+        ("/de/artikel/c/listed/", True),
+        ("/en/articles/c/listed/", True),
+        ("/de/artikel/c/x/", False),
+    ],
+)
+def test_an_override_of_another_language_version_is_announced_if_listed(
+    registry: Any,
+    settings: Any,
+    endpoint: Endpoint,
+    django_capture_on_commit_callbacks: Any,
+    path: str,
+    announced: bool,
+) -> None:
+    settings.LANGUAGES = [("en", "English"), ("de", "German")]
+    settings.LANGUAGE_CODE = "en"
+    registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        i18n=True,
+    )
+    ArticleFactory(is_published=True, category=CategoryFactory(slug="c"), slug="listed")
+
+    def exclude() -> None:
+        Override.objects.create(location=path, exclude=True)
+
+    expected = on_every_host(path) if announced else []
+    assert change(django_capture_on_commit_callbacks, exclude) == expected
