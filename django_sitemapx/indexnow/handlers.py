@@ -110,9 +110,9 @@ def _listings_before_change(
 
 def _changed_uris(before: list[Listing], after: list[Listing]) -> list[str]:
     """The URIs whose entry appeared, went away or changed, in the order listed."""
-    old, new = set(before), set(after)
-    changed = [uri for uri, values in before if (uri, values) not in new]
-    changed += [uri for uri, values in after if (uri, values) not in old]
+    # Lists, not sets: a row's values may hold what cannot be hashed (a JSONField's).
+    changed = [uri for uri, values in before if (uri, values) not in after]
+    changed += [uri for uri, values in after if (uri, values) not in before]
     return list(dict.fromkeys(changed))
 
 
