@@ -15,7 +15,7 @@ from django.dispatch import receiver
 from .exceptions import NotRegistered
 from .invalidation import invalidate, keys_touched_by, pages_holding, replace_generations
 from .models import Override
-from .overrides import Place, send_overrides_changed
+from .overrides import NOT_OVERRIDDEN, Place, Shown, send_overrides_changed, shown
 from .signals import overrides_changed
 
 
@@ -23,14 +23,19 @@ def _remember(instance: Override) -> None:
     fields = instance.__dict__  # never triggers a query for a deferred field
     instance._loaded_location = fields.get("location")
     instance._loaded_place = (fields.get("section", ""), fields.get("page"))
+    instance._loaded_shown = shown(instance)
 
 
-def _send_on_commit(instance: Override, places: list[Place | None]) -> None:
+def _send_on_commit(instance: Override, places: list[Place | None], created: bool) -> None:
     changes = [(instance.location, places)]
+    loaded = NOT_OVERRIDDEN if created else instance._loaded_shown
+    before: dict[str, Shown | None] = {instance.location: loaded}
     if instance._loaded_location and instance._loaded_location != instance.location:
         changes.append((instance._loaded_location, places))
+        # The new location had no override (locations are unique); the old one had this.
+        before = {instance.location: NOT_OVERRIDDEN, instance._loaded_location: loaded}
     # After commit, so a cache refilled by a concurrent request sees the new rows.
-    transaction.on_commit(lambda: send_overrides_changed(Override, changes))
+    transaction.on_commit(lambda: send_overrides_changed(Override, changes, before))
 
 
 @receiver(post_init, sender=Override, dispatch_uid="django_sitemapx.override_loaded")
@@ -49,14 +54,14 @@ def override_saved(
         places.append(instance._loaded_place)
     else:
         instance._loaded_location = None
-    _send_on_commit(instance, places)
+    _send_on_commit(instance, places, created)
     _remember(instance)
 
 
 @receiver(post_delete, sender=Override, dispatch_uid="django_sitemapx.override_deleted")
 def override_deleted(sender: type[Override], instance: Override, **kwargs: Any) -> None:
     """An override was deleted."""
-    _send_on_commit(instance, [instance._loaded_place])
+    _send_on_commit(instance, [instance._loaded_place], created=False)
 
 
 @receiver(post_save, dispatch_uid="django_sitemapx.invalidate.save")

@@ -145,6 +145,8 @@ class Override(models.Model):
     # What the row held when read, so a change can invalidate where it was too.
     _loaded_place: tuple[str, int | None] | None = None
     _loaded_location: str | None = None
+    # What it showed (``overrides.Shown``), so IndexNow can tell whether it was listed.
+    _loaded_shown: tuple[bool, Any, str, Any] | None = None
 
     class Meta:
         verbose_name = _("sitemap override")
@@ -323,7 +325,8 @@ class PendingUrl(models.Model):
 
     Rows are added after the change commits and removed once a search engine
     accepted them, or refused them for good (see ``django_sitemapx.indexnow``).
-    A URL may appear more than once: a submission sends it once per batch.
+    A URL waiting already is not added again (``indexnow.add_pending``); should two
+    processes add it at the same moment, a submission still sends it once per batch.
     """
 
     url = models.CharField(_("URL"), max_length=2048)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -229,6 +229,25 @@ class AffectedDocuments:
 
 Place = tuple[str, int | None]
 
+# What the sitemap shows of one override: (exclude, lastmod, changefreq, priority).
+Shown = tuple[bool, Any, str, Any]
+# What a location without an override shows: the source's values, listed.
+NOT_OVERRIDDEN: Shown = (False, None, "", None)
+_SHOWN_FIELDS = ("exclude", "lastmod", "changefreq", "priority")
+
+
+def shown(override: Any) -> Shown | None:
+    """What ``override`` (an ``Override``) shows; None when a field of it was not loaded."""
+    fields = override.__dict__  # never triggers a query for a deferred field
+    if any(name not in fields for name in _SHOWN_FIELDS):
+        return None
+    return (
+        bool(fields["exclude"]),
+        fields["lastmod"],
+        fields["changefreq"] or "",
+        fields["priority"],
+    )
+
 
 def affected_documents(changes: Iterable[tuple[str, Iterable[Place | None]]]) -> AffectedDocuments:
     """What ``(location, places before and after)`` pairs touch."""
@@ -249,16 +268,25 @@ def affected_documents(changes: Iterable[tuple[str, Iterable[Place | None]]]) ->
 
 
 def send_overrides_changed(
-    sender: type, changes: Iterable[tuple[str, Iterable[Place | None]]]
+    sender: type,
+    changes: Iterable[tuple[str, Iterable[Place | None]]],
+    before: Mapping[str, Shown | None] | None = None,
 ) -> AffectedDocuments:
-    """Send ``overrides_changed`` for these changes and return what they affect."""
+    """Send ``overrides_changed`` for these changes and return what they affect.
+
+    ``before`` gives, per location, what its override showed before the change
+    (:data:`NOT_OVERRIDDEN` when there was none); a location it leaves out, or
+    maps to None, is unknown.
+    """
     affected = affected_documents(changes)
     if affected.locations:
+        known = {key: value for key, value in (before or {}).items() if value is not None}
         overrides_changed.send(
             sender=sender,
             locations=affected.locations,
             pages=affected.pages,
             everything=affected.everything,
             affected=affected,
+            before=known,
         )
     return affected

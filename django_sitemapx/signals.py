@@ -9,7 +9,11 @@ in SQL and so send no ``post_save``). Keyword arguments:
   before and after the change;
 - ``everything``: True when some override is not placed on a page (its URL was
   not found when it was saved), so no page can be ruled out: drop every page.
-- ``affected``: the same three as one ``overrides.AffectedDocuments``.
+- ``affected``: the same three as one ``overrides.AffectedDocuments``;
+- ``before``: what the overrides of ``locations`` showed before the change, as
+  ``overrides.Shown`` tuples ``(exclude, lastmod, changefreq, priority)``
+  (``overrides.NOT_OVERRIDDEN`` where there was none); a location it leaves out
+  is unknown. IndexNow reads it to announce only URLs the sitemap listed or lists.
 
 The index is affected by any change (a forced lastmod, an excluded URL), so a
 receiver should always drop the cached index too.

@@ -13,7 +13,7 @@ from django.urls import NoReverseMatch, reverse
 from .conf import app_settings
 from .documents import URL_NAMESPACE
 from .exceptions import NotRegistered
-from .locations.origins import origin_for_request
+from .locations.origins import is_served_host, origin_for_request, request_host
 from .registry import SitemapRegistry, default_registry
 from .robots import rules_text
 from .serving import content_type as document_type
@@ -195,8 +195,12 @@ def indexnow_key(request: HttpRequest, key: str) -> HttpResponse:
     """The IndexNow key file: the key as UTF-8 text, at ``/<key>.txt``.
 
     The URL pattern only matches the configured key (``SITEMAPX_INDEXNOW_KEY``),
-    so any other ``.txt`` path reaches the project's own patterns.
+    so any other ``.txt`` path reaches the project's own patterns. Only the hosts
+    IndexNow submits for (``locations.origins.served_hosts``) answer: on any other
+    host Django accepts, the key would vouch for URLs the site never submits.
     """
     if key != app_settings.INDEXNOW_KEY:  # the key was changed since the URL resolved
         raise Http404("Not the IndexNow key.")
+    if not is_served_host(request_host(request, request.scheme or "https")):
+        raise Http404("No IndexNow key on this host.")
     return HttpResponse(key, content_type="text/plain; charset=utf-8")

@@ -196,6 +196,7 @@ def test_send_overrides_changed_sends_what_the_changes_affect() -> None:
             "pages": frozenset({("s", 1)}),
             "everything": False,
             "affected": affected,
+            "before": {},  # what the overrides showed before the change: not given
         }
     ]  # and nothing for no change
 

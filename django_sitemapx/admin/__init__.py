@@ -24,7 +24,7 @@ from ..locations import URL_CONTROL_CHARS
 from ..locations.keys import location_key
 from ..locations.origins import origin_for_request
 from ..models import CHANGEFREQ_CHOICES, Override, location_hash
-from ..overrides import Place, send_overrides_changed
+from ..overrides import Place, Shown, send_overrides_changed, shown
 from ..registry import default_registry
 from ..values import CHANGEFREQS
 from . import browse, views
@@ -266,12 +266,14 @@ class OverrideAdmin(_ModelAdmin):
         # between pages, and rows change URL, so editors can refresh it.
         origin = origin_for_request(request)
         changes: list[tuple[str, list[Place | None]]] = []
-        for row in queryset.select_related(None).only("pk", "location", "section", "page"):
+        before: dict[str, Shown | None] = {}
+        for row in queryset.select_related(None).only(*_LOADED):
             section, page = place(default_registry, row.location, origin)
             if (section, page) != (row.section, row.page):
                 Override.objects.filter(pk=row.pk).update(section=section, page=page)
                 changes.append((row.location, [(row.section, row.page), (section, page)]))
-        transaction.on_commit(lambda: send_overrides_changed(Override, changes))
+                before[row.location] = shown(row)  # what it shows does not change
+        transaction.on_commit(lambda: send_overrides_changed(Override, changes, before))
         moved = len(changes)
         self.message_user(
             request,
@@ -280,7 +282,7 @@ class OverrideAdmin(_ModelAdmin):
         )
 
     def _update(self, request: HttpRequest, queryset: QuerySet[Override], **values: Any) -> int:
-        rows = list(queryset.select_related(None).only("pk", "location", "section", "page"))
+        rows = list(queryset.select_related(None).only(*_LOADED))
         user = request.user if request.user.is_authenticated else None
         with transaction.atomic():
             count = Override.objects.filter(pk__in=[row.pk for row in rows]).update(
@@ -324,8 +326,14 @@ class OverrideAdmin(_ModelAdmin):
         return browse.page_urls(self, request, section, number)
 
 
+# The fields of an override a bulk action reads: where it is placed, and what it
+# shows before the change (``overrides_changed``'s ``before``).
+_LOADED = ("pk", "location", "section", "page", "exclude", "lastmod", "changefreq", "priority")
+
+
 def _send(rows: list[Override]) -> None:
     changes: list[tuple[str, list[Place | None]]] = [
         (row.location, [(row.section, row.page)]) for row in rows
     ]
-    transaction.on_commit(lambda: send_overrides_changed(Override, changes))
+    before = {row.location: shown(row) for row in rows}
+    transaction.on_commit(lambda: send_overrides_changed(Override, changes, before))

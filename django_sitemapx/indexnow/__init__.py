@@ -3,7 +3,8 @@
 Opt-in with ``SITEMAPX_INDEXNOW_KEY``. The flow:
 
 1. A saved or deleted row of a registered model, or a changed override, gives the
-   URLs it changes (``indexnow.handlers``), for every host the site serves.
+   URLs whose sitemap entry it changes (``indexnow.handlers``): listed, or listed
+   until the change, on the hosts the site serves.
 2. After the transaction commits they are stored as ``PendingUrl`` rows
    (:func:`queue_urls`), and a submission task is enqueued on
    ``SITEMAPX_INDEXNOW_TASK_BACKEND`` (Django's Tasks framework).
@@ -11,7 +12,7 @@ Opt-in with ``SITEMAPX_INDEXNOW_KEY``. The flow:
    :func:`submit_pending`: per host, batches of at most 10,000 distinct URLs are
    POSTed to ``SITEMAPX_INDEXNOW_ENDPOINT``. Accepted and refused batches are
    removed; a batch the endpoint could not take (429, 5xx, no answer, after the
-   retries) stays for the next run.
+   retries; or a redirect, never followed) stays for the next run.
 
 The pending rows make a submission survive a busy endpoint, a worker that is
 down, or a project that has no task worker at all (cron); and the task carries
@@ -24,7 +25,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
 from django.urls import NoReverseMatch, reverse
@@ -32,6 +33,7 @@ from django.urls import NoReverseMatch, reverse
 from ..conf import INDEXNOW_MAX_URLS, app_settings
 from ..documents import URL_NAMESPACE
 from ..locations import Origin
+from ..locations.hosts import canonical_host
 from ..locations.origins import scheme_for, served_hosts
 from .client import Answer, Outcome, Submission
 
@@ -56,8 +58,8 @@ RETRIES = 3
 BACKOFF = 2.0
 TIMEOUT = 10.0
 
-# Rows deleted per query once a batch is done (SQLite's bound-parameter limit
-# was 999 before 3.32).
+# Rows looked up or deleted per query (SQLite's bound-parameter limit was 999
+# before 3.32).
 _DELETE_CHUNK = 500
 
 
@@ -98,23 +100,42 @@ def _store_and_enqueue(urls: list[str]) -> None:
 
 
 def add_pending(urls: Iterable[str]) -> int:
-    """Store absolute URLs as pending now (no task); returns how many were kept.
+    """Store absolute URLs as pending now (no task); returns how many were added.
 
-    A URL of a host the site does not serve is left out with a warning.
+    Each URL is written with its host in canonical form (lower case, no default
+    port, no trailing dot): a strict endpoint refuses a whole batch holding a URL
+    whose host is not the batch's. A URL of a host the site does not serve is
+    left out with a warning; a URL already pending is not added again.
     """
     from ..models import PendingUrl
 
-    hosts = set(served_hosts())
-    rows = []
+    hosts = {canonical_host(host) for host in served_hosts()}
+    kept: dict[str, str] = {}  # url -> host
     for url in dict.fromkeys(urls):
-        parts = urlsplit(url)
-        host = parts.netloc.lower()
-        if parts.scheme in ("http", "https") and host in hosts:
-            rows.append(PendingUrl(url=url, host=host))
+        normal = _normal_url(url)
+        if normal is not None and normal[1] in hosts:
+            kept.setdefault(*normal)
         else:
             logger.warning("IndexNow: %s is not a URL of a host this site serves; left out.", url)
-    PendingUrl.objects.bulk_create(rows)
-    return len(rows)
+    candidates = list(kept)
+    for start in range(0, len(candidates), _DELETE_CHUNK):
+        chunk = candidates[start : start + _DELETE_CHUNK]
+        for url in PendingUrl.objects.filter(url__in=chunk).values_list("url", flat=True):
+            kept.pop(url, None)
+    PendingUrl.objects.bulk_create(PendingUrl(url=url, host=host) for url, host in kept.items())
+    return len(kept)
+
+
+def _normal_url(url: str) -> tuple[str, str] | None:
+    """``(url, host)`` with the host in canonical form; None for no http(s) URL of a host."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc or "@" in parts.netloc:
+        return None
+    host = canonical_host(parts.netloc, parts.scheme)
+    return urlunsplit((parts.scheme, host, parts.path or "/", parts.query, "")), host
 
 
 def enqueue_submission() -> None:
@@ -177,7 +198,7 @@ def submit_pending(
     Batches are URLs in the order they were queued, each URL once. An accepted
     (200, 202) or refused (other 4xx: logged with the reason) batch is removed;
     when the endpoint stays unavailable (429, 5xx, no answer) after
-    ``RETRIES`` retries, the run stops and the rest waits for the
+    ``RETRIES`` retries, or redirects (3xx), the run stops and the rest waits for the
     next one. ``dry_run`` reads and reports the batches; it sends and removes nothing.
     """
     from ..models import PendingUrl
@@ -186,7 +207,7 @@ def submit_pending(
     if not is_enabled():
         return report
     submission = _submission()
-    served = set(served_hosts())
+    served = {canonical_host(host) for host in served_hosts()}
     last = PendingUrl.objects.order_by("-pk").values_list("pk", flat=True).first()
     if last is None:
         return report
@@ -213,7 +234,12 @@ def submit_pending(
             if not rows:
                 break
             after = rows[-1][0]
-            batch = Batch(host, list(dict.fromkeys(url for _, url in rows)))
+            urls = _batch_urls(host, [url for _, url in rows])
+            if not urls:
+                if not dry_run:
+                    _delete([pk for pk, _ in rows])
+                continue
+            batch = Batch(host, urls)
             report.batches.append(batch)
             if not dry_run:
                 batch.answer = submission.send(host, key_location(origin), batch.urls)
@@ -228,6 +254,22 @@ def submit_pending(
             _delete([pk for pk, _ in rows])
     report.pending = PendingUrl.objects.count()
     return report
+
+
+def _batch_urls(host: str, urls: list[str]) -> list[str]:
+    """The URLs of one host's batch, each once, spelled as :func:`add_pending` spells them.
+
+    A row queued before hosts were written in canonical form is corrected here;
+    one whose host is not the batch's is dropped with a warning.
+    """
+    batch: dict[str, None] = {}
+    for url in urls:
+        normal = _normal_url(url)
+        if normal is not None and normal[1] == host:
+            batch[normal[0]] = None
+        else:
+            logger.warning("IndexNow: %s is not a URL of %s; dropped.", url, host)
+    return list(batch)
 
 
 def _submission() -> Submission:

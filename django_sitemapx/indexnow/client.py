@@ -5,6 +5,10 @@ The protocol (indexnow.org/documentation): ``POST`` JSON ``{"host", "key",
 202 (key validation pending) mean received; 400 (bad format), 403 (key not
 valid), 422 (URLs not of the host, or a key not matching the protocol) will not
 change on a retry; 429 (too many requests) and 5xx will.
+
+Redirects are never followed: an endpoint answering 3xx is misconfigured (or
+not the endpoint), and following it would send the batch, or a ``GET`` in its
+place, wherever the ``Location`` points. The batch is kept and the answer logged.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..conf import INDEXNOW_MAX_URLS
 
@@ -34,8 +39,10 @@ class Outcome(enum.StrEnum):
     """What became of one batch."""
 
     SUBMITTED = "submitted"  # 200 or 202: the search engine has the URLs
-    REJECTED = "rejected"  # another 4xx (or 3xx): retrying would not help; given up
-    UNAVAILABLE = "unavailable"  # 429, 5xx or no answer after every retry: left pending
+    REJECTED = "rejected"  # another 4xx: retrying would not help; given up
+    # 429, 5xx or no answer after every retry, or a redirect (3xx, not followed
+    # and not retried): left pending
+    UNAVAILABLE = "unavailable"
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,9 @@ class Submission:
             status, reason, retry_after = self._post(data)
             if status is not None and 200 <= status < 300:
                 return Answer(Outcome.SUBMITTED, status, reason, attempt)
+            if status is not None and 300 <= status < 400:
+                # Retrying would be redirected again: the batch waits for a fixed endpoint.
+                return Answer(Outcome.UNAVAILABLE, status, reason, attempt)
             if status is not None and status != 429 and status < 500:
                 return Answer(Outcome.REJECTED, status, reason, attempt)
             wait = self.backoff * 2 ** (attempt - 1) if retry_after is None else retry_after
@@ -100,15 +110,32 @@ class Submission:
             headers={"Content-Type": "application/json; charset=utf-8", "User-Agent": USER_AGENT},
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with _OPENER.open(request, timeout=self.timeout) as response:
                 return response.status, _text(response.read(REASON_BYTES)), None
         except urllib.error.HTTPError as error:
             with error:
                 body = _text(error.read(REASON_BYTES))
                 reason = f"{error.code} {error.reason}: {body}" if body else str(error)
+                if 300 <= error.code < 400:
+                    location = error.headers.get("Location", "")[:REASON_BYTES]
+                    reason = (
+                        f"{error.code} {error.reason}: redirected to {location!r}, not "
+                        "followed (check SITEMAPX_INDEXNOW_ENDPOINT)"
+                    )
                 return error.code, reason, _retry_after(error.headers.get("Retry-After"))
         except (urllib.error.URLError, OSError) as error:  # refused, timed out, DNS
             return None, str(getattr(error, "reason", error)), None
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Hands a 3xx back as an ``HTTPError`` instead of following it."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# Like urlopen()'s default opener, without following redirects.
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def _text(body: bytes) -> str:

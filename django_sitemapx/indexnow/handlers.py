@@ -1,9 +1,17 @@
 """Receivers: the URLs a saved or deleted row, or a changed override, changes.
 
-Each does nothing unless IndexNow is on. A row's URLs are read from the
-database as its section lists them: before the change (its old URL, if the
-change moves or removes it) and after the commit (its new URL). Every failure
-is logged and swallowed: a submission must never fail the save that caused it.
+IndexNow tells search engines only about URLs the sitemap lists, or listed
+until the change (a URL that was unpublished, deleted or excluded): never one
+it did not list before or after, such as an override prepared for an
+unpublished page, or a URL excluded all along. And only when the change alters
+what the sitemap says of the URL: its location or lastmod (the row values its
+entry is written from), or an override's values; a save that changes neither
+queues nothing.
+
+Each receiver does nothing unless IndexNow is on. A row's entries are read from
+the database as its section lists them: before the change and after the
+commit. Every failure is logged and swallowed: a submission must never fail the
+save that caused it.
 
 A change to a related row (a category's slug in its articles' URLs) is not
 followed: call ``indexnow.queue_urls()`` for such URLs.
@@ -12,19 +20,25 @@ followed: call ``indexnow.queue_urls()`` for such URLs.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models.signals import post_save, pre_delete, pre_save
 from django.dispatch import receiver
 from django.urls import Resolver404, resolve
 
-from ..locations import LocationBuilder
+from ..documents import read_chunks
+from ..locations import LocationBuilder, Origin
+from ..locations.keys import uri_key
 from ..locations.origins import served_origins
+from ..overrides import NOT_OVERRIDDEN, Shown, shown
 from ..registry import default_registry
 from ..signals import overrides_changed
 from ..sources import ModelSource
+from ..sources.base import is_overridden
 from . import is_enabled, queue_urls
 
 logger = logging.getLogger("django_sitemapx.indexnow")
@@ -44,39 +58,85 @@ def _sources_of(instance: models.Model) -> list[ModelSource]:
     ]
 
 
-def _uris(instance: models.Model, sources: list[ModelSource]) -> list[str]:
-    uris: list[str] = []
+# One entry of a row: (URI, the row values it is written from).
+Listing = tuple[str, Any]
+
+# Entries scanned per section that cannot be searched by query (in-memory items,
+# get_absolute_url() or a custom location()) to tell whether it lists an
+# override's URL; past it the URL counts as not listed (it is not announced).
+SCAN_LIMIT = 200_000
+
+
+def _listings(instance: models.Model, sources: list[ModelSource]) -> list[Listing]:
+    listings: list[Listing] = []
     for source in sources:
-        for origin in served_origins(source.protocol):
-            # Only the hosts that serve the section, with the rows it lists there.
-            if source.serves(origin):
-                bound = source.for_origin(origin)
-                assert isinstance(bound, ModelSource)
-                uris += bound.uris_of(instance, [LocationBuilder(origin)])
-    return uris
+        # Only the hosts that serve the section, with the rows it lists there.
+        origins = [origin for origin in served_origins(source.protocol) if source.serves(origin)]
+        for group in _host_groups(source, origins):
+            bound = source.for_origin(group[0])
+            assert isinstance(bound, ModelSource)
+            listings += bound.listings_of(instance, [LocationBuilder(o) for o in group])
+    return listings
 
 
-def _uris_before_change(
+def _host_groups(source: ModelSource, origins: list[Origin]) -> list[list[Origin]]:
+    """The origins whose rows one query can read: all of them, unless the section's
+    rows or locations may depend on the host (its own ``get_queryset`` or ``location``)."""
+    if not origins:
+        return []
+    if is_overridden(source, ModelSource, "get_queryset") or source.has_custom_location:
+        return [[origin] for origin in origins]
+    return [origins]
+
+
+def _listings_before_change(
     instance: models.Model, sources: list[ModelSource], using: str | None
-) -> list[str]:
-    """The row's URLs inside the transaction changing it, without ever breaking it."""
+) -> list[Listing] | None:
+    """The row's entries inside the transaction changing it, without ever breaking it.
+
+    None when they could not be read.
+    """
     try:
         if transaction.get_connection(using).in_atomic_block:
             # A failing query must not abort the caller's transaction: a savepoint
             # confines it.
             with transaction.atomic(using=using):
-                return _uris(instance, sources)
-        return _uris(instance, sources)
+                return _listings(instance, sources)
+        return _listings(instance, sources)
     except Exception:
         logger.exception("IndexNow: the URLs of %r could not be read; not submitted.", instance)
-        return []
+        return None
+
+
+def _changed_uris(before: list[Listing], after: list[Listing]) -> list[str]:
+    """The URIs whose entry appeared, went away or changed, in the order listed."""
+    # Lists, not sets: a row's values may hold what cannot be hashed (a JSONField's).
+    changed = [uri for uri, values in before if (uri, values) not in after]
+    changed += [uri for uri, values in after if (uri, values) not in before]
+    return list(dict.fromkeys(changed))
+
+
+def _queue_listed(uris: list[str]) -> None:
+    """Queue ``uris`` less those an override excludes: the sitemap never listed them."""
+    if not uris:
+        return
+    excluded = _excluded_keys({uri_key(uri) for uri in uris})
+    queue_urls(uri for uri in uris if uri_key(uri) not in excluded)
+
+
+def _excluded_keys(keys: set[str]) -> set[str]:
+    from ..models import Override, location_hash
+
+    hashes = [location_hash(key) for key in keys]
+    excluded = Override.objects.filter(exclude=True, location_hash__in=hashes)
+    return set(excluded.values_list("location", flat=True))
 
 
 def _queue_after_commit(
-    instance: models.Model, sources: list[ModelSource], before: list[str], using: str | None
+    instance: models.Model, sources: list[ModelSource], before: list[Listing], using: str | None
 ) -> None:
     def run() -> None:
-        queue_urls(before + _uris(instance, sources))
+        _queue_listed(_changed_uris(before, _listings(instance, sources)))
 
     transaction.on_commit(run, using=using, robust=True)
 
@@ -90,16 +150,18 @@ def row_saving(
         return
     sources = _sources_of(instance)
     if sources:
-        instance.__dict__[_BEFORE] = _uris_before_change(instance, sources, kwargs.get("using"))
+        instance.__dict__[_BEFORE] = _listings_before_change(
+            instance, sources, kwargs.get("using")
+        )
 
 
 @receiver(post_save, dispatch_uid="django_sitemapx.indexnow.row_saved")
 def row_saved(
     sender: type[models.Model], instance: models.Model, raw: bool = False, **kwargs: Any
 ) -> None:
-    """Queue the row's URLs, old and new, once the save commits."""
+    """Queue the row's URLs whose entry the save changed (moved, added, removed, re-dated)."""
     before = instance.__dict__.pop(_BEFORE, [])
-    if not is_enabled() or raw:
+    if not is_enabled() or raw or before is None:
         return
     sources = _sources_of(instance)
     if sources:
@@ -115,38 +177,117 @@ def row_deleting(sender: type[models.Model], instance: models.Model, **kwargs: A
     if not sources:
         return
     using = kwargs.get("using")
-    uris = _uris_before_change(instance, sources, using)
-    if uris:
-        transaction.on_commit(lambda: queue_urls(uris), using=using, robust=True)
+    listings = _listings_before_change(instance, sources, using)
+    if listings:
+        uris = list(dict.fromkeys(uri for uri, _values in listings))
+        transaction.on_commit(lambda: _queue_listed(uris), using=using, robust=True)
 
 
 @receiver(overrides_changed, dispatch_uid="django_sitemapx.indexnow.overrides")
-def overrides_changed_queue(sender: Any, locations: frozenset[str], **kwargs: Any) -> None:
-    """Queue the URLs of changed overrides (sent after commit), on every served host."""
+def overrides_changed_queue(
+    sender: Any,
+    locations: frozenset[str],
+    before: Mapping[str, Shown] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Queue the URLs of changed overrides (sent after commit) that the sitemap lists or
+    just stopped listing, on each served host whose sections list them.
+
+    A change that alters nothing the sitemap shows (a note, a placement) queues
+    nothing; an override excluded before and after the change, or of a URL no
+    section lists, neither. Where ``before`` does not know a location, an
+    excluded URL is not announced.
+    """
     if not is_enabled():
         return
     try:
-        paths = [path_for_key(key) for key in sorted(locations)]
-        queue_urls(origin.prefix + path for origin in served_origins() for path in paths)
+        queue_urls(_override_urls(locations, before or {}))
     except Exception:
         logger.exception("IndexNow: the URLs of changed overrides were not queued.")
 
 
-def path_for_key(key: str) -> str:
-    """The path an override's location key stands for.
+def _override_urls(locations: frozenset[str], before: Mapping[str, Shown]) -> list[str]:
+    from ..models import Override, location_hash
 
-    Keys drop the trailing slash (``locations.keys``): when only the slashed
-    path resolves, as with ``APPEND_SLASH``, that is the page's URL.
+    rows = Override.objects.filter(location_hash__in=[location_hash(key) for key in locations])
+    now = {row.location: shown(row) or NOT_OVERRIDDEN for row in rows.only(*_SHOWN)}
+    urls: list[str] = []
+    origins = served_origins()
+    for key in sorted(locations):
+        after, was = now.get(key, NOT_OVERRIDDEN), before.get(key)
+        if was == after:
+            continue  # nothing the sitemap shows of this URL changed
+        excluded_now, excluded_before = after[0], was is None or was[0]
+        if excluded_now and excluded_before:
+            continue  # not listed before the change (or not known to be), nor after it
+        for origin in origins:
+            listed = _listed_uri(origin, key)
+            if listed is not None:
+                urls.append(listed)
+    return urls
+
+
+_SHOWN = ("location", "exclude", "lastmod", "changefreq", "priority")
+
+
+def _listed_uri(origin: Origin, key: str) -> str | None:
+    """The URI of location key ``key`` as a section served on ``origin`` lists it, or None.
+
+    Overrides aside: what an override excludes is still found. A one-language
+    model section with ``url_name`` is asked by query (the path resolved to its
+    row); any other is read entry by entry, up to ``SCAN_LIMIT`` entries.
     """
-    path, mark, query = key.partition("?")
-    if path != "/" and not _resolves(path) and _resolves(path + "/"):
-        path += "/"
-    return path + mark + query
+    builder = LocationBuilder(origin)
+    for source in default_registry.for_origin(origin):
+        # A multilingual section's other languages are in its entries, not in uris_of().
+        if isinstance(source, ModelSource) and source.uses_url_name and not source.i18n:
+            uri = _row_uri(source, key, builder)
+            if uri is not None:
+                return uri
+            continue
+        scanned = 0
+        for summary in source.page_summaries():
+            page = source.page(summary.number, summary)
+            if page is not None:
+                for chunk in read_chunks(page.entries(builder), {}):
+                    for entry in chunk:
+                        if uri_key(entry[0]) == key:
+                            return entry[0]
+            scanned += summary.rows
+            if scanned >= SCAN_LIMIT:
+                logger.info(
+                    "IndexNow: section %s was searched for %s up to %s entries only; "
+                    "not announced.",
+                    source.section,
+                    key,
+                    SCAN_LIMIT,
+                )
+                break
+    return None
 
 
-def _resolves(path: str) -> bool:
-    try:
-        resolve(unquote(path))
-    except Resolver404:
-        return False
-    return True
+def _row_uri(source: ModelSource, key: str, builder: LocationBuilder) -> str | None:
+    """The URI ``source`` lists at ``key``: the row the URL resolves to's, if listed."""
+    assert source.model is not None
+    path = key.partition("?")[0]
+    for candidate in (path, path + "/") if path != "/" else (path,):
+        try:
+            match = resolve(unquote(candidate))
+        except Resolver404:
+            continue
+        if match.view_name != source.url_name:
+            continue
+        fields = source.url_fields()
+        if set(fields) - set(match.kwargs):
+            return None
+        filters = {field: match.kwargs[name] for name, field in fields.items()}
+        try:
+            pks = list(source.listed_rows().filter(**filters).values_list("pk", flat=True)[:2])
+        except (ValueError, TypeError, ValidationError):
+            return None  # a URL value the field cannot hold: not this section's row
+        for pk in pks:
+            for uri in source.uris_of(source.model(pk=pk), [builder]):
+                if uri_key(uri) == key:
+                    return uri
+        return None
+    return None

@@ -109,6 +109,11 @@ def served_hosts() -> list[str]:
     return list(dict.fromkeys(name.lower() for name in names if _is_public_host(name)))
 
 
+def is_served_host(host: str) -> bool:
+    """Whether ``host`` (any spelling: case, trailing dot) is one of :func:`served_hosts`."""
+    return canonical_host(host) in {canonical_host(name) for name in served_hosts()}
+
+
 def served_origins(protocol: str | None = None) -> list[Origin]:
     """The origin of every served host (:func:`served_hosts`).
 

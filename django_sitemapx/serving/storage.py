@@ -19,8 +19,9 @@ from django.utils.http import http_date
 
 from ..conf import app_settings
 from ..documents import index_path
-from ..locations.hosts import host_folder
-from ..locations.origins import origin_for_request
+from ..locations.hosts import canonical_host, host_folder
+from ..locations.origins import is_served_host, origin_for_request, uses_sites_framework
+from ..registry import default_registry
 
 CHUNK_BYTES = 64 * 1024
 
@@ -32,10 +33,14 @@ def exported_file_response(request: HttpRequest, content_type: str) -> Streaming
     storage = storages[alias]
     name = request.path_info.lstrip("/")
     # An export of every site (sitemap_export --all-sites) puts each host's files in
-    # a folder of its own, index included; a one-site export, at the top.
-    folder = host_folder(origin_for_request(request).host)
-    if storage.exists(f"{folder}/{index_path().lstrip('/')}"):
-        name = f"{folder}/{name}"
+    # a folder of its own, index included; a one-site export, at the top. Only a
+    # served host's folder is looked at: the Host header must not pick any folder
+    # of the storage that happens to hold a sitemap.xml (the media of a shared one).
+    host = origin_for_request(request).host
+    if _is_exported_host(host):
+        folder = host_folder(host)
+        if storage.exists(f"{folder}/{index_path().lstrip('/')}"):
+            name = f"{folder}/{name}"
     try:
         handle = storage.open(name, "rb")
     except (OSError, ValueError):
@@ -52,6 +57,21 @@ def exported_file_response(request: HttpRequest, content_type: str) -> Streaming
         response = FileResponse(handle, content_type=content_type)
     _last_modified(response, storage, name)
     return response
+
+
+def _is_exported_host(host: str) -> bool:
+    """Whether ``sitemap_export --all-sites`` may have written a folder for ``host``.
+
+    With the Sites framework the origin's host is a site's domain already.
+    Otherwise it is the request's ``Host``, which ``ALLOWED_HOSTS`` may let a client
+    choose: it must be a served host (``SITEMAPX_HOSTS``, or the exact names of
+    ``ALLOWED_HOSTS``) or a host a section's ``sites`` names.
+    """
+    if uses_sites_framework():
+        return True
+    if is_served_host(host):
+        return True
+    return canonical_host(host) in {canonical_host(name) for name in default_registry.site_hosts()}
 
 
 def _last_modified(response: StreamingHttpResponse, storage: Storage, name: str) -> None:

@@ -326,20 +326,44 @@ class ModelSource(Source):
         (filtered out, a NULL URL field, or another model). One query, read
         through the same queryset and location code as the pages.
         """
+        return [uri for uri, _values in self.listings_of(instance, builders)]
+
+    def listings_of(
+        self, instance: models.Model, builders: Sequence[LocationBuilder]
+    ) -> list[tuple[str, Any]]:
+        """:meth:`uris_of`, each URI with the row values its entry is written from.
+
+        The values (the row's fields and lastmod, or the instance's lastmod)
+        compare equal before and after a save that changes nothing the entry
+        shows, such as a title no field of the section reads.
+        """
         assert self.model is not None
         if instance._meta.concrete_model is not self.model._meta.concrete_model:
             return []
         found = self.listed_rows().filter(pk=instance.pk)
         rows = list(found[:1] if self.uses_instances else self.rows_queryset(found)[:1])
-        uris: list[str] = []
+        listings: list[tuple[str, Any]] = []
         for builder in builders:
             location, _bulk = row_location(self, builder)
             for row in rows:
                 try:
-                    uris.append(location(row))
+                    listings.append((location(row), self._entry_values(row)))
                 except Skip:
                     continue
-        return uris
+        return listings
+
+    def _entry_values(self, row: Any) -> Any:
+        if not self.uses_instances:
+            return tuple(row)  # the key, URL fields, fields and the lastmod column
+        column = self.lastmod_column
+        if column is not None:
+            return getattr(row, column, None)
+        if callable(self.lastmod):
+            try:
+                return self.lastmod(row)
+            except Exception:  # a project's method: the entry's lastmod is unknown
+                return None
+        return None
 
 
 def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:

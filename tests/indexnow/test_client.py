@@ -171,3 +171,26 @@ def test_the_test_suite_never_reaches_the_real_endpoint(settings) -> None:  # ty
         sender.send("example.com", KEY_LOCATION, URLS)
     with pytest.raises(OffMachineTraffic):
         urllib.request.urlopen("https://www.bing.com/indexnow", timeout=1)
+
+
+REDIRECTS = [301, 302, 303, 307, 308]
+
+
+@pytest.mark.parametrize("status", REDIRECTS)
+def test_a_redirect_is_not_followed_and_keeps_the_batch(server: Endpoint, status: int) -> None:
+    elsewhere = Endpoint()  # where the Location points: it must hear nothing
+    elsewhere.start()
+    try:
+        server.answer((status, {"Location": elsewhere.url + "/moved"}, b""))
+        sender, waits = submission(server.url)
+
+        answer = sender.send("example.com", KEY_LOCATION, URLS)
+    finally:
+        elsewhere.stop()
+
+    assert (answer.outcome, answer.status, answer.attempts) == (Outcome.UNAVAILABLE, status, 1)
+    assert "not followed" in answer.reason
+    assert elsewhere.url + "/moved" in answer.reason
+    assert elsewhere.received == []
+    assert [request.method for request in server.received] == ["POST"]
+    assert waits == []

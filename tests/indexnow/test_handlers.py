@@ -12,7 +12,6 @@ from django.db import transaction
 from django.test import override_settings
 
 from django_sitemapx import indexnow
-from django_sitemapx.indexnow.handlers import path_for_key
 from django_sitemapx.models import Override, PendingUrl
 from example_project.articles.models import Article
 from tests.factories import ArticleFactory, CategoryFactory
@@ -193,16 +192,20 @@ def test_an_override_change_submits_its_page(
 
 
 @pytest.mark.parametrize(
-    ("key", "path"),
+    ("key", "url"),
     [
-        ("/about", "/about/"),
-        ("/", "/"),
-        ("/nowhere", "/nowhere"),
-        ("/about?x=1", "/about/?x=1"),
+        ("/about", "https://example.com/about/"),  # the key drops the slash; the page has it
+        ("/about/", "https://example.com/about/"),
+        ("https://other.example/about", "https://example.com/about/"),
     ],
 )
-def test_path_for_key(key: str, path: str) -> None:
-    assert path_for_key(key) == path
+def test_an_override_is_announced_as_its_section_lists_it(
+    endpoint: Endpoint, django_capture_on_commit_callbacks: Any, key: str, url: str
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        Override.objects.create(location=key, exclude=True)
+
+    assert endpoint.url_lists[0] == [url]
 
 
 def test_with_indexnow_off_a_save_costs_no_query_more() -> None:
@@ -280,7 +283,7 @@ def test_the_command_refuses_to_run_while_indexnow_is_off() -> None:
 def test_the_key_file_is_served_at_the_root(client: Any, endpoint: Endpoint) -> None:
     from tests.support.endpoint import KEY
 
-    response = client.get(f"/{KEY}.txt")
+    response = client.get(f"/{KEY}.txt", HTTP_HOST="example.com")
 
     assert response.status_code == 200
     assert response["Content-Type"] == "text/plain; charset=utf-8"
@@ -295,11 +298,73 @@ def test_no_key_file_while_indexnow_is_off(client: Any) -> None:
 def test_other_txt_paths_reach_the_projects_own_patterns(client: Any, endpoint: Endpoint) -> None:
     from tests.support.endpoint import KEY
 
-    assert client.get(f"/{KEY}.txt").content.decode() == KEY
+    assert client.get(f"/{KEY}.txt", HTTP_HOST="example.com").content.decode() == KEY
     assert (
         client.get("/another-key-like-name.txt").content.decode() == "note another-key-like-name"
     )
     assert client.get("/short.txt").content.decode() == "note short"
+
+
+SERVED = ["example.com", "EXAMPLE.COM", "example.com.", "Other.Example", "example.com:443"]
+# Hosts Django accepts (ALLOWED_HOSTS) that IndexNow submits no URL for.
+NOT_SERVED = ["testserver", "localhost", "127.0.0.1", "localhost:443"]
+
+
+@pytest.mark.parametrize("host", SERVED)
+def test_the_key_file_answers_on_every_served_host(
+    client: Any, endpoint: Endpoint, host: str
+) -> None:
+    from tests.support.endpoint import KEY
+
+    response = client.get(f"/{KEY}.txt", HTTP_HOST=host, secure=True)
+
+    assert (response.status_code, response.content.decode()) == (200, KEY)
+
+
+@pytest.mark.parametrize("host", NOT_SERVED)
+def test_the_key_file_is_404_on_a_host_indexnow_does_not_submit_for(
+    client: Any, endpoint: Endpoint, host: str
+) -> None:
+    from tests.support.endpoint import KEY
+
+    response = client.get(f"/{KEY}.txt", HTTP_HOST=host, secure=True)
+
+    assert response.status_code == 404
+    assert KEY not in response.content.decode()
+
+
+@override_settings(SITEMAPX_HOSTS=["www.example.com"], ALLOWED_HOSTS=["*"])
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("www.example.com", 200),
+        ("WWW.example.com", 200),
+        ("example.com", 404),
+        ("evil.example", 404),
+        ("www.example.com.evil.example", 404),
+    ],
+)
+def test_with_sitemapx_hosts_the_key_file_answers_only_there(
+    client: Any, endpoint: Endpoint, host: str, status: int
+) -> None:
+    from tests.support.endpoint import KEY
+
+    assert client.get(f"/{KEY}.txt", HTTP_HOST=host).status_code == status
+
+
+@override_settings(SITEMAPX_USE_SITES=True, SITE_ID=1, ALLOWED_HOSTS=["*"])
+@pytest.mark.parametrize(("host", "status"), [("example.com", 200), ("evil.example", 404)])
+def test_with_the_sites_framework_the_key_file_answers_only_on_a_sites_domain(
+    client: Any, endpoint: Endpoint, host: str, status: int
+) -> None:
+    from django.contrib.sites.models import Site
+
+    from tests.support.endpoint import KEY
+
+    Site.objects.filter(pk=1).update(domain="example.com")
+    Site.objects.clear_cache()
+
+    assert client.get(f"/{KEY}.txt", HTTP_HOST=host).status_code == status
 
 
 # -- the task on a real queue: django-tasks' database backend ------------------------------
@@ -353,3 +418,74 @@ def test_a_section_limited_to_some_sites_is_submitted_only_for_them(
         article = ArticleFactory(is_published=True, category=category)
 
     assert endpoint.url_lists == article_urls(article, ("other.example",))
+
+
+# -- what a save queues, and what it costs ----------------------------------------------
+
+
+def _save_queries(article: Article, capture: Any, **save: Any) -> int:
+    """The queries of one save of ``article``, its commit callbacks included."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries, capture(execute=True):
+        article.save(**save)
+    return len(queries.captured_queries)
+
+
+def test_a_save_that_changes_no_entry_queues_nothing(
+    settings: Any, endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.SITEMAPX_INDEXNOW_TASK_BACKEND = None  # cron: what is queued stays
+    article = ArticleFactory(is_published=True)
+    for n in range(300):
+        article.title = f"title {n}"  # no section reads it; updated_at is not saved
+        with django_capture_on_commit_callbacks(execute=True):
+            article.save(update_fields=["title"])
+
+    assert not PendingUrl.objects.exists()
+
+
+def test_a_url_saved_many_times_is_pending_once(
+    settings: Any, endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.SITEMAPX_INDEXNOW_TASK_BACKEND = None
+    article = ArticleFactory(is_published=True, slug="a")
+    for n in range(100):
+        article.slug = "ab"[n % 2]  # moves each time: the old and the new URL are queued
+        with django_capture_on_commit_callbacks(execute=True):
+            article.save(update_fields=["slug"])
+
+    prefix = f"/articles/{article.category.slug}/"
+    assert sorted(PendingUrl.objects.values_list("url", flat=True)) == [
+        f"https://{host}{prefix}{slug}/"
+        for host in ("example.com", "other.example")
+        for slug in "ab"
+    ]
+
+
+# The queries IndexNow adds to one save of an article, its commit callbacks
+# included (ALLOWED_HOSTS serves two hosts; Article is in three sections, two of
+# which filter their rows per host): a savepoint's two statements and one read per
+# section and host group (5), before the save and after the commit. When no entry
+# changes, nothing is queued: no INSERT, no task. (The whole save: 7 queries off,
+# 19 on; 34 on main before #28, which queued and, with the immediate backend,
+# submitted the URLs every time.)
+INDEXNOW_SAVE_QUERIES = 2 + 5 + 5
+
+
+def test_the_queries_of_a_save_that_changes_no_entry(
+    settings: Any, endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+) -> None:
+    article = ArticleFactory(is_published=True)
+    counts = []
+    for n in range(5):
+        article.title = f"title {n}"
+        counts.append(
+            _save_queries(article, django_capture_on_commit_callbacks, update_fields=["title"])
+        )
+    settings.SITEMAPX_INDEXNOW_KEY = None
+    off = _save_queries(article, django_capture_on_commit_callbacks, update_fields=["title"])
+
+    assert counts == [off + INDEXNOW_SAVE_QUERIES] * 5
+    assert endpoint.received == []

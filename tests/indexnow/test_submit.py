@@ -218,3 +218,78 @@ def test_sitemapx_hosts_names_the_hosts_when_allowed_hosts_cannot(
     submit_pending()
 
     assert [request.json["host"] for request in endpoint.received] == ["www.example.com"]
+
+
+@pytest.mark.parametrize(
+    ("queued", "sent"),
+    [
+        ("https://EXAMPLE.COM/A/", "https://example.com/A/"),  # the path keeps its case
+        ("https://Example.Com./a/", "https://example.com/a/"),
+        ("https://example.com:443/a/", "https://example.com/a/"),
+        ("HTTPS://example.com/a/#top", "https://example.com/a/"),
+    ],
+)
+def test_a_host_is_queued_and_sent_in_canonical_form(
+    endpoint: Endpoint,
+    queued: str,
+    sent: str,
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        queue_urls([queued])
+    submit_pending()
+
+    assert [(r.json["host"], r.json["urlList"]) for r in endpoint.received] == [
+        ("example.com", [sent])
+    ]
+
+
+def test_a_row_queued_with_an_upper_case_host_is_sent_in_canonical_form(
+    endpoint: Endpoint,
+) -> None:
+    PendingUrl.objects.create(url="https://EXAMPLE.com/a/", host="example.com")
+    PendingUrl.objects.create(url="https://example.com/a/", host="example.com")
+
+    submit_pending()
+
+    assert endpoint.url_lists == [["https://example.com/a/"]]
+    assert not PendingUrl.objects.exists()
+
+
+def test_a_url_already_pending_is_not_queued_again(
+    endpoint: Endpoint,
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    for _ in range(300):
+        with django_capture_on_commit_callbacks(execute=True):
+            queue_urls(["https://example.com/a/", "https://EXAMPLE.com/b/"])
+
+    assert sorted(PendingUrl.objects.values_list("url", flat=True)) == [
+        "https://example.com/a/",
+        "https://example.com/b/",
+    ]
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirecting_endpoint_keeps_the_batch_and_is_logged(
+    endpoint: Endpoint,
+    caplog,
+    status: int,  # type: ignore[no-untyped-def]
+) -> None:
+    elsewhere = Endpoint()
+    elsewhere.start()
+    try:
+        endpoint.answer((status, {"Location": elsewhere.url}, b""))
+        pending("example.com", "/a/")
+        with caplog.at_level(logging.WARNING, "django_sitemapx.indexnow"):
+            report = submit_pending()
+    finally:
+        elsewhere.stop()
+
+    assert elsewhere.received == []
+    assert len(endpoint.received) == 1
+    assert report.count(Outcome.SUBMITTED) == 0
+    assert report.count(Outcome.UNAVAILABLE) == 1
+    assert report.pending == 1
+    assert PendingUrl.objects.count() == 1
+    assert "not followed" in caplog.text

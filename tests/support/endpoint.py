@@ -42,12 +42,15 @@ class Endpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # recorded too: a client following a redirect GETs
+                self.do_POST()
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)
                 with endpoint._lock:
                     endpoint.received.append(
-                        Received("POST", self.path, dict(self.headers.items()), body)
+                        Received(self.command, self.path, dict(self.headers.items()), body)
                     )
                     answer = endpoint.answers.pop(0) if endpoint.answers else 200
                 status, headers, reply = (answer, {}, b"") if isinstance(answer, int) else answer
