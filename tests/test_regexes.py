@@ -88,7 +88,8 @@ REVIEWED = {
     ),
     (
         "sources/pages.py",
-        "'\\\\d{4}-\\\\d\\\\d-\\\\d\\\\d([ T]\\\\d\\\\d:\\\\d\\\\d(:\\\\d\\\\d(\\\\.\\\\d+)?)?)?([+-]\\\\d\\\\d:?\\\\d\\\\d|Z)?'",
+        "'\\\\d{4}-\\\\d\\\\d-\\\\d\\\\d"
+        "([ T]\\\\d\\\\d:\\\\d\\\\d(:\\\\d\\\\d(\\\\.\\\\d+)?)?)?([+-]\\\\d\\\\d:?\\\\d\\\\d|Z)?'",
     ): "linear: one run of digits (the fraction), the rest fixed widths; fullmatch",
     ("writer.py", "f'[{NOT_XML_CHAR_RANGES}]'"): "linear: one character class",
 }
