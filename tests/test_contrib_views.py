@@ -470,11 +470,25 @@ class CallableLocation(maps.OneUrl):
         return 0.9 if item == "a" else 0.1
 
 
-def test_get_domain_is_honoured(client: Client, registry: SitemapRegistry) -> None:
+@override_settings(ALLOWED_HOSTS=["testserver", "example.com", "www.example.com"])
+def test_get_domain_naming_a_served_host_is_honoured(
+    client: Client, registry: SitemapRegistry
+) -> None:
+    # As contrib writes it: the project serves www.example.com too.
     register(registry, simple=OtherDomain)
     assert locs(validate_sitemap(content(client.get("/sitemap-simple-1.xml")))) == [
         "http://www.example.com/location/"
     ]
+
+
+def test_get_domain_naming_a_host_the_project_does_not_serve_is_left_out(
+    client: Client, registry: SitemapRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    # www.example.com is in neither ALLOWED_HOSTS nor SITEMAPX_HOSTS: a URL there
+    # is not this site's to list, whatever location() or get_domain() says.
+    register(registry, simple=OtherDomain)
+    assert client.get("/sitemap-simple-1.xml").status_code == 404
+    assert "1 entries left out" in caplog.text and "other_host" in caplog.text
 
 
 def test_get_protocol_reaches_the_urls_and_the_index(
