@@ -28,6 +28,9 @@ Settings:
   removed one).
 - W003 (``check --deploy`` only) ``SITEMAPX_CACHE_ALIAS`` names a local-memory cache, which
   each worker process keeps for itself: an edit seen by one is not seen by the others.
+- W004 ``SITE_ID`` names one of several ``django.contrib.sites`` sites while
+  ``SITEMAPX_USE_SITES`` is unset: every host is served that site's sitemap (a database
+  check: ``manage.py check --database default``).
 
 Discovery and push (robots.txt, IndexNow):
 
@@ -70,13 +73,14 @@ Sources, in every registry:
 from __future__ import annotations
 
 from .discovery import check_discovery
-from .settings import check_deployment, check_settings
+from .settings import check_deployment, check_settings, check_site_id
 from .sources import check_site_ids, check_source, check_sources
 
 __all__ = [
     "check_deployment",
     "check_discovery",
     "check_settings",
+    "check_site_id",
     "check_site_ids",
     "check_source",
     "check_sources",
