@@ -391,6 +391,28 @@ def test_contrib_arguments_are_refused_by_name(
         view(request, **arguments)
 
 
+def test_template_name_is_refused_pointing_to_news_source(registry: SitemapRegistry) -> None:
+    # Contrib projects pass template_name for a Google News sitemap.
+    register(registry, simple=maps.OneUrl)
+    request = RequestFactory(HTTP_HOST="example.com").get("/sitemap.xml")
+    with pytest.raises(ImproperlyConfigured, match="NewsSource"):
+        views.section(request, section="simple", template_name="news_sitemap.xml")
+
+
+@pytest.mark.urls("tests.urls_urlset_root")
+def test_sitemap_xml_can_stay_a_urlset_of_one_section(registry: SitemapRegistry) -> None:
+    # contrib's views.sitemap without an index: /sitemap.xml was a <urlset>. The
+    # migration guide's pattern keeps it one, the index moved to another path.
+    register(registry, simple=maps.OneUrl)
+    client = ReadingClient(HTTP_HOST="example.com")
+    root = validate_sitemap(content(client.get("/sitemap.xml")))
+    assert root.tag == f"{{{NS['sm']}}}urlset"
+    assert locs(root) == ["http://example.com/location/"]
+    assert [loc for loc, _ in index_entries(client.get("/sitemap_index.xml"))] == [
+        "http://example.com/sitemap-simple-1.xml"
+    ]
+
+
 def test_content_type_and_section_arguments(registry: SitemapRegistry) -> None:
     register(registry, simple=maps.OneUrl)
     request = RequestFactory(HTTP_HOST="example.com").get("/sitemap.xml")
