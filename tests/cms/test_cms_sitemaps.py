@@ -25,7 +25,9 @@ if MISSING:
         "(SITEMAPX_TEST_LEGS=cms scripts/test does)"
     )
 elif "cms" not in settings.INSTALLED_APPS:
-    REASON = "needs DJANGO_SETTINGS_MODULE=tests.cms.settings (SITEMAPX_TEST_LEGS=cms scripts/test)"
+    REASON = (
+        "needs DJANGO_SETTINGS_MODULE=tests.cms.settings (SITEMAPX_TEST_LEGS=cms scripts/test)"
+    )
 else:
     REASON = ""
 if REASON and os.environ.get("SITEMAPX_TEST_CMS"):
@@ -111,9 +113,7 @@ def test_django_cms_sitemap_exports_every_site(
 ) -> None:
     registry.register("pages", CMSSitemap)
     second = cms_sites[1]
-    export_sitemap(
-        FolderDestination(tmp_path), origin=Origin("http", second.domain, second.pk)
-    )
+    export_sitemap(FolderDestination(tmp_path), origin=Origin("http", second.domain, second.pk))
     with override_settings(SITE_ID=second.pk):
         expected = theirs(contrib_views.sitemap, second.domain, sitemaps={"pages": CMSSitemap})
     assert urls((tmp_path / "sitemap-pages-1.xml").read_bytes()) == expected
@@ -135,9 +135,7 @@ def wagtail_sites() -> None:
         for slug in slugs:
             child = home.add_child(instance=Page(title=slug, slug=slug))
             child.save_revision().publish()
-        WagtailSite.objects.create(
-            hostname=host, port=80, root_page=home, is_default_site=default
-        )
+        WagtailSite.objects.create(hostname=host, port=80, root_page=home, is_default_site=default)
 
 
 @override_settings(SITEMAPX_USE_SITES=False)
