@@ -8,8 +8,11 @@ sitemap overrides (``items``, ``location``, ``lastmod``, ``get_urls``,
 The index lists the pages of the sitemap's own ``paginator`` with its
 ``get_latest_lastmod()``, as contrib's index view does. What this app does on
 top: values validated and formatted (``values``), URIs checked and encoded
-(``LocationBuilder``), ``hreflang`` written in BCP 47 case, empty pages
-answered 404.
+(``LocationBuilder``) and kept only on hosts the project serves, ``hreflang``
+written in BCP 47 case, empty pages answered 404. ``get_urls()`` is given what
+contrib's views give it: the ``Site`` (or ``RequestSite``) of the host being
+built, and a sitemap that takes a ``request`` gets one for that host
+(``OriginRequest``).
 
 A sitemap this app cannot serve as it is is refused by ``manage.py check``
 (``django_sitemapx.E110``), never at registration, so autodiscovery cannot
@@ -137,8 +140,9 @@ class ContribSitemapSource(Source):
     ``default_registry.register("blog", BlogSitemap)`` wraps it automatically,
     so a site can move section by section. Options given to ``register()``
     (``limit``, ``protocol``, ``changefreq``, ``priority``, ``lastmod``) win over
-    the sitemap's own values. A class is instantiated on first use, not at
-    registration; a class that cannot be is reported by ``manage.py check``.
+    the sitemap's own values. A class is instantiated for each document built, as
+    contrib's views make one per request (never at registration; a class that
+    cannot be is reported by ``manage.py check``); an instance is shared.
     """
 
     sitemap: ContribSitemap[Any] | type[ContribSitemap[Any]] | None = None
