@@ -10,17 +10,20 @@ names the origin being built, in the views and in the export alike.
 
 from __future__ import annotations
 
+import datetime
 import logging
 from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 from django.contrib.sitemaps import Sitemap
 from django.contrib.sites.models import Site
 from django.contrib.sites.requests import RequestSite
 from django.http import HttpRequest
 from django.test import Client, override_settings
 
+from django_sitemapx import invalidate
 from django_sitemapx.export import export_sitemap
 from django_sitemapx.export.destinations import FolderDestination
 from django_sitemapx.locations import Origin
@@ -255,3 +258,39 @@ def test_a_dropped_value_is_not_logged_as_an_entry_left_out(
     with caplog.at_level(logging.WARNING, logger="django_sitemapx"):
         assert get(client, "/sitemap-pages-1.xml") == ["http://example.com/a/"]
     assert "0 entries left out, 1 values dropped" in caplog.text
+
+
+def test_one_request_makes_one_instance(client: Client, registry: SitemapRegistry) -> None:
+    # Contrib's view makes one per request: a costly __init__ is not run once per question
+    # the page's build asks (its scheme, its limit, its URLs).
+    registry.register("pages", Counting)
+    get(client, "/sitemap-pages-1.xml")
+    made = len(seen)
+    get(client, "/sitemap-pages-1.xml", host="other.example")
+    # The bound copy's one for the URLs, limit and namespaces; the section's scheme is
+    # asked twice before the source is bound to the host (get_protocol() may be overridden).
+    assert len(seen) - made <= 3
+
+
+class WeekOld(Sitemap[str]):
+    """Lists what is newer than a week ago, computed when made (a common pattern)."""
+
+    def __init__(self) -> None:
+        self.since = datetime.date.today() - datetime.timedelta(days=7)
+
+    def items(self) -> list[str]:
+        return [f"/since-{self.since.isoformat()}/"]
+
+    def location(self, item: str) -> str:
+        return item
+
+
+def test_with_the_clock_moved_on_a_new_document_computes_again(
+    client: Client, registry: SitemapRegistry
+) -> None:
+    registry.register("pages", WeekOld)
+    with time_machine.travel(datetime.datetime(2026, 1, 10, 12, tzinfo=datetime.UTC), tick=False):
+        assert get(client, "/sitemap-pages-1.xml") == ["http://example.com/since-2026-01-03/"]
+    invalidate("pages")
+    with time_machine.travel(datetime.datetime(2026, 3, 10, 12, tzinfo=datetime.UTC), tick=False):
+        assert get(client, "/sitemap-pages-1.xml") == ["http://example.com/since-2026-03-03/"]
