@@ -154,6 +154,7 @@ class ContribSitemapSource(Source):
         # caller's object) and the copy shared by every request, host and copy of
         # this source made by for_origin(), as contrib's views share it.
         self._instance: ContribSitemap[Any] | None = None
+        self._built: ContribSitemap[Any] | None = None  # see _servable()
         if self.sitemap is not None and not isinstance(self.sitemap, type):
             self._instance = self._configured(copy.copy(self.sitemap))
         # The sitemap's static values, readable on the source as on any other (the
@@ -235,7 +236,15 @@ class ContribSitemapSource(Source):
         ]
 
     def _servable(self, request: OriginRequest | None = None) -> ContribSitemap[Any] | None:
-        """A sitemap instance to build one document with, or None (logged) if it has problems."""
+        """A sitemap instance to build one document with, or None (logged) if it has problems.
+
+        A copy bound to a host by ``for_origin()`` (one request, or one host's
+        export) makes one instance for that host and keeps it; the registered
+        source, shared by every request, keeps none.
+        """
+        bound = self.origin is not None and request is not None and request.origin == self.origin
+        if bound and self._built is not None:
+            return self._built
         try:
             sitemap = self.wrapped(request)
             problems = _problems(sitemap)
@@ -248,6 +257,8 @@ class ContribSitemapSource(Source):
                 "; ".join(problems),
             )
             return None
+        if bound:
+            self._built = sitemap
         return sitemap
 
     def _request(self, origin: Origin | None = None) -> OriginRequest:
@@ -255,6 +266,12 @@ class ContribSitemapSource(Source):
         return OriginRequest(origin or self.origin or NO_ORIGIN)
 
     # -- the Source contract ----------------------------------------------------------
+
+    def for_origin(self, origin: Origin) -> Source:
+        bound = super().for_origin(origin)
+        if isinstance(bound, ContribSitemapSource):
+            bound._built = None  # an instance made for another host is not this one's
+        return bound
 
     def get_limit(self) -> int:
         sitemap = self._servable(self._request())
