@@ -23,7 +23,6 @@ answers 404.
 from __future__ import annotations
 
 import copy
-import functools
 import inspect
 import logging
 from collections.abc import Iterable, Mapping
@@ -411,7 +410,6 @@ class ContribSitemapSource(Source):
         yield from skips.flush()
 
 
-@functools.cache
 def _takes_request(sitemap: type[ContribSitemap[Any]]) -> bool:
     """Whether the sitemap class's constructor takes a ``request`` (Wagtail's does)."""
     try:
