@@ -21,6 +21,7 @@ class SimpleSitemapxConfig(AppConfig):
             check_deployment,
             check_discovery,
             check_settings,
+            check_site_id,
             check_site_ids,
             check_sources,
         )
@@ -31,6 +32,7 @@ class SimpleSitemapxConfig(AppConfig):
         checks.register(check_sources, checks.Tags.urls)
         checks.register(check_site_ids, checks.Tags.database)
         checks.register(check_cache_capacity, checks.Tags.database)
+        checks.register(check_site_id, checks.Tags.database)
         checks.register(check_deployment, checks.Tags.caches, deploy=True)
 
 

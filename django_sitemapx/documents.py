@@ -15,7 +15,7 @@ from django.urls import NoReverseMatch, reverse
 
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
 from .entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, Skipped, close_stream
-from .exceptions import SkipReason
+from .exceptions import VALUE_REASONS, SkipReason
 from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
 from .registry import SitemapRegistry
@@ -273,11 +273,14 @@ def _rest(
 def _log_skips(section: str, number: int, stats: WriteStats) -> None:
     record_skips(section, number, stats.skipped)
     if stats.skipped:
+        # An entry kept without an invalid value is not an entry left out.
+        dropped = sum(n for reason, n in stats.skipped.items() if reason in VALUE_REASONS)
         logger.warning(
-            "Sitemap section %r page %s: %s entries left out or trimmed %s",
+            "Sitemap section %r page %s: %s entries left out, %s values dropped %s",
             section,
             number,
-            stats.skipped_total,
+            stats.skipped_total - dropped,
+            dropped,
             dict(sorted(stats.skipped.items())),
             extra={"section": section, "page": number, "skipped": dict(stats.skipped)},
         )

@@ -92,6 +92,21 @@ class SkipReason(StrEnum):
     OVER_VIDEO_TAG_LIMIT = "over_video_tag_limit"
 
 
+# Reasons for which the entry is kept, without the value (or image, video, tag) named.
+VALUE_REASONS = frozenset(
+    {
+        SkipReason.INVALID_LASTMOD,
+        SkipReason.INVALID_CHANGEFREQ,
+        SkipReason.INVALID_PRIORITY,
+        SkipReason.INVALID_IMAGE,
+        SkipReason.OVER_IMAGE_LIMIT,
+        SkipReason.INVALID_VIDEO,
+        SkipReason.OVER_VIDEO_LIMIT,
+        SkipReason.OVER_VIDEO_TAG_LIMIT,
+    }
+)
+
+
 class Skip(Exception):
     """Raised while building an entry that cannot be written; ``reason`` says why."""
 

@@ -117,7 +117,10 @@ _CONTRIB_ARGUMENTS = {
     "for name, sitemap in sitemaps.items(): default_registry.register(name, sitemap); "
     "then include django_sitemapx.urls (docs/guide/migrating-from-contrib.md)",
     "template_name": "documents are written by django-sitemapx's writer, not by a template; "
-    "remove the argument (a custom template cannot keep a document schema-valid)",
+    "remove the argument (a custom template cannot keep a document schema-valid). A Google "
+    "News template: register a NewsSource section (or give a source news()), which writes "
+    "<news:news> (docs/guide/extensions/news.md); images and videos: the images and videos "
+    "options (docs/guide/extensions/)",
     "sitemap_url_name": "use section_url_name, naming a URL that takes 'section' and 'page'",
 }
 

@@ -391,6 +391,28 @@ def test_contrib_arguments_are_refused_by_name(
         view(request, **arguments)
 
 
+def test_template_name_is_refused_pointing_to_news_source(registry: SitemapRegistry) -> None:
+    # Contrib projects pass template_name for a Google News sitemap.
+    register(registry, simple=maps.OneUrl)
+    request = RequestFactory(HTTP_HOST="example.com").get("/sitemap.xml")
+    with pytest.raises(ImproperlyConfigured, match="NewsSource"):
+        views.section(request, section="simple", template_name="news_sitemap.xml")
+
+
+@pytest.mark.urls("tests.urls_urlset_root")
+def test_sitemap_xml_can_stay_a_urlset_of_one_section(registry: SitemapRegistry) -> None:
+    # contrib's views.sitemap without an index: /sitemap.xml was a <urlset>. The
+    # migration guide's pattern keeps it one, the index moved to another path.
+    register(registry, simple=maps.OneUrl)
+    client = ReadingClient(HTTP_HOST="example.com")
+    root = validate_sitemap(content(client.get("/sitemap.xml")))
+    assert root.tag == f"{{{NS['sm']}}}urlset"
+    assert locs(root) == ["http://example.com/location/"]
+    assert [loc for loc, _ in index_entries(client.get("/sitemap_index.xml"))] == [
+        "http://example.com/sitemap-simple-1.xml"
+    ]
+
+
 def test_content_type_and_section_arguments(registry: SitemapRegistry) -> None:
     register(registry, simple=maps.OneUrl)
     request = RequestFactory(HTTP_HOST="example.com").get("/sitemap.xml")
@@ -470,11 +492,25 @@ class CallableLocation(maps.OneUrl):
         return 0.9 if item == "a" else 0.1
 
 
-def test_get_domain_is_honoured(client: Client, registry: SitemapRegistry) -> None:
+@override_settings(ALLOWED_HOSTS=["testserver", "example.com", "www.example.com"])
+def test_get_domain_naming_a_served_host_is_honoured(
+    client: Client, registry: SitemapRegistry
+) -> None:
+    # As contrib writes it: the project serves www.example.com too.
     register(registry, simple=OtherDomain)
     assert locs(validate_sitemap(content(client.get("/sitemap-simple-1.xml")))) == [
         "http://www.example.com/location/"
     ]
+
+
+def test_get_domain_naming_a_host_the_project_does_not_serve_is_left_out(
+    client: Client, registry: SitemapRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    # www.example.com is in neither ALLOWED_HOSTS nor SITEMAPX_HOSTS: a URL there
+    # is not this site's to list, whatever location() or get_domain() says.
+    register(registry, simple=OtherDomain)
+    assert client.get("/sitemap-simple-1.xml").status_code == 404
+    assert "1 entries left out" in caplog.text and "other_host" in caplog.text
 
 
 def test_get_protocol_reaches_the_urls_and_the_index(

@@ -37,6 +37,9 @@ Settings:
 - W005 (a database check: ``manage.py check --database default``) the cache cannot hold
   a full crawl: ``MAX_ENTRIES`` below the entries the sitemap needs, or Memcached given
   values over its 1 MB item limit.
+- W006 ``SITE_ID`` names one of several ``django.contrib.sites`` sites while
+  ``SITEMAPX_USE_SITES`` is unset: every host is served that site's sitemap (a database
+  check: ``manage.py check --database default``).
 
 Discovery and push (robots.txt, IndexNow):
 
@@ -79,7 +82,7 @@ Sources, in every registry:
 from __future__ import annotations
 
 from .discovery import check_discovery
-from .settings import check_cache_capacity, check_deployment, check_settings
+from .settings import check_cache_capacity, check_deployment, check_settings, check_site_id
 from .sources import check_site_ids, check_source, check_sources
 
 __all__ = [
@@ -87,6 +90,7 @@ __all__ = [
     "check_deployment",
     "check_discovery",
     "check_settings",
+    "check_site_id",
     "check_site_ids",
     "check_source",
     "check_sources",

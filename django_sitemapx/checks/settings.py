@@ -1,4 +1,4 @@
-"""Checks of the ``SITEMAPX_*`` settings: E001-E018, W001-W005."""
+"""Checks of the ``SITEMAPX_*`` settings: E001-E018, W001-W006."""
 
 from __future__ import annotations
 
@@ -232,6 +232,44 @@ def _check_wildcard_hosts() -> Messages:
             hint="Set SITEMAPX_HOSTS to the hosts the site serves: then exactly those get "
             "sitemaps, and no client can make the cache or the page table hold more.",
             id="django_sitemapx.W004",
+        )
+    ]
+
+
+def check_site_id(databases: Any = None, **kwargs: Any) -> Messages:
+    """W006: ``SITE_ID`` names one site of several, so every host is served that one.
+
+    A database check (``manage.py check --database default``), as it counts the
+    ``Site`` rows; silent once ``SITEMAPX_USE_SITES`` says which is meant.
+    """
+    if (
+        not databases
+        or app_settings.USE_SITES is not None
+        or not apps.is_installed("django.contrib.sites")
+        or getattr(settings, "SITE_ID", None) is None
+    ):
+        return []
+    from django.contrib.sites.models import Site
+
+    try:
+        domains = dict(Site.objects.order_by("pk").values_list("pk", "domain")[:6])
+    except DatabaseError:  # not migrated yet (migrate runs the checks first)
+        return []
+    if len(domains) < 2:
+        return []
+    site_id = settings.SITE_ID
+    others = ", ".join(domain for pk, domain in domains.items() if pk != site_id)
+    return [
+        checks.Warning(
+            f"SITE_ID is {site_id!r} and django.contrib.sites has other sites ({others}): "
+            f"every host is served the sitemap of site {site_id!r} "
+            f"({domains.get(site_id, 'no such site')}), its URLs on that site's domain.",
+            hint="To serve each host the sitemap of its own URLs, set SITEMAPX_USE_SITES = "
+            "False (the host is the request's) or remove SITE_ID (the site is the one whose "
+            "domain is the request's host). To serve site "
+            f"{site_id!r}'s on every host, as django.contrib.sitemaps does, set "
+            "SITEMAPX_USE_SITES = True.",
+            id="django_sitemapx.W006",
         )
     ]
 

@@ -211,3 +211,31 @@ def test_w003_not_reported_for_a_shared_cache() -> None:
 @override_settings(CACHES=LOCMEM, SITEMAPX_CACHE_ALIAS=None)
 def test_w003_not_reported_when_the_sitemap_cache_is_off() -> None:
     assert _deploy_warnings() == []
+
+
+def database_check_warnings() -> list[str]:
+    stderr = io.StringIO()
+    call_command("check", databases=["default"], stdout=io.StringIO(), stderr=stderr)
+    return sorted(ID.findall(stderr.getvalue()))
+
+
+@pytest.mark.django_db
+@override_settings(SITEMAPX_USE_SITES=None, SITE_ID=1)
+def test_w004_site_id_with_several_sites_names_the_setting_to_use() -> None:
+    from django.contrib.sites.models import Site
+
+    assert database_check_warnings() == []  # one site: nothing to say
+    Site.objects.create(domain="second.example", name="Second")
+    stderr = io.StringIO()
+    call_command("check", stdout=io.StringIO(), stderr=stderr)
+    assert "W006" not in stderr.getvalue()  # without --database, no query
+    stderr = io.StringIO()
+    call_command("check", databases=["default"], stdout=io.StringIO(), stderr=stderr)
+    output = stderr.getvalue()
+    assert ID.findall(output) == ["W006"]
+    assert "second.example" in output and "SITEMAPX_USE_SITES = False" in output
+    for use_sites in (True, False):  # the setting says which is meant
+        with override_settings(SITEMAPX_USE_SITES=use_sites):
+            assert database_check_warnings() == []
+    with override_settings(SITE_ID=None):  # the site is found by host
+        assert database_check_warnings() == []
