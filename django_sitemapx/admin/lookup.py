@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ValidationError
@@ -176,7 +175,7 @@ def _page_by_query(
     source: ModelSource, key: str, finding: Finding, may_view_hidden: MayViewHidden
 ) -> int | None:
     assert source.model is not None
-    filters = _row_filter(source, key)
+    filters = source.row_filter_at(key)
     if filters is None:
         return None
     try:
@@ -197,22 +196,6 @@ def _page_by_query(
     # of the page since its last count may move the row), then look again.
     table.states(None if number is None else {number})
     return table.page_of(keys[0])
-
-
-def _row_filter(source: ModelSource, key: str) -> dict[str, Any] | None:
-    path = key.partition("?")[0]
-    for candidate in (path, path + "/") if path != "/" else (path,):
-        try:
-            match = resolve(unquote(candidate))
-        except Resolver404:
-            continue
-        if match.view_name != source.url_name:
-            continue
-        kwargs = source.url_fields()
-        if set(kwargs) - set(match.kwargs):
-            return None
-        return {field: match.kwargs[name] for name, field in kwargs.items()}
-    return None
 
 
 def _find_in_page(

@@ -22,13 +22,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models.signals import post_save, pre_delete, pre_save
 from django.dispatch import receiver
-from django.urls import Resolver404, resolve
 
 from ..documents import read_chunks
 from ..locations import LocationBuilder, Origin
@@ -269,25 +267,15 @@ def _listed_uri(origin: Origin, key: str) -> str | None:
 def _row_uri(source: ModelSource, key: str, builder: LocationBuilder) -> str | None:
     """The URI ``source`` lists at ``key``: the row the URL resolves to's, if listed."""
     assert source.model is not None
-    path = key.partition("?")[0]
-    for candidate in (path, path + "/") if path != "/" else (path,):
-        try:
-            match = resolve(unquote(candidate))
-        except Resolver404:
-            continue
-        if match.view_name != source.url_name:
-            continue
-        fields = source.url_fields()
-        if set(fields) - set(match.kwargs):
-            return None
-        filters = {field: match.kwargs[name] for name, field in fields.items()}
-        try:
-            pks = list(source.listed_rows().filter(**filters).values_list("pk", flat=True)[:2])
-        except (ValueError, TypeError, ValidationError):
-            return None  # a URL value the field cannot hold: not this section's row
-        for pk in pks:
-            for uri in source.uris_of(source.model(pk=pk), [builder]):
-                if uri_key(uri) == key:
-                    return uri
+    filters = source.row_filter_at(key)
+    if filters is None:
         return None
+    try:
+        pks = list(source.listed_rows().filter(**filters).values_list("pk", flat=True)[:2])
+    except (ValueError, TypeError, ValidationError):
+        return None  # a URL value the field cannot hold: not this section's row
+    for pk in pks:
+        for uri in source.uris_of(source.model(pk=pk), [builder]):
+            if uri_key(uri) == key:
+                return uri
     return None

@@ -5,11 +5,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import connections, models
 from django.db.models import F
-from django.urls import NoReverseMatch, get_resolver, get_script_prefix, get_urlconf
+from django.urls import (
+    NoReverseMatch,
+    Resolver404,
+    get_resolver,
+    get_script_prefix,
+    get_urlconf,
+    resolve,
+)
 from django.utils import translation
 
 from ..conf import language_codes
@@ -117,6 +125,27 @@ class ModelSource(Source):
     def url_fields(self) -> dict[str, str]:
         """``url_kwargs``: URL keyword argument to field name."""
         return dict(self.url_kwargs or {})
+
+    def row_filter_at(self, location_key: str) -> dict[str, Any] | None:
+        """The row filter (field to value) of the URL at ``location_key``, resolved.
+
+        ``location_key`` is a location's key (``locations.keys``): a path, with or
+        without its trailing slash. None when the path is not this section's
+        ``url_name`` or does not give every ``url_kwargs`` value.
+        """
+        path = location_key.partition("?")[0]
+        for candidate in (path, path + "/") if path != "/" else (path,):
+            try:
+                match = resolve(unquote(candidate))
+            except Resolver404:
+                continue
+            if match.view_name != self.url_name:
+                continue
+            fields = self.url_fields()
+            if set(fields) - set(match.kwargs):
+                return None
+            return {field: match.kwargs[name] for name, field in fields.items()}
+        return None
 
     def row_fields(self) -> list[str]:
         """The fields of a row, in order: the key, the ``url_kwargs`` fields, ``fields``."""
