@@ -107,12 +107,16 @@ class Crawl:
         return [self.index, *self.pages.values()]
 
 
-def crawl(base: str, shuffle: random.Random | None = None) -> Crawl:
-    """Read ``base``'s ``/sitemap.xml`` and every page it lists (shuffled with ``shuffle``)."""
+def crawl(base: str, shuffle: random.Random | None = None, pages: int | None = None) -> Crawl:
+    """Read ``base``'s ``/sitemap.xml`` and every page it lists (shuffled with ``shuffle``).
+
+    ``pages``: read only the first that many of them (after shuffling).
+    """
     index = fetch(f"{base}/sitemap.xml")
     locations = list(dict.fromkeys(loc for loc, _ in index.entries))
     if shuffle is not None:
         shuffle.shuffle(locations)
+    locations = locations[:pages]
     return Crawl(index, {loc: fetch(loc) for loc in locations})
 
 

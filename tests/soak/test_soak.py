@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -278,13 +279,15 @@ def _final_failures(final: Crawl) -> Counter[str]:
     return Counter(answer.failure for answer in final.answers() if answer.failure)
 
 
+_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Missing|Detected))(?::|$)")
+
+
 def _server_errors(log: Path) -> Counter[str]:
-    """Distinct error lines of the workers' log (a 500's exception, the app's errors)."""
-    lines = log.read_text(errors="replace").splitlines()
+    """The exceptions of the workers' log (a 500's, or one gunicorn caught), by type and text."""
     found: Counter[str] = Counter()
-    for line in lines:
-        if line.startswith(("django.", "psycopg.", "redis.")) or " ERROR " in line:
-            found[line.split(" ", 1)[-1][:160]] += 1
+    for line in log.read_text(errors="replace").splitlines():
+        if _EXCEPTION.match(line):
+            found[line[:120]] += 1
     return found
 
 

@@ -134,6 +134,9 @@ def main(argv: list[str]) -> int:
         with transaction.atomic():
             for _ in range(rng.randint(2, 5)):
                 one()()
+                # A transaction that does other work too: its rows' pages may split or
+                # merge in other processes before it commits.
+                time.sleep(rng.uniform(0, 0.15))
         committed["transaction"] += 1
 
     def rolled_back() -> None:
