@@ -129,12 +129,19 @@ class Server:
     log: Path
 
     def workers(self) -> list[int]:
-        pid = self.process.pid
-        try:
-            children = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-        except OSError:
-            return []
-        return [int(child) for child in children.split()]
+        """The arbiter's children (Linux's ``/proc``): the workers that serve now."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:  # gone meanwhile
+                continue
+            # "pid (name) state ppid ...": the name may hold spaces and parentheses.
+            if int(stat.rsplit(")", 1)[1].split()[1]) == self.process.pid:
+                found.append(int(entry.name))
+        return found
 
 
 @pytest.fixture
