@@ -12,7 +12,8 @@ any of them, and on any 5xx, truncated answer or lost connection during the run
 that a worker's death does not explain, and prints the counts.
 
 ``SITEMAPX_SOAK_SECONDS`` (default 20) sets how long the writes last;
-``SITEMAPX_SOAK_SEED`` replays a run's random choices (printed with its report);
+``SITEMAPX_SOAK_SEED`` sets the random choices (printed with the report; the
+machine decides the scheduling);
 ``SITEMAPX_SOAK_CHAOS`` is ``flush,kill`` by default (``""``: neither);
 ``SITEMAPX_SOAK_REPORT`` names a file the counts are appended to as a JSON line.
 Runs on PostgreSQL with Redis, and must run where ``SITEMAPX_REQUIRE_SERVICES``
@@ -392,7 +393,7 @@ def _report(
     server_errors: Counter[str],
 ) -> str:
     lines = [
-        f"soak: {SECONDS:g} s, seed {seed} (SITEMAPX_SOAK_SEED={seed} replays its choices)",
+        f"soak: {SECONDS:g} s, seed {seed} (SITEMAPX_SOAK_SEED={seed} makes the same choices)",
         f"  {WRITERS} writers: {sum(committed.values())} committed "
         f"({', '.join(f'{k} {v}' for k, v in sorted(committed.items()))}); "
         f"errors {sum(errors.values())}",
