@@ -360,7 +360,9 @@ def main(argv: list[str]) -> int:
                 failures[name] = result
             else:
                 results.append(result)
-            print(f"{name}: done", file=sys.stderr, flush=True)
+            # As it comes: a run stopped halfway keeps what it measured.
+            line = {name: result} if isinstance(result, str) else result
+            print(json.dumps(line), flush=True)
     finally:
         stop_servers(started)
         shutil.rmtree(folder, ignore_errors=True)
