@@ -51,6 +51,8 @@ def ensure(n: int) -> bool:
         if vendor == "postgresql":
             cursor.execute("TRUNCATE articles_article, articles_category RESTART IDENTITY CASCADE")
         else:
+            cursor.execute("DELETE FROM articles_articleimage")
+            cursor.execute("DELETE FROM articles_articlevideo")
             cursor.execute("DELETE FROM articles_article")
             cursor.execute("DELETE FROM articles_category")
             cursor.execute(
@@ -82,3 +84,65 @@ def ensure(n: int) -> bool:
         if vendor == "postgresql":
             cursor.execute("VACUUM (ANALYZE) articles_article")
     return True
+
+
+# As seed_demo: article n has n % 4 images, one article in 25 a video, one author per
+# 10 articles; the 36 newest published articles are news (published in the last 36 hours).
+IMAGE_CYCLE = 4
+VIDEO_EVERY = 25
+AUTHOR_EVERY = 10
+NEWS_ARTICLES = 36
+
+
+def ensure_media(n: int) -> None:
+    """The rest of the example's data for the N articles of ``ensure(n)``, as ``seed_demo``.
+
+    Images, videos and authors are written with one ``INSERT ... SELECT`` each when
+    their counts are not those of N articles; the news articles are dated again.
+    """
+    from benchmarks.scale import seed_authors
+
+    vendor = connection.vendor
+    series = _SERIES[vendor] % {"n": int(n)}
+    images = sum(k % IMAGE_CYCLE for k in range(IMAGE_CYCLE)) * (n // IMAGE_CYCLE) + sum(
+        k % IMAGE_CYCLE for k in range(n - n % IMAGE_CYCLE + 1, n + 1)
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM articles_articleimage")
+        if cursor.fetchone()[0] != images:
+            cursor.execute("DELETE FROM articles_articleimage")
+            for k in range(IMAGE_CYCLE - 1):
+                cursor.execute(
+                    "INSERT INTO articles_articleimage (article_id, url, position) "
+                    f"SELECT n, '/static/demo/' || n || '-{k}.jpg', {k} FROM ({series}) AS s "
+                    f"WHERE n %% {IMAGE_CYCLE} > {k}",
+                    [],
+                )
+        cursor.execute("SELECT count(*) FROM articles_articlevideo")
+        if cursor.fetchone()[0] != n // VIDEO_EVERY:
+            cursor.execute("DELETE FROM articles_articlevideo")
+            cursor.execute(
+                "INSERT INTO articles_articlevideo (article_id, title, description, "
+                "thumbnail_url, content_url, duration, family_friendly) "
+                "SELECT n, 'Demo video ' || n, 'A short demo clip for article ' || n || '.', "
+                "'/static/demo/' || n || '-thumb.jpg', '/static/demo/' || n || '.mp4', "
+                f"30 + n %% 600, {'true' if vendor == 'postgresql' else '1'} "
+                f"FROM ({series}) AS s WHERE n %% {VIDEO_EVERY} = 0",
+                [],
+            )
+    seed_authors(n // AUTHOR_EVERY)
+    newest = (
+        "SELECT id FROM articles_article WHERE is_published ORDER BY id DESC "
+        f"LIMIT {NEWS_ARTICLES}"
+    )
+    moment = {
+        "postgresql": "now() - (%s - id) * interval '1 hour'",
+        "sqlite": "strftime('%%Y-%%m-%%d %%H:%%M:%%S', 'now', '-' || (%s - id) || ' hours')",
+    }[vendor]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE articles_article SET published_at = NULL")
+        cursor.execute(
+            f"UPDATE articles_article SET published_at = {moment % n} WHERE id IN ({newest})"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
