@@ -186,6 +186,12 @@ class Settings:
         value: str | None = getattr(settings, "SITEMAPX_INDEXNOW_TASK_BACKEND", "default")
         return value
 
+    @property
+    def AUDIT_TASK_BACKEND(self) -> str:
+        """``TASKS`` alias the audit task (``audit.tasks``) is declared on."""
+        value: str = getattr(settings, "SITEMAPX_AUDIT_TASK_BACKEND", "default")
+        return value
+
 
 # The setting names this app reads; check W002 reports any other SITEMAPX_* name.
 SETTING_NAMES = frozenset(
