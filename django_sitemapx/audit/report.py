@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.core.cache import caches
+from django.utils.translation import gettext_lazy as _
 
 from ..conf import app_settings
 
@@ -46,6 +47,17 @@ KINDS = (
     Kind.DUPLICATE,
     Kind.ALTERNATE,
 )
+
+# What each kind means, for people (the admin's overview).
+KIND_LABELS = {
+    Kind.STATUS: _("answers an error"),
+    Kind.REDIRECT: _("redirects"),
+    Kind.NOINDEX: _("marked noindex"),
+    Kind.CANONICAL: _("names another canonical URL"),
+    Kind.ROBOTS: _("blocked by robots.txt"),
+    Kind.DUPLICATE: _("also in another section"),
+    Kind.ALTERNATE: _("an alternate fails"),
+}
 
 CSV_FIELDS = ("kind", "section", "url", "status", "target", "target_listed", "detail")
 

@@ -321,3 +321,31 @@ def test_the_task_keeps_its_report(sections: SitemapRegistry, settings: Any) -> 
     assert result.return_value["problems"] == 6
     report = last_report()
     assert report is not None and report.checked == {"bad": 6}
+
+
+# -- the admin's overview ---------------------------------------------------------------
+
+
+def test_the_overview_shows_the_last_report_by_section(sections: SitemapRegistry) -> None:
+    from django.urls import reverse
+
+    from tests.support.admin import OVERVIEW, staff_client
+
+    editor = staff_client("view_override")
+    before = editor.get(reverse(OVERVIEW))
+    assert "No audit kept" in before.content.decode()
+    assert all(row.audit is None for row in before.context["rows"])
+    _run("--section", "bad")
+    response = editor.get(reverse(OVERVIEW))
+    rows = {row.section: row for row in response.context["rows"]}
+    assert rows["good"].audit is None
+    assert rows["bad"].audited == 6
+    assert [(str(label), count) for label, count in rows["bad"].audit] == [
+        ("answers an error", 1),
+        ("redirects", 1),
+        ("marked noindex", 2),
+        ("names another canonical URL", 1),
+        ("blocked by robots.txt", 1),
+    ]
+    body = response.content.decode()
+    assert "found 6 problems" in body and "2 \u00d7 marked noindex" in body
