@@ -40,6 +40,7 @@ DEFAULTS: dict[str, object] = {
     "INDEXNOW_ENDPOINT": "https://api.indexnow.org/indexnow",
     "INDEXNOW_TASK_BACKEND": "default",
     "AUDIT_TASK_BACKEND": "default",
+    "XML_STYLESHEET": None,
 }
 
 
