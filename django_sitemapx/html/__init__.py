@@ -13,7 +13,7 @@ overridden like any Django template.
 
 from __future__ import annotations
 
-import re
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,11 +27,11 @@ from django.urls import Resolver404, get_script_prefix, resolve, reverse
 from .. import views
 from ..documents import INDEX_CAPACITY, index_part_path, index_path, page_path
 
+logger = logging.getLogger("django_sitemapx")
+
 # Links per screen: a browser lays out a thousand list items in a blink.
 PER_SCREEN = 1_000
 _SM = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
-# The name sitemap_export gives a page's file when no URL pattern names it.
-_PAGE_FILE = re.compile(r"sitemap-(?P<section>[-a-zA-Z0-9_]+)-(?P<page>[^-/]+)\.xml(?:\.gz)?$")
 _CONDITIONAL = ("HTTP_IF_NONE_MATCH", "HTTP_IF_MODIFIED_SINCE", "HTTP_ACCEPT_ENCODING")
 
 
@@ -113,10 +113,14 @@ def _page_of(loc: str) -> tuple[str, int] | None:
     except Resolver404:
         section = page = None
     if section is None:
-        found = _PAGE_FILE.search(path)
-        if found is None:
+        # Exported files served elsewhere (SITEMAPX_FILES_BASE_URL): the file's name,
+        # as sitemap_export gives it, "sitemap-<section>-<page>.xml" (a page holds no "-").
+        name = path.rpartition("/")[2].removesuffix(".gz")
+        if not (name.startswith("sitemap-") and name.endswith(".xml")):
             return None
-        section, page = found["section"], found["page"]
+        section, _, page = name.removeprefix("sitemap-").removesuffix(".xml").rpartition("-")
+        if not section:
+            return None
     if not (str(page).isascii() and str(page).isdigit()):
         return None
     return str(section), int(page)
@@ -136,7 +140,9 @@ def _listed(request: HttpRequest) -> list[tuple[str, int, str]]:
         links = list(_links(document, "sitemap"))
         for link in links:
             found = _page_of(link.loc)
-            if found is not None:
+            if found is None:
+                logger.warning("The HTML sitemap cannot tell which page %s is.", link.loc)
+            else:
                 listed.append((*found, link.lastmod))
         if len(links) < INDEX_CAPACITY:
             return listed

@@ -6,14 +6,14 @@
 
 from __future__ import annotations
 
-from django.urls import re_path
+from django.urls import path
 
 from . import sitemap_index, sitemap_page
 
 app_name = "django_sitemapx_html"
 
 urlpatterns = [
-    re_path(r"^$", sitemap_index, name="index"),
-    # As the XML pages' pattern: linear in the path's length.
-    re_path(r"^(?P<section>[-a-zA-Z0-9_]+)/(?P<page>[0-9]+)/$", sitemap_page, name="page"),
+    path("", sitemap_index, name="index"),
+    # The page as written: the view refuses "01" or "+1" as the XML's does (404).
+    path("<slug:section>/<str:page>/", sitemap_page, name="page"),
 ]

@@ -144,3 +144,21 @@ def test_the_templates_are_overridden_as_any_django_template(
 def test_a_site_with_no_url_says_so(registry: SitemapRegistry) -> None:
     response = Client().get("/sitemap/")
     assert "This site lists no page yet." in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("loc", "page"),
+    [
+        ("http://testserver/sitemap-article-2.xml", ("article", 2)),
+        ("http://testserver/sitemap-article-images-3.xml.gz", ("article-images", 3)),
+        ("https://cdn.example/files/sitemap-news-1.xml", ("news", 1)),
+        ("https://cdn.example/files/sitemap-news-1.xml.gz", ("news", 1)),
+        ("https://cdn.example/files/other.xml", None),
+        ("https://cdn.example/files/sitemap-.xml", None),
+        ("https://cdn.example/files/sitemap-news-x.xml", None),
+    ],
+)
+def test_a_page_is_known_by_its_url_or_its_files_name(loc: str, page: object) -> None:
+    from django_sitemapx.html import _page_of
+
+    assert _page_of(loc) == page
