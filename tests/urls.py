@@ -24,5 +24,6 @@ urlpatterns = [
     ),
     path("audit/private/page/", views.audit_page, name="audit-private"),
     path("audit/counted/", views.audit_writes, name="audit-counted"),
+    path("audit/streamed/", views.audit_streamed, name="audit-streamed"),
     *example_urlpatterns,
 ]

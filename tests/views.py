@@ -1,6 +1,12 @@
 """Test-only views: an article changed over HTTP, and pages for the sitemap audit."""
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
@@ -49,3 +55,10 @@ def audit_writes(request: HttpRequest) -> HttpResponse:
     """A page that counts its views in the database, as some sites do on GET."""
     Tag.objects.create(slug=f"seen-{Tag.objects.count()}")
     return HttpResponse(_PAGE.format(title="Counted", head=""))
+
+
+def audit_streamed(request: HttpRequest) -> StreamingHttpResponse:
+    """A page streamed in parts, its noindex in the first one."""
+    head = '<meta name="robots" content="noindex">'
+    parts = _PAGE.format(title="Streamed", head=head).split("<body>")
+    return StreamingHttpResponse(iter([parts[0], "<body>", parts[1]]))

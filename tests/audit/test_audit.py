@@ -190,6 +190,12 @@ def test_the_requests_are_a_crawlers_for_the_urls_host(
     assert all("Googlebot" in agent and scheme == "https" for _host, agent, scheme in seen)
 
 
+def test_a_streamed_page_is_read_too(registry: SitemapRegistry) -> None:
+    registry.register("streamed", StaticSource, url_names=["audit-streamed", "audit-fine"])
+    report = audit_sitemap(origins=[ORIGIN])
+    assert _kinds(report) == {(Kind.NOINDEX, "/audit/streamed/")}
+
+
 def test_nothing_a_view_writes_is_kept(registry: SitemapRegistry) -> None:
     registry.register("counted", StaticSource, url_names=["audit-counted"])
     assert audit_sitemap(origins=[ORIGIN]).ok

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
 from django_sitemapx.html import PER_SCREEN
@@ -162,3 +164,49 @@ def test_a_page_is_known_by_its_url_or_its_files_name(loc: str, page: object) ->
     from django_sitemapx.html import _page_of
 
     assert _page_of(loc) == page
+
+
+@pytest.fixture
+def exported(registry: SitemapRegistry, tmp_path: Path, settings: Any) -> Iterator[Path]:
+    """``news`` exported (7 URLs, 3 pages of 3) and served from the files; then unregistered."""
+    registry.register("news", ItemSource, items=lambda: [f"/news/{n}/" for n in range(7)], limit=3)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "sitemaps": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path)},
+        },
+    }
+    settings.SITEMAPX_SERVE_FROM_STORAGE = "sitemaps"
+    call_command("sitemap_export", storage="sitemaps", base_url="https://example.com", verbosity=0)
+    registry.unregister("news")  # only the files can answer now
+    yield tmp_path
+
+
+def test_exported_files_served_are_what_the_html_shows(exported: Path) -> None:
+    index = outline(Client().get("/sitemap/"))
+    assert [href for href in index.hrefs if href.startswith("/sitemap/")] == [
+        "/sitemap/news/1/",
+        "/sitemap/news/2/",
+        "/sitemap/news/3/",
+    ]
+    page = outline(Client().get("/sitemap/news/2/"))
+    assert page.listed == locs(validate_sitemap((exported / "sitemap-news-2.xml").read_bytes()))
+    assert page.listed == [
+        "https://example.com/news/3/",
+        "https://example.com/news/4/",
+        "https://example.com/news/5/",
+    ]
+
+
+def test_an_asgi_request_gets_the_same_page() -> None:
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    ArticleFactory.create_batch(2)
+
+    async def fetch() -> Any:
+        return await AsyncClient().get("/sitemap/article/1/")
+
+    response = async_to_sync(fetch)()
+    assert outline(response).listed == xml_locs("/sitemap-article-1.xml")
