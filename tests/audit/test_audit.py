@@ -234,6 +234,37 @@ def test_the_command_exits_non_zero_with_a_text_report(sections: SitemapRegistry
     assert "8 URLs checked on example.com: 6 problems." in out
 
 
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_shown_on_a_terminal_only(sections: SitemapRegistry) -> None:
+    terminal, piped = Terminal(), io.StringIO()
+    for stderr in (terminal, piped):
+        call_command(
+            "sitemap_audit",
+            "--base-url",
+            BASE,
+            "--section",
+            "good",
+            stdout=io.StringIO(),
+            stderr=stderr,
+        )
+    assert "\rChecked 2 of 2 URLs" in terminal.getvalue()
+    assert piped.getvalue() == ""
+
+
+def test_the_example_sites_model_sections_are_audited(registry: SitemapRegistry) -> None:
+    from example_project.articles.factories import ArticleFactory
+    from example_project.articles.sitemapx import ArticleSitemap
+
+    registry.register("article", ArticleSitemap)
+    ArticleFactory.create_batch(3)
+    report = audit_sitemap(origins=[ORIGIN])
+    assert report.checked == {"article": 3} and report.ok
+
+
 def test_a_clean_sitemap_exits_zero(sections: SitemapRegistry) -> None:
     out, error = _run("--section", "good")
     assert error is None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -107,7 +106,7 @@ class Command(BaseCommand):
                 origins = [origin_from_url(url) for url in base_urls]
             except InvalidURL as error:
                 raise CommandError(str(error)) from None
-        progress = self._progress if verbosity >= 1 and sys.stderr.isatty() else None
+        progress = self._progress if verbosity >= 1 and self.stderr.isatty() else None
         try:
             report = audit_sitemap(
                 origins=origins,
