@@ -201,6 +201,8 @@ def _findings(
             )
         )
     for hreflang, href in item.alternates:
+        if href == item.url:  # its own language version: reported above if it fails
+            continue
         alternate = answers.get(href)
         status = None if alternate is None else alternate.status
         if status != 200:
