@@ -60,6 +60,9 @@ class ListedUrl:
     url: str
     section: str
     alternates: tuple[tuple[str, str], ...] = ()
+    # Whether it carries image, video or news elements: an image sitemap beside the
+    # pages' lists the same URLs on purpose.
+    extended: bool = False
 
 
 def listed_urls(registry: SitemapRegistry, origin: Origin) -> list[ListedUrl]:
@@ -75,8 +78,13 @@ def listed_urls(registry: SitemapRegistry, origin: Origin) -> list[ListedUrl]:
                 for loc, _lastmod, _changefreq, _priority, extras in page_entries(
                     source, page, bound, Counter()
                 ):
-                    alternates = tuple(extras.alternates) if extras is not None else ()
-                    listed.append(ListedUrl(loc, source.section, alternates))
+                    if extras is None:
+                        listed.append(ListedUrl(loc, source.section))
+                        continue
+                    extended = bool(extras.images or extras.videos or extras.news)
+                    listed.append(
+                        ListedUrl(loc, source.section, tuple(extras.alternates), extended)
+                    )
     return listed
 
 
@@ -148,12 +156,17 @@ def audit_sitemap(
 
 
 def _duplicates(listed: list[ListedUrl], wanted: set[str]) -> list[Finding]:
-    first: dict[str, str] = {}
+    """A URL listed again in another section, unless one listing carries its extensions."""
+    first: dict[str, ListedUrl] = {}
     found = []
     for item in listed:
-        section = first.setdefault(item.url, item.section)
-        if section != item.section and (not wanted or item.section in wanted):
-            found.append(Finding(Kind.DUPLICATE, item.section, item.url, detail=section))
+        earlier = first.setdefault(item.url, item)
+        if (
+            earlier.section != item.section
+            and not (earlier.extended or item.extended)
+            and (not wanted or item.section in wanted)
+        ):
+            found.append(Finding(Kind.DUPLICATE, item.section, item.url, detail=earlier.section))
     return found
 
 

@@ -21,6 +21,7 @@ from urllib.robotparser import RobotFileParser
 from django.db import connections, transaction
 from django.http import HttpResponseBase
 from django.test import Client
+from django.utils import translation
 
 # Googlebot's own User-Agent, and the token its robots.txt rules are matched by.
 DEFAULT_USER_AGENT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
@@ -81,7 +82,9 @@ def get(url: str, user_agent: str = DEFAULT_USER_AGENT) -> tuple[HttpResponseBas
     """
     parts = urlsplit(url)
     client = Client(raise_request_exception=False, HTTP_USER_AGENT=user_agent)
-    with rolled_back():
+    # LocaleMiddleware activates the URL's language in this thread and leaves it so:
+    # the next reverse() of the audit must not be made in it.
+    with translation.override(translation.get_language()), rolled_back():
         response = client.get(
             parts.path or "/",
             QUERY_STRING=parts.query,

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.django_db
 
 BASE = "https://example.com"
 ORIGIN = Origin("https", "example.com")
+SESSIONS = "django.contrib.sessions.middleware.SessionMiddleware"
 RULES = "User-agent: *\nDisallow: /audit/private/\n"
 
 
@@ -133,6 +134,17 @@ def test_a_url_in_two_sections_is_reported_in_the_second(sections: SitemapRegist
         "good",
     )
     assert report.checked == {"good": 2}  # a URL is asked for once
+
+
+def test_an_image_section_beside_the_pages_is_no_duplicate(sections: SitemapRegistry) -> None:
+    sections.register(
+        "images",
+        StaticSource,
+        url_names=["audit-fine"],
+        images=lambda item: ["https://example.com/media/fine.png"],
+    )
+    report = audit_sitemap(origins=[ORIGIN], sections=["good", "images"])
+    assert report.ok and report.checked == {"good": 2}
 
 
 def test_an_alternate_that_fails_is_reported_on_each_url_naming_it(
@@ -263,6 +275,26 @@ def test_the_example_sites_model_sections_are_audited(registry: SitemapRegistry)
     ArticleFactory.create_batch(3)
     report = audit_sitemap(origins=[ORIGIN])
     assert report.checked == {"article": 3} and report.ok
+
+
+def test_language_versions_answer_where_locale_middleware_serves_them(
+    settings: Any,
+) -> None:
+    # The example's sections (the default registry): its pages exist in three
+    # languages, served under i18n_patterns, which need LocaleMiddleware.
+    report = audit_sitemap(origins=[ORIGIN], sections=["pages"])
+    assert {(f.kind, f.url.removeprefix(BASE)) for f in report.findings} >= {
+        (Kind.STATUS, "/de/about/"),
+        (Kind.ALTERNATE, "/about/"),
+    }
+    middleware = list(settings.MIDDLEWARE)
+    middleware.insert(middleware.index(SESSIONS) + 1, "django.middleware.locale.LocaleMiddleware")
+    settings.MIDDLEWARE = middleware
+    with translation.override("en"):
+        report = audit_sitemap(origins=[ORIGIN], sections=["pages"])
+        # The requests for /de/ and /fr/ left this thread's language alone.
+        assert translation.get_language() == "en"
+    assert report.ok and report.checked == {"pages": 6}
 
 
 def test_a_clean_sitemap_exits_zero(sections: SitemapRegistry) -> None:
