@@ -39,6 +39,9 @@ INDEXNOW_MAX_URLS = 10_000
 INDEXNOW_KEY_PATTERN = r"[a-zA-Z0-9-]{8,128}"
 DEFAULT_INDEXNOW_ENDPOINT = "https://api.indexnow.org/indexnow"
 DEFAULT_ROBOTS_RULES = "User-agent: *\nDisallow:\n"
+# The longest SITEMAPX_XML_STYLESHEET (check E601): its instruction must fit in the
+# bytes a page keeps for its frame (sources.base.DOCUMENT_FRAME_BYTES).
+XML_STYLESHEET_MAX_LENGTH = 1_024
 
 
 class Settings:
@@ -184,6 +187,22 @@ class Settings:
     def INDEXNOW_TASK_BACKEND(self) -> str | None:
         """``TASKS`` alias submissions are enqueued on; ``None``: the cron command only."""
         value: str | None = getattr(settings, "SITEMAPX_INDEXNOW_TASK_BACKEND", "default")
+        return value
+
+    @property
+    def XML_STYLESHEET(self) -> str | None:
+        """A CSS stylesheet the XML documents link to, for people who open them; ``None``: none.
+
+        A URL, a path from the site's root, or a static file's name
+        (``"django_sitemapx/sitemap.css"``, the one shipped).
+        """
+        value: str | None = getattr(settings, "SITEMAPX_XML_STYLESHEET", None)
+        return value
+
+    @property
+    def AUDIT_TASK_BACKEND(self) -> str:
+        """``TASKS`` alias the audit task (``audit.tasks``) is declared on."""
+        value: str = getattr(settings, "SITEMAPX_AUDIT_TASK_BACKEND", "default")
         return value
 
 

@@ -11,9 +11,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import overload
 
+from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 
-from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
+from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS, app_settings
 from .entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, Skipped, close_stream
 from .exceptions import VALUE_REASONS, SkipReason
 from .locations import LocationBuilder, Origin
@@ -84,6 +85,19 @@ def index_paths(registry: SitemapRegistry, origin: Origin | None = None) -> list
     return [index_part_path(number) for number in range(1, max(len(parts), 1) + 1)]
 
 
+def stylesheet_url() -> str | None:
+    """The URL of ``SITEMAPX_XML_STYLESHEET`` as the documents link it; None: no stylesheet.
+
+    A URL or a path from the root is used as it is; any other value names a static file.
+    """
+    value = app_settings.XML_STYLESHEET
+    if not value:
+        return None
+    if value.startswith("/") or "://" in value:
+        return value
+    return static(value)
+
+
 def page_path(section: str, number: int) -> str:
     """The path of a page, e.g. ``/sitemap-article-2.xml``: from the URLconf, else at the top."""
     kwargs = {"section": section, "page": str(number)}
@@ -147,7 +161,9 @@ def render_index(
     """
     if not listed:
         return None
-    writer = index_writer(max_urls=PROTOCOL_MAX_URLS, max_bytes=PROTOCOL_MAX_BYTES)
+    writer = index_writer(
+        max_urls=PROTOCOL_MAX_URLS, max_bytes=PROTOCOL_MAX_BYTES, stylesheet=stylesheet_url()
+    )
     prefixes = {
         section: Origin(scheme, origin.host).prefix for section, scheme in (schemes or {}).items()
     }
@@ -228,6 +244,7 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
         max_bytes=PROTOCOL_MAX_BYTES,
         namespaces=source.get_namespaces(),
         max_element_bytes=source.max_url_bytes(),
+        stylesheet=stylesheet_url(),
     )
     section = source.section
     entries, builder = page.entries, LocationBuilder(origin)

@@ -59,10 +59,35 @@ _LINK = '<xhtml:link rel="alternate" hreflang="'
 _LINK_DECLARING = f'<xhtml:link xmlns:xhtml="{XHTML_NAMESPACE}" rel="alternate" hreflang="'
 
 
-def urlset_open(namespaces: Mapping[str, str] | None = None) -> str:
-    """The XML declaration and ``<urlset>`` tag, declaring ``{prefix: uri}`` extensions."""
+def stylesheet_instruction(href: str | None) -> str:
+    """``<?xml-stylesheet type="text/css" href="..."?>`` and a newline; ``""`` for no ``href``.
+
+    The pseudo-attribute takes the predefined entities (W3C "Associating Style
+    Sheets with XML documents"), so ``href`` is escaped as an attribute is, which
+    also keeps ``?>`` out of the instruction.
+    """
+    if not href:
+        return ""
+    return f'<?xml-stylesheet type="text/css" href="{href.translate(_ESCAPES)}"?>\n'
+
+
+def urlset_open(namespaces: Mapping[str, str] | None = None, stylesheet: str | None = None) -> str:
+    """The XML declaration and ``<urlset>`` tag, declaring ``{prefix: uri}`` extensions.
+
+    ``stylesheet`` is the URL of a CSS stylesheet for people who open the document
+    in a browser (see :func:`stylesheet_instruction`).
+    """
     declared = "".join(f' xmlns:{prefix}="{uri}"' for prefix, uri in (namespaces or {}).items())
-    return f'{XML_DECLARATION}<urlset xmlns="{SITEMAP_NAMESPACE}"{declared}>\n'
+    return (
+        f"{XML_DECLARATION}{stylesheet_instruction(stylesheet)}"
+        f'<urlset xmlns="{SITEMAP_NAMESPACE}"{declared}>\n'
+    )
+
+
+def index_open(stylesheet: str | None = None) -> str:
+    """The XML declaration and ``<sitemapindex>`` tag (a ``stylesheet`` as for ``urlset_open``)."""
+    tag = INDEX_OPEN.removeprefix(XML_DECLARATION)
+    return f"{XML_DECLARATION}{stylesheet_instruction(stylesheet)}{tag}"
 
 
 def has_illegal_xml_chars(text: str) -> bool:
@@ -407,10 +432,11 @@ def urlset_writer(
     max_bytes: int,
     namespaces: Mapping[str, str] | None = None,
     max_element_bytes: int | None = None,
+    stylesheet: str | None = None,
 ) -> DocumentWriter:
     """A writer for a ``<urlset>`` document declaring the extension ``namespaces``."""
     return DocumentWriter(
-        urlset_open(namespaces),
+        urlset_open(namespaces, stylesheet),
         URLSET_CLOSE,
         max_urls=max_urls,
         max_bytes=max_bytes,
@@ -419,6 +445,10 @@ def urlset_writer(
     )
 
 
-def index_writer(*, max_urls: int, max_bytes: int) -> DocumentWriter:
+def index_writer(
+    *, max_urls: int, max_bytes: int, stylesheet: str | None = None
+) -> DocumentWriter:
     """A writer for a ``<sitemapindex>`` document."""
-    return DocumentWriter(INDEX_OPEN, INDEX_CLOSE, max_urls=max_urls, max_bytes=max_bytes)
+    return DocumentWriter(
+        index_open(stylesheet), INDEX_CLOSE, max_urls=max_urls, max_bytes=max_bytes
+    )

@@ -18,6 +18,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("robots.txt", robots_txt, name="robots-txt"),
     path("", include("django_sitemapx.urls")),
+    # The sitemap for people (opt-in): sections and their pages in HTML.
+    path("sitemap/", include("django_sitemapx.html.urls")),
     *i18n_patterns(
         path("", views.home, name="home"),
         path("about/", views.about, name="about"),

@@ -39,6 +39,8 @@ DEFAULTS: dict[str, object] = {
     "INDEXNOW_KEY": None,
     "INDEXNOW_ENDPOINT": "https://api.indexnow.org/indexnow",
     "INDEXNOW_TASK_BACKEND": "default",
+    "AUDIT_TASK_BACKEND": "default",
+    "XML_STYLESHEET": None,
 }
 
 

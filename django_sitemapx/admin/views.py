@@ -20,6 +20,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from ..audit import last_report
+from ..audit.report import KIND_LABELS
 from ..documents import index_path, listed_pages, page_path, served_here
 from ..entries import NewsElement, VideoElement
 from ..exceptions import InvalidURL, SkipReason
@@ -273,6 +275,9 @@ class SectionRow:
     # What the latest build of its pages left out: (reason, count), None if unknown.
     skipped: list[tuple[Any, int]] | None = None
     browse_url: str = ""
+    # The last audit's URLs checked and findings (label, count); None: not audited.
+    audited: int | None = None
+    audit: list[tuple[Any, int]] | None = None
 
 
 def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpResponse:
@@ -283,6 +288,8 @@ def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpRes
     listed = listed_pages(default_registry, site.origin)
     excluded = _excluded_counts() if context["migrated"] else {}
     skips = recorded_skips(default_registry.sections)
+    report = last_report()
+    found = report.by_section() if report is not None else {}
     rows = []
     for source in default_registry:
         if not source.serves(site.origin):
@@ -310,6 +317,10 @@ def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpRes
                     "admin:django_sitemapx_browse_section", kwargs={"section": section}
                 )
                 + (f"?{site.query}" if site.query else ""),
+                audited=report.checked.get(section) if report is not None else None,
+                audit=[(KIND_LABELS[kind], count) for kind, count in found[section].items()]
+                if section in found
+                else None,
             )
         )
     context |= {
@@ -319,6 +330,7 @@ def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpRes
         "total_urls": sum(row.urls for row in rows),
         "page_link_limit": 50,
         "site": site,
+        "audit_report": report,
     }
     return TemplateResponse(request, "admin/django_sitemapx/overview.html", context)
 

@@ -3,7 +3,7 @@
 ``docs/reference/checks.md`` lists them with their fixes. Settings are
 checked here rather than when they are read, so a bad value makes ``manage.py
 check`` report its ID instead of failing with a traceback. One module per
-range: ``settings`` (0xx), ``sources`` (1xx), ``discovery`` (2xx); ``apps.py``
+range: ``settings`` (0xx), ``sources`` (1xx), ``discovery`` (2xx), ``people`` (6xx); ``apps.py``
 registers the functions this package exports.
 
 Settings:
@@ -77,11 +77,19 @@ Sources, in every registry:
   ``location`` and a model without ``get_absolute_url()``.
 - W101 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
 - W102 a source's ``sites`` names a host that ``ALLOWED_HOSTS`` refuses: never served there.
+
+For people, and the audit:
+
+- E601 ``SITEMAPX_XML_STYLESHEET`` is not ``None`` nor the URL, path or static file name of
+  a stylesheet (a string without spaces, at most 1,024 characters).
+- E602 ``SITEMAPX_AUDIT_TASK_BACKEND`` is not a string, or, set explicitly, is not an alias
+  in ``TASKS``.
 """
 
 from __future__ import annotations
 
 from .discovery import check_discovery
+from .people import check_people
 from .settings import check_cache_capacity, check_deployment, check_settings, check_site_id
 from .sources import check_site_ids, check_source, check_sources
 
@@ -89,6 +97,7 @@ __all__ = [
     "check_cache_capacity",
     "check_deployment",
     "check_discovery",
+    "check_people",
     "check_settings",
     "check_site_id",
     "check_site_ids",

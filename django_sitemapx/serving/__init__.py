@@ -46,6 +46,7 @@ from ..documents import (
     render_index,
     render_page,
     section_schemes,
+    stylesheet_url,
 )
 from ..generations import (
     global_generation,
@@ -139,7 +140,7 @@ def index_document(
 
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
-        (host_part(origin), "index", str(part), listed),
+        (host_part(origin), "index", str(part), listed, _stylesheet_part()),
         (global_generation(), index_generation()),
         origin,
         prepare,
@@ -174,6 +175,7 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
             # The page's capacity: a change of limit, languages or URL pattern
             # renumbers the pages.
             f"limit{source.get_limit()}:rows{source.rows_per_page()}",
+            _stylesheet_part(),
         ),
         (
             global_generation(),
@@ -183,6 +185,11 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
         origin,
         prepare,
     )
+
+
+def _stylesheet_part() -> str:
+    # The stylesheet instruction is in the bytes: a new one is a new document.
+    return "css:" + path_part(stylesheet_url() or "")
 
 
 def serve(request: HttpRequest, spec: DocumentSpec, gz: bool) -> HttpResponseBase:
