@@ -1,0 +1,156 @@
+"""Editors' rules: URL patterns that exclude URLs or set their values, compiled once per document.
+
+A rule matches the path and query of a URL as the sitemap writes it (everything
+after the host, percent-encoded), either by **prefix** (``/tag/`` matches
+``/tag/`` and everything under it) or by **glob**, where ``*`` stands for any
+run of characters, ``/`` and ``?`` included, and every other character stands
+for itself (``/search?*``, ``/products/*/reviews/``). A rule may be limited to
+one host and to one section.
+
+No regular expression is compiled: a glob is cut at its ``*`` into literal
+segments, matched in order with ``str.startswith``, ``str.find`` and
+``str.endswith``. The leftmost place of each segment is the right one (a later
+segment can only find more room after it), so one pass decides: linear in the
+URL, whatever the pattern (see docs/contributing/security.md).
+
+A document compiles the rules that apply to its host and section once
+(:func:`compile_rules`); a URL is then tested against all of them at once with
+one ``str.startswith`` on the tuple of the rules' literal heads, so the URLs no
+rule can match (most of them) cost one C call each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .locations import URL_CONTROL_CHARS, location_uri
+
+PREFIX = "prefix"
+GLOB = "glob"
+WILDCARD = "*"
+
+# One rule's values as the hot path reads them: (exclude, lastmod, changefreq, priority),
+# each None where the rule leaves it to the source (exclude: False).
+RuleValues = tuple[bool, str | None, str | None, str | None]
+
+
+def pattern_text(matching: str, pattern: str) -> str:
+    """``pattern`` as rules store and match it: percent-encoded as the sitemap writes URLs.
+
+    Raises ``ValueError`` with a message fit for a form when it cannot match a URL.
+    """
+    pattern = pattern.strip()
+    if not pattern.startswith("/"):
+        raise ValueError("A pattern starts with / (the path, without the host).")
+    if URL_CONTROL_CHARS.search(pattern):
+        raise ValueError("The pattern contains control characters.")
+    if "#" in pattern:
+        raise ValueError("A sitemap URL has no fragment: remove the # and what follows it.")
+    if matching == PREFIX and WILDCARD in pattern:
+        # "*" is a literal in a prefix: almost always a glob was meant.
+        raise ValueError("A prefix matches literally: choose glob to use *.")
+    try:
+        return location_uri(pattern)
+    except UnicodeError:
+        raise ValueError("This is not a well-formed path.") from None
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """One rule, ready to test URLs' paths."""
+
+    pk: int
+    matching: str
+    pattern: str
+    values: RuleValues
+
+    @property
+    def head(self) -> str:
+        """What every path the rule matches starts with."""
+        return self.pattern.partition(WILDCARD)[0] if self.matching == GLOB else self.pattern
+
+    def matches(self, path: str) -> bool:
+        """Whether the rule matches ``path`` (the path and query of a written URL)."""
+        if self.matching == PREFIX:
+            return path.startswith(self.pattern)
+        return glob_matches(self.pattern, path)
+
+
+def glob_matches(pattern: str, path: str) -> bool:
+    """Whether ``path`` matches ``pattern``, where ``*`` is any run of characters."""
+    head, *middle = pattern.split(WILDCARD)
+    if not middle:
+        return path == pattern
+    tail = middle.pop()
+    if len(path) < len(head) + len(tail) or not (
+        path.startswith(head) and path.endswith(tail)
+    ):
+        return False
+    position, end = len(head), len(path) - len(tail)
+    for segment in middle:
+        found = path.find(segment, position, end)
+        if found == -1:
+            return False
+        position = found + len(segment)
+    return True
+
+
+def path_of(uri: str) -> str:
+    """The path and query of an absolute URI (what rules match)."""
+    start = uri.find("/", uri.find("://") + 3)
+    return uri[start:] if start != -1 else "/"
+
+
+class RuleSet:
+    """The rules that apply to one document, in the order they take precedence."""
+
+    __slots__ = ("_heads", "rules")
+
+    def __init__(self, rules: Iterable[CompiledRule]) -> None:
+        self.rules = tuple(rules)
+        self._heads = tuple({rule.head: None for rule in self.rules})
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def may_match(self, uri: str) -> bool:
+        """False when no rule can match ``uri``: one C call, the common case."""
+        return path_of(uri).startswith(self._heads)
+
+    def matching(self, uri: str) -> list[CompiledRule]:
+        """The rules matching ``uri``, first the one that takes precedence."""
+        path = path_of(uri)
+        if not path.startswith(self._heads):
+            return []
+        return [rule for rule in self.rules if rule.matches(path)]
+
+    def values(self, uri: str) -> RuleValues | None:
+        """What the rules decide for ``uri``: per value, the first matching rule setting it.
+
+        None when no rule matches.
+        """
+        found = self.matching(uri)
+        if not found:
+            return None
+        exclude = any(rule.values[0] for rule in found)
+        decided: list[str | None] = [None, None, None]
+        for rule in found:
+            for index, value in enumerate(rule.values[1:]):
+                if decided[index] is None and value is not None:
+                    decided[index] = value
+        lastmod, changefreq, priority = decided
+        return (exclude, lastmod, changefreq, priority)
+
+    def deciding(self, uri: str) -> tuple[CompiledRule | None, list[CompiledRule | None]]:
+        """The rule excluding ``uri`` (or None), and the rule deciding each of its
+        lastmod, change frequency and priority (or None): what the inspector shows."""
+        found = self.matching(uri)
+        excluding = next((rule for rule in found if rule.values[0]), None)
+        per_value: list[CompiledRule | None] = []
+        for index in (1, 2, 3):
+            per_value.append(next((rule for rule in found if rule.values[index] is not None), None))
+        return excluding, per_value
+
+
+EMPTY = RuleSet(())
