@@ -28,6 +28,7 @@ from ..overrides import Place, Shown, send_overrides_changed, shown
 from ..registry import default_registry
 from ..values import CHANGEFREQS
 from . import browse, views
+from . import rules as rules  # registers RuleAdmin
 from .lookup import place
 
 if TYPE_CHECKING:
