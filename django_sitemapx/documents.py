@@ -235,9 +235,7 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     stream = (
         entries.chunks(builder) if isinstance(entries, PlainChunkEntries) else entries(builder)
     )
-    chunks = apply_overrides(
-        read_chunks(stream, writer.stats.skipped), section, origin.host
-    )
+    chunks = apply_overrides(read_chunks(stream, writer.stats.skipped), section, origin.host)
     try:
         for chunk in chunks:
             first = writer.render_entries(chunk)

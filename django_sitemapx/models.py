@@ -288,8 +288,7 @@ class Rule(models.Model):
         null=True,
         blank=True,
         help_text=_(
-            "Force the last modification date of the matching URLs. Empty: the "
-            "section's value."
+            "Force the last modification date of the matching URLs. Empty: the section's value."
         ),
     )
     changefreq = models.CharField(

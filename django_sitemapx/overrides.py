@@ -130,6 +130,8 @@ class _Lookup:
                 return chunk
         if isinstance(chunk, PlainChunk):
             chunk = chunk.entries()
+        if self.everything == {}:
+            return _apply(chunk, None, {}, rules)  # no override: no key per URL
         keys = [uri_key(loc) for loc, _lastmod, _changefreq, _priority, _extras in chunk]
         if self.everything is not None:
             found = self.everything
@@ -152,15 +154,18 @@ def _alternate_hrefs(chunk: Sequence[EntryTuple]) -> set[str]:
     return hrefs
 
 
-def decide(
-    uri: str, overridden: OverrideValues | None, rules: RuleSet
-) -> OverrideValues | None:
+def decide(uri: str, overridden: OverrideValues | None, rules: RuleSet) -> OverrideValues | None:
     """What the sitemap forces for ``uri``: its override's values, else the rules'.
 
     Per value, an override's wins over the rules'; an override decides on its
     own whether its URL is listed. None when neither says anything.
     """
-    ruled = rules.values(uri) if rules else None
+    return _merge(overridden, rules.values(uri) if rules else None)
+
+
+def _merge(
+    overridden: OverrideValues | None, ruled: OverrideValues | None
+) -> OverrideValues | None:
     if ruled is None:
         return overridden
     if overridden is None:
@@ -176,13 +181,19 @@ def decide(
 
 def _apply(
     chunk: Sequence[EntryTuple],
-    keys: list[str],
+    keys: list[str] | None,
     found: dict[str, OverrideValues],
     rules: RuleSet = EMPTY,
 ) -> Sequence[EntryTuple]:
+    """``chunk`` with its overrides (by ``keys``, None when there is none) and rules applied."""
     if not found and not rules:
         return chunk
-    decided = [decide(entry[0], found.get(key), rules) for key, entry in zip(keys, chunk, strict=True)]
+    ruled = rules.decide([entry[0] for entry in chunk]) if rules else {}
+    decided: list[OverrideValues | None]
+    if keys is None or not found:
+        decided = [ruled.get(index) for index in range(len(chunk))]
+    else:
+        decided = [_merge(found.get(key), ruled.get(index)) for index, key in enumerate(keys)]
     excluded = {
         entry[0] for entry, values in zip(chunk, decided, strict=True) if values and values[0]
     }
@@ -191,6 +202,9 @@ def _apply(
     pruned: dict[int, Extras] = {}
     result: list[EntryTuple] = []
     for values, entry in zip(decided, chunk, strict=True):
+        if values is None and entry[4] is None:
+            result.append(entry)
+            continue
         loc, lastmod, changefreq, priority, extras = entry
         if values is not None:
             exclude, forced_lastmod, forced_changefreq, forced_priority = values
@@ -226,7 +240,7 @@ def _prune(
 
 
 def fetch_rules(section: str = "", host: str | None = None) -> RuleSet:
-    """The rules that apply to ``section`` (every rule when empty) on ``host``, compiled (one query).
+    """The rules of ``section`` (every rule when empty) on ``host``, compiled (one query).
 
     With ``host`` None, the rules of every host.
     """

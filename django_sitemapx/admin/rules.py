@@ -80,7 +80,10 @@ class RuleAdmin(_ModelAdmin):
     readonly_fields = ("changed_by", "created_at", "updated_at")
     fieldsets = (
         (None, {"fields": ("matching", "pattern", "host", "section", "position")}),
-        (_("What matching URLs get"), {"fields": ("exclude", "lastmod", "changefreq", "priority")}),
+        (
+            _("What matching URLs get"),
+            {"fields": ("exclude", "lastmod", "changefreq", "priority")},
+        ),
         (None, {"fields": ("note",)}),
         (_("History"), {"fields": ("changed_by", "created_at", "updated_at")}),
     )

@@ -29,8 +29,8 @@ from ..locations.hosts import canonical_host
 from ..locations.origins import known_origins, origin_for_request
 from ..models import Override, Rule
 from ..overrides import fetch, fetch_rules, table_ready
-from ..rules import EMPTY, CompiledRule, RuleSet
 from ..registry import SitemapRegistry, default_registry
+from ..rules import EMPTY, CompiledRule, RuleSet
 from ..skips import recorded_skips
 from ..values import parse_lastmod
 from . import lookup as locating
@@ -197,9 +197,7 @@ def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) 
         "reason": REASONS.get(reason) if reason else None,
         "excluding_rule": _rule_source(model_admin, request, excluding) if excluding else None,
         "skip_reasons": [SKIP_REASONS.get(code, code) for code in finding.skipped],
-        "values": _values(model_admin, request, finding, override, rules)
-        if finding.found
-        else [],
+        "values": _values(model_admin, request, finding, override, rules) if finding.found else [],
         "document_url": page_path(finding.section, finding.page)
         if finding.found and finding.page
         else None,
@@ -277,7 +275,7 @@ def _values(
 def _rule_source(
     model_admin: ModelAdmin[Override], request: HttpRequest, rule: CompiledRule
 ) -> Any:
-    """"rule <pattern>", linked to the rule when the user may view rules."""
+    """ "rule <pattern>", linked to the rule when the user may view rules."""
     text = format_html("{} <code>{}</code>", _("rule"), rule.pattern)
     rule_admin = model_admin.admin_site._registry.get(Rule)
     if rule_admin is None or not rule_admin.has_view_permission(request):
