@@ -121,11 +121,10 @@ class _Lookup:
             if not rules:
                 return chunk  # no override, no rule (most sites): no key per URL either
             if isinstance(chunk, PlainChunk):
-                locations = chunk.locations()
-                if not any(map(rules.may_match, locations)):
+                if not rules.may_match_any(chunk.locations()):
                     return chunk  # still rendered from its columns
-            elif not _has_alternates(chunk) and not any(
-                rules.may_match(entry[0]) for entry in chunk
+            elif not _has_alternates(chunk) and not rules.may_match_any(
+                [entry[0] for entry in chunk]
             ):
                 return chunk
         if isinstance(chunk, PlainChunk):

@@ -119,11 +119,15 @@ def path_of(uri: str) -> str:
 class RuleSet:
     """The rules that apply to one document, in the order they take precedence."""
 
-    __slots__ = ("_heads", "rules")
+    __slots__ = ("_by_length", "_heads", "rules")
 
     def __init__(self, rules: Iterable[CompiledRule]) -> None:
         self.rules = tuple(rules)
         self._heads = tuple({rule.head: None for rule in self.rules})
+        by_length: dict[int, dict[str, list[tuple[int, CompiledRule]]]] = {}
+        for rank, rule in enumerate(self.rules):
+            by_length.setdefault(len(rule.head), {}).setdefault(rule.head, []).append((rank, rule))
+        self._by_length = sorted(by_length.items())
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -131,6 +135,13 @@ class RuleSet:
     def may_match(self, uri: str) -> bool:
         """False when no rule can match ``uri``: one C call, the common case."""
         return path_of(uri).startswith(self._heads)
+
+    def may_match_any(self, uris: Sequence[str]) -> bool:
+        """False when no rule can match any of ``uris``: one C call per URI."""
+        if not uris:
+            return False
+        heads = self._heads
+        return any(path.startswith(heads) for path in _paths(uris))
 
     def matching(self, uri: str) -> list[CompiledRule]:
         """The rules matching ``uri``, first the one that takes precedence."""
@@ -160,29 +171,31 @@ class RuleSet:
         candidates = [index for index, path in enumerate(paths) if path.startswith(heads)]
         if not candidates:
             return {}
-        decided: dict[int, list[object]] = {}
-        for rule in self.rules:
-            head = rule.head
-            if rule.matching == PREFIX:
-                hits = [index for index in candidates if paths[index].startswith(head)]
-            else:
-                pattern = rule.pattern
-                hits = [
-                    index
-                    for index in candidates
-                    if paths[index].startswith(head) and glob_matches(pattern, paths[index])
-                ]
-            values = rule.values
-            for index in hits:
-                current = decided.get(index)
-                if current is None:
-                    decided[index] = list(values)
+        # A path's matching heads are among its prefixes of the heads' lengths:
+        # one slice and one dict lookup per (URL, distinct head length).
+        matched: dict[int, list[int]] = {}
+        for length, by_head in self._by_length:
+            for index in candidates:
+                path = paths[index]
+                ranked = by_head.get(path[:length])
+                if ranked is None:
                     continue
+                for rank, rule in ranked:
+                    if rule.matching == PREFIX or glob_matches(rule.pattern, path):
+                        matched.setdefault(index, []).append(rank)
+        rules = self.rules
+        decided: dict[int, list[object]] = {}
+        for index, ranks in matched.items():
+            ranks.sort()
+            current = list(rules[ranks[0]].values)
+            for rank in ranks[1:]:
+                values = rules[rank].values
                 if values[0]:
                     current[0] = True
                 for position in (1, 2, 3):
                     if current[position] is None:
                         current[position] = values[position]
+            decided[index] = current
         return {index: _as_values(values) for index, values in decided.items()}
 
     def deciding(self, uri: str) -> tuple[CompiledRule | None, list[CompiledRule | None]]:
