@@ -187,7 +187,7 @@ class RuleSet:
         decided: dict[int, list[object]] = {}
         for index, ranks in matched.items():
             ranks.sort()
-            current = list(rules[ranks[0]].values)
+            current: list[object] = list(rules[ranks[0]].values)
             for rank in ranks[1:]:
                 values = rules[rank].values
                 if values[0]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
+from django.urls import URLPattern, path
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import format_html
@@ -14,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..models import Rule
 from ..registry import default_registry
+from . import transfer
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[Rule]
@@ -129,3 +131,32 @@ class RuleAdmin(_ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Rule, form: Any, change: bool) -> None:
         obj.changed_by = request.user if request.user.is_authenticated else None
         super().save_model(request, obj, form, change)
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path(
+                "export/",
+                wrap(self.export_view),
+                name="django_sitemapx_rule_export",
+            ),
+            path(
+                "import/",
+                wrap(self.import_view),
+                name="django_sitemapx_rule_import",
+            ),
+            *super().get_urls(),
+        ]
+
+    def export_view(self, request: HttpRequest) -> Any:
+        return transfer.export_view(self, request)
+
+    def import_view(self, request: HttpRequest) -> Any:
+        return transfer.import_view(self, request)
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        extra_context = {
+            **(extra_context or {}),
+            "has_change_permission": self.has_change_permission(request),
+        }
+        return super().changelist_view(request, extra_context)

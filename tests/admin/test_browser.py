@@ -306,3 +306,44 @@ def test_editor_adds_rules_and_the_inspector_names_them(
     page.click("#effective-values a.deciding-rule")
     page.wait_for_selector("#rule_form")
     assert page.input_value("#id_pattern") == "/articles/"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_editor_imports_overrides_from_csv_all_or_nothing(
+    live_server: Any, browser_page: Any, tmp_path: Path
+) -> None:
+    page = browser_page
+    base = live_server.url
+    news = CategoryFactory(name="News", slug="news")
+    hello = ArticleFactory(category=news, slug="hello-world", title="Hello", updated_at=WHEN)
+    editor = User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    editor.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="django_sitemapx")
+    )
+    page.goto(f"{base}/admin/login/?next=/admin/django_sitemapx/override/")
+    page.fill("#id_username", "editor")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#changelist")
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"location,priority\n{hello.get_absolute_url()},0.8\n/other/,9\n")
+    page.click("#import-csv")
+    page.set_input_files("#id_file", str(bad))
+    page.click("#import-form input[type=submit]")
+    page.wait_for_selector("#import-errors")
+    assert "Line 3: priority" in page.inner_text("#import-errors")
+    assert "Nothing was saved." in page.inner_text("#import-errors")
+
+    good = tmp_path / "good.csv"
+    good.write_text(f"location,priority\n{hello.get_absolute_url()},0.8\n")
+    page.set_input_files("#id_file", str(good))
+    page.click("#import-form input[type=submit]")
+    page.wait_for_selector("#result_list")
+    assert "1 row created, 0 updated." in page.inner_text(".messagelist")
+    hello_url = f"{base}{hello.get_absolute_url()}"
+    assert _urls(page, f"{base}/sitemap-article-1.xml")[hello_url]["priority"] == "0.8"
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    exported = Path(download.value.path()).read_text()
+    assert exported.splitlines()[1].startswith("/articles/news/hello-world,false,,,0.8")
