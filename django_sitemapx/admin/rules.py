@@ -19,15 +19,17 @@ from . import transfer
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[Rule]
+    _ModelForm = forms.ModelForm[Rule]
 else:
     _ModelAdmin = admin.ModelAdmin  # not subscriptable at run time
+    _ModelForm = forms.ModelForm
 
 
 def _every(text: Any) -> Any:
     return format_html('<span class="quiet">{}</span>', text)
 
 
-class RuleForm(forms.ModelForm[Rule]):
+class RuleForm(_ModelForm):
     """A rule, its section chosen among the registered ones."""
 
     class Meta:

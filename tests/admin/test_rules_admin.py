@@ -104,3 +104,27 @@ def test_a_bad_rule_is_a_form_error(rule_editor: Client, data: dict[str, str], f
 
 def test_without_the_rule_permissions_the_rules_are_refused() -> None:
     assert staff_client(*EDITOR_PERMISSIONS).get(reverse(RULES)).status_code == 403
+
+
+def test_the_admin_imports_without_the_stubs_runtime_patch() -> None:
+    # django-stubs' generics (ModelForm[Rule]) are not subscriptable at run time
+    # unless django_stubs_ext patches them, which a project need not do.
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='example_project.settings';"
+        "django.setup(); import django_sitemapx.admin.rules; print('ok')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+    )
+    assert result.stdout.strip() == "ok", result.stderr[-2000:]
