@@ -182,7 +182,10 @@ def page_entries(
     stream = page.entries(LocationBuilder(origin))
     entries: list[EntryTuple] = []
     try:
-        for chunk in apply_overrides(read_chunks(stream, skipped), source.section, origin.host):
+        chunks = read_chunks(stream, skipped)
+        if source.overridable:
+            chunks = apply_overrides(chunks, source.section, origin.host)
+        for chunk in chunks:
             entries.extend(chunk)
     finally:
         close_stream(stream)
@@ -235,7 +238,9 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     stream = (
         entries.chunks(builder) if isinstance(entries, PlainChunkEntries) else entries(builder)
     )
-    chunks = apply_overrides(read_chunks(stream, writer.stats.skipped), section, origin.host)
+    chunks: Iterator[Sequence[EntryTuple] | PlainChunk] = read_chunks(stream, writer.stats.skipped)
+    if source.overridable:
+        chunks = apply_overrides(chunks, section, origin.host)
     try:
         for chunk in chunks:
             first = writer.render_entries(chunk)

@@ -483,6 +483,29 @@ class OwedGeneration(models.Model):
         return self.name
 
 
+class RemovedUrl(models.Model):
+    """A URL the sitemap listed and stopped listing, for the removed-pages section.
+
+    Written after the change commits (a row deleted or unpublished, an override
+    excluding it), deleted when the URL is listed again; rows older than the
+    section's ``days`` are left out and pruned (see ``removed``).
+    """
+
+    url = models.CharField(_("URL"), max_length=2048)
+    # Unique in the URL's stead (a 2,048-character unique index is refused by MySQL).
+    url_hash = models.CharField(max_length=64, unique=True, editable=False)
+    host = models.CharField(_("host"), max_length=255)
+    removed_at = models.DateTimeField(_("removed"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("removed URL")
+        verbose_name_plural = _("removed URLs")
+        indexes = (models.Index(fields=["host", "removed_at"], name="sitemapx_removed_host"),)
+
+    def __str__(self) -> str:
+        return self.url
+
+
 class PendingUrl(models.Model):
     """A changed URL waiting to be submitted to IndexNow.
 

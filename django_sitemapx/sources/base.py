@@ -190,6 +190,8 @@ class Source:
     max_videos: int = 10
     # Most seconds a cached document of this section is served; None: SITEMAPX_CACHE_TIMEOUT.
     cache_timeout: float | None = None
+    # Whether editors' overrides and rules apply to its entries (not to the removed pages).
+    overridable: bool = True
 
     def __init__(self, section: str = "", **options: Any) -> None:
         self.section = section
