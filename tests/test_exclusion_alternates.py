@@ -65,3 +65,34 @@ def test_an_excluded_x_default_is_no_alternate_either(registry: SitemapRegistry)
     source = _register(registry)
     Override.objects.create(location=EN, exclude=True)
     assert _alternates(source) == {DE: {"de": DE}}
+
+
+def test_x_default_per_item_points_to_the_items_own_default_language(
+    registry: SitemapRegistry,
+) -> None:
+    bulk_published_articles(CategoryFactory(slug="news"), 2)
+    source = registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        i18n=True,
+        alternates=True,
+        get_x_default_for_item=lambda row: "de" if row.slug == "a1" else None,
+    )
+    alternates = _alternates(source)
+    assert alternates[EN]["x-default"] == DE == alternates[DE]["x-default"]
+    a2 = "https://example.com/en/articles/news/a2/"
+    assert "x-default" not in alternates[a2]
+
+
+def test_x_default_per_item_needs_alternates(registry: SitemapRegistry) -> None:
+    from django_sitemapx.exceptions import SourceConfigurationError
+
+    with pytest.raises(SourceConfigurationError, match="alternates"):
+        registry.register(
+            Article,
+            url_name="article-detail",
+            url_kwargs={"category": "category__slug", "slug": "slug"},
+            i18n=True,
+            get_x_default_for_item=lambda row: "de",
+        )
