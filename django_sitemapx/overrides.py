@@ -121,7 +121,11 @@ class _Lookup:
             if not rules:
                 return chunk  # no override, no rule (most sites): no key per URL either
             if isinstance(chunk, PlainChunk):
-                if not rules.may_match_any(chunk.locations()):
+                # Its URIs share their first literal (the origin and the pattern's
+                # start): most chunks are ruled out without building a location.
+                if not rules.may_match_start(chunk.literals[0]) or not rules.may_match_any(
+                    chunk.locations()
+                ):
                     return chunk  # still rendered from its columns
             elif not _has_alternates(chunk) and not rules.may_match_any(
                 [entry[0] for entry in chunk]

@@ -136,6 +136,18 @@ class RuleSet:
         """False when no rule can match ``uri``: one C call, the common case."""
         return path_of(uri).startswith(self._heads)
 
+    def may_match_start(self, start: str) -> bool:
+        """False when no rule can match a URI that starts with ``start`` (an absolute URI's
+        beginning): every URI of a chunk held as columns shares its first literal."""
+        path = (
+            path_of(start)
+            if "://" in start and start.find("/", start.find("://") + 3) != -1
+            else ""
+        )
+        if not path:
+            return True  # the literal ends inside the host: nothing to rule out
+        return any(head.startswith(path) or path.startswith(head) for head in self._heads)
+
     def may_match_any(self, uris: Sequence[str]) -> bool:
         """False when no rule can match any of ``uris``: one C call per URI."""
         if not uris:

@@ -262,3 +262,20 @@ def test_a_rule_change_reaches_the_served_documents(
     with django_capture_on_commit_callbacks(execute=True):
         Rule.objects.create(pattern="/", exclude=True, section="article")
     assert client.get("/sitemap-article-1.xml").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("start", "may"),
+    [
+        ("https://example.com/articles/", False),
+        ("https://example.com/tag/", True),
+        ("https://example.com/ta", True),
+        ("https://example.com", True),
+        ("https://exam", True),
+    ],
+)
+def test_a_chunk_is_ruled_out_by_its_first_literal(start: str, may: bool) -> None:
+    from django_sitemapx.rules import CompiledRule, RuleSet
+
+    rules = RuleSet([CompiledRule(1, GLOB, "/tag/*/x", (True, None, None, None))])
+    assert rules.may_match_start(start) is may
