@@ -145,7 +145,7 @@ def listed_pages(registry: SitemapRegistry, origin: Origin | None = None) -> lis
         for source in sources
         for summary in source.page_summaries()
     ]
-    return adjust_index(listed)
+    return adjust_index(listed, None if origin is None else origin.host)
 
 
 def render_index(
@@ -198,7 +198,10 @@ def page_entries(
     stream = page.entries(LocationBuilder(origin))
     entries: list[EntryTuple] = []
     try:
-        for chunk in apply_overrides(read_chunks(stream, skipped)):
+        chunks = read_chunks(stream, skipped)
+        if source.overridable:
+            chunks = apply_overrides(chunks, source.section, origin.host)
+        for chunk in chunks:
             entries.extend(chunk)
     finally:
         close_stream(stream)
@@ -252,7 +255,9 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
     stream = (
         entries.chunks(builder) if isinstance(entries, PlainChunkEntries) else entries(builder)
     )
-    chunks = apply_overrides(read_chunks(stream, writer.stats.skipped))
+    chunks: Iterator[Sequence[EntryTuple] | PlainChunk] = read_chunks(stream, writer.stats.skipped)
+    if source.overridable:
+        chunks = apply_overrides(chunks, section, origin.host)
     try:
         for chunk in chunks:
             first = writer.render_entries(chunk)

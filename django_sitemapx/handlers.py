@@ -14,7 +14,7 @@ from django.dispatch import receiver
 
 from .exceptions import NotRegistered
 from .invalidation import invalidate, keys_touched_by, pages_holding, replace_generations
-from .models import Override
+from .models import Override, Rule
 from .overrides import NOT_OVERRIDDEN, Place, Shown, send_overrides_changed, shown
 from .signals import overrides_changed
 
@@ -62,6 +62,37 @@ def override_saved(
 def override_deleted(sender: type[Override], instance: Override, **kwargs: Any) -> None:
     """An override was deleted."""
     _send_on_commit(instance, [instance._loaded_place], created=False)
+
+
+@receiver(post_init, sender=Rule, dispatch_uid="django_sitemapx.rule_loaded")
+def rule_loaded(sender: type[Rule], instance: Rule, **kwargs: Any) -> None:
+    """Remember the section a rule applied to, so a change invalidates it too."""
+    instance._loaded_section = instance.__dict__.get("section")
+
+
+@receiver(post_save, sender=Rule, dispatch_uid="django_sitemapx.rule_saved")
+@receiver(post_delete, sender=Rule, dispatch_uid="django_sitemapx.rule_deleted")
+def rule_changed(sender: type[Rule], instance: Rule, **kwargs: Any) -> None:
+    """Invalidate the documents a rule applies to, or applied to, once the change commits.
+
+    A rule of one section invalidates that section's pages (and the index);
+    a rule of every section, every document. The host does not narrow it:
+    invalidation is never per host.
+    """
+    sections = {instance.section, instance._loaded_section or instance.section}
+    instance._loaded_section = instance.section
+
+    def run() -> None:
+        if "" in sections:
+            invalidate()
+            return
+        for section in sorted(sections):
+            try:
+                invalidate(section)
+            except NotRegistered:  # a rule of a section that is gone
+                continue
+
+    transaction.on_commit(run, using=kwargs.get("using"))
 
 
 @receiver(post_save, dispatch_uid="django_sitemapx.invalidate.save")

@@ -16,7 +16,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from .exceptions import InvalidLocation
+from .locations.hosts import checked_host
 from .locations.keys import location_key
+from .rules import GLOB, PREFIX, pattern_text
 from .values import CHANGEFREQS
 
 # The protocol's seven values (``values.CHANGEFREQS``), worded for editors.
@@ -229,6 +231,167 @@ def location_hash(location: str) -> str:
     return hashlib.sha256(location.encode()).hexdigest()
 
 
+class Rule(models.Model):
+    """What the sitemap says about every URL matching a pattern, whatever its source says.
+
+    A rule matches by prefix or by glob (see ``rules``), on one host or every
+    host, in one section or every section. Rules apply in ascending
+    ``position`` (then creation): per value, the first matching rule that sets
+    it decides; any matching rule that excludes excludes. An ``Override`` of
+    the URL wins over every rule: its values first, and whether it is listed.
+    """
+
+    MATCHING_CHOICES = [
+        (PREFIX, _("starts with")),
+        (GLOB, _("glob (* is any run of characters)")),
+    ]
+
+    matching = models.CharField(
+        _("matching"), max_length=6, choices=MATCHING_CHOICES, default=PREFIX
+    )
+    pattern = models.CharField(
+        _("pattern"),
+        max_length=LOCATION_MAX_LENGTH,
+        help_text=_(
+            "The path (and query) the URLs start with, such as /tag/, or a glob such as "
+            "/products/*/reviews/ or /search?*. Matched against the URL as the sitemap "
+            "writes it, without its host."
+        ),
+    )
+    host = models.CharField(
+        _("host"),
+        max_length=255,
+        blank=True,
+        help_text=_("Only URLs on this host. Empty: every host."),
+    )
+    section = models.CharField(
+        _("section"),
+        max_length=100,
+        blank=True,
+        help_text=_("Only URLs of this section. Empty: every section."),
+    )
+    position = models.PositiveIntegerField(
+        _("position"),
+        default=100,
+        help_text=_(
+            "Rules apply from the lowest position up: for each value, the first "
+            "matching rule that sets it decides."
+        ),
+    )
+    exclude = models.BooleanField(
+        _("exclude from the sitemap"),
+        default=False,
+        help_text=_("Leave the matching URLs out of the sitemap."),
+    )
+    lastmod = models.DateTimeField(
+        _("last modified"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "Force the last modification date of the matching URLs. Empty: the section's value."
+        ),
+    )
+    changefreq = models.CharField(
+        _("change frequency"),
+        max_length=7,
+        choices=CHANGEFREQ_CHOICES,
+        blank=True,
+        default="",
+        help_text=_("A hint most search engines ignore. Empty: the section's value."),
+    )
+    priority = models.DecimalField(
+        _("priority"),
+        max_digits=2,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[
+            MinValueValidator(Decimal("0.0"), message=_PRIORITY_RANGE),
+            MaxValueValidator(Decimal("1.0"), message=_PRIORITY_RANGE),
+        ],
+        help_text=_("A hint most search engines ignore; 0.0 to 1.0. Empty: the section's value."),
+    )
+    note = models.TextField(
+        _("note"), blank=True, help_text=_("Why this rule exists (not published).")
+    )
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("changed by"),
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("changed"), auto_now=True)
+
+    # What the row held when read, so a change invalidates where it applied too.
+    _loaded_section: str | None = None
+
+    class Meta:
+        verbose_name = _("sitemap rule")
+        verbose_name_plural = _("sitemap rules")
+        ordering = ("position", "pk")
+        constraints = (
+            models.CheckConstraint(
+                condition=Q(pattern__startswith="/"),
+                name="sitemapx_rule_pattern_is_path",
+                violation_error_message=_("A pattern starts with / (the path, without the host)."),
+            ),
+            models.CheckConstraint(
+                condition=Q(matching__in=[PREFIX, GLOB]),
+                name="sitemapx_rule_matching_valid",
+                violation_error_message=_("Choose prefix or glob."),
+            ),
+            models.CheckConstraint(
+                condition=Q(priority__isnull=True) | Q(priority__gte=0, priority__lte=1),
+                name="sitemapx_rule_priority_range",
+                violation_error_message=_PRIORITY_RANGE,
+            ),
+            models.CheckConstraint(
+                condition=Q(changefreq__in=["", *CHANGEFREQS]),
+                name="sitemapx_rule_changefreq_valid",
+                violation_error_message=_("Choose one of the seven change frequencies."),
+            ),
+            models.CheckConstraint(
+                condition=Q(exclude=True)
+                | Q(priority__isnull=False)
+                | ~Q(changefreq="")
+                | Q(lastmod__isnull=False),
+                name="sitemapx_rule_changes_something",
+                violation_error_message=_(
+                    "Set at least one of exclude, last modified, change frequency or "
+                    "priority; a rule that changes nothing is not needed."
+                ),
+            ),
+        )
+
+    def __str__(self) -> str:
+        return self.pattern
+
+    def clean(self) -> None:
+        super().clean()
+        errors: dict[str, Any] = {}
+        if self.pattern:
+            try:
+                self.pattern = pattern_text(self.matching, self.pattern)
+            except ValueError as error:
+                errors["pattern"] = ValidationError(str(error), code="invalid_pattern")
+        if self.host:
+            host = checked_host(self.host.strip())
+            if host is None:
+                errors["host"] = ValidationError(_("This is not a host name."), code="invalid")
+            else:
+                self.host = host
+        if self.lastmod is not None and self.lastmod > timezone.now():
+            errors["lastmod"] = ValidationError(
+                _("The last modification cannot be in the future."), code="future_lastmod"
+            )
+        if errors:
+            raise ValidationError(errors)
+
+
 class PageState(models.Model):
     """One page of a model section: where it starts, and its summary with its generation.
 
@@ -318,6 +481,29 @@ class OwedGeneration(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RemovedUrl(models.Model):
+    """A URL the sitemap listed and stopped listing, for the removed-pages section.
+
+    Written after the change commits (a row deleted or unpublished, an override
+    excluding it), deleted when the URL is listed again; rows older than the
+    section's ``days`` are left out and pruned (see ``removed``).
+    """
+
+    url = models.CharField(_("URL"), max_length=2048)
+    # Unique in the URL's stead (a 2,048-character unique index is refused by MySQL).
+    url_hash = models.CharField(max_length=64, unique=True, editable=False)
+    host = models.CharField(_("host"), max_length=255)
+    removed_at = models.DateTimeField(_("removed"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("removed URL")
+        verbose_name_plural = _("removed URLs")
+        indexes = (models.Index(fields=["host", "removed_at"], name="sitemapx_removed_host"),)
+
+    def __str__(self) -> str:
+        return self.url
 
 
 class PendingUrl(models.Model):

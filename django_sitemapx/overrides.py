@@ -29,8 +29,10 @@ from django.db.models import BooleanField, Max, Q
 from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
-from .entries import EntryTuple, PlainChunk
+from .entries import EntryTuple, Extras, PlainChunk
+from .locations.hosts import canonical_host
 from .locations.keys import uri_key
+from .rules import EMPTY, CompiledRule, RuleSet
 from .signals import overrides_changed
 from .sources import ListedPage
 from .values import format_priority, is_later, lastmod_text_or_none
@@ -66,34 +68,43 @@ def table_ready() -> bool:
 
 @overload
 def apply_overrides(
-    chunks: Iterable[Sequence[EntryTuple]],
+    chunks: Iterable[Sequence[EntryTuple]], section: str = ..., host: str | None = ...
 ) -> Iterator[Sequence[EntryTuple]]: ...
 @overload
 def apply_overrides(
     chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
+    section: str = ...,
+    host: str | None = ...,
 ) -> Iterator[Sequence[EntryTuple] | PlainChunk]: ...
 def apply_overrides(
     chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
+    section: str = "",
+    host: str | None = None,
 ) -> Iterator[Sequence[EntryTuple] | PlainChunk]:
-    """Yield each chunk with overrides applied: at most one query per chunk.
+    """Yield each chunk with rules and overrides applied: at most one query per chunk.
 
-    A ``PlainChunk`` stays one when there is no override at all, else becomes
-    its entries.
+    The rules of ``section`` on ``host`` are read and compiled once, before the
+    first chunk (one query). A ``PlainChunk`` stays one when no override
+    exists and no rule matches any of its URLs, else becomes its entries.
     """
     if not app_settings.OVERRIDES or not table_ready():
         yield from chunks
         return
-    lookup = _Lookup()
+    lookup = _Lookup(section, host)
     for chunk in chunks:
         yield lookup.apply(chunk)
 
 
 class _Lookup:
-    """The overrides of one document, read all at once when they are few, else chunk by chunk."""
+    """The overrides of one document, read all at once when they are few, else chunk by chunk,
+    and the rules that apply to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, section: str, host: str | None) -> None:
         self.everything: dict[str, OverrideValues] | None = None
         self.first = True
+        self.section = section
+        self.host = host
+        self.rules = EMPTY
 
     def apply(self, chunk: Sequence[EntryTuple] | PlainChunk) -> Sequence[EntryTuple] | PlainChunk:
         if self.first:
@@ -102,40 +113,161 @@ class _Lookup:
             preloaded = fetch_first(PRELOAD_LIMIT + 1)
             if len(preloaded) <= PRELOAD_LIMIT:
                 self.everything = preloaded
-        if not chunk or self.everything == {}:
-            return chunk  # no override at all (most sites): no key per URL either
+            self.rules = fetch_rules(self.section, self.host)
+        if not chunk:
+            return chunk
+        rules = self.rules
+        if self.everything == {}:
+            if not rules:
+                return chunk  # no override, no rule (most sites): no key per URL either
+            if isinstance(chunk, PlainChunk):
+                # Its URIs share their first literal (the origin and the pattern's
+                # start): most chunks are ruled out without building a location.
+                if not rules.may_match_start(chunk.literals[0]) or not rules.may_match_any(
+                    chunk.locations()
+                ):
+                    return chunk  # still rendered from its columns
+            elif not _has_alternates(chunk) and not rules.may_match_any(
+                [entry[0] for entry in chunk]
+            ):
+                return chunk
         if isinstance(chunk, PlainChunk):
             chunk = chunk.entries()
+        if self.everything == {}:
+            return _apply(chunk, None, {}, rules)  # no override: no key per URL
         keys = [uri_key(loc) for loc, _lastmod, _changefreq, _priority, _extras in chunk]
-        found = self.everything if self.everything is not None else fetch(set(keys))
-        return _apply(chunk, keys, found)
+        if self.everything is not None:
+            found = self.everything
+        else:
+            wanted = set(keys)
+            wanted.update(uri_key(href) for href in _alternate_hrefs(chunk))
+            found = fetch(wanted)
+        return _apply(chunk, keys, found, rules)
+
+
+def _has_alternates(chunk: Sequence[EntryTuple]) -> bool:
+    return any(extras is not None and extras.alternates for *_values, extras in chunk)
+
+
+def _alternate_hrefs(chunk: Sequence[EntryTuple]) -> set[str]:
+    hrefs: set[str] = set()
+    for *_values, extras in chunk:
+        if extras is not None and extras.alternates:
+            hrefs.update(href for _hreflang, href in extras.alternates)
+    return hrefs
+
+
+def decide(uri: str, overridden: OverrideValues | None, rules: RuleSet) -> OverrideValues | None:
+    """What the sitemap forces for ``uri``: its override's values, else the rules'.
+
+    Per value, an override's wins over the rules'; an override decides on its
+    own whether its URL is listed. None when neither says anything.
+    """
+    return _merge(overridden, rules.values(uri) if rules else None)
+
+
+def _merge(
+    overridden: OverrideValues | None, ruled: OverrideValues | None
+) -> OverrideValues | None:
+    if ruled is None:
+        return overridden
+    if overridden is None:
+        return ruled
+    exclude, lastmod, changefreq, priority = overridden
+    return (
+        exclude,
+        ruled[1] if lastmod is None else lastmod,
+        ruled[2] if changefreq is None else changefreq,
+        ruled[3] if priority is None else priority,
+    )
 
 
 def _apply(
-    chunk: Sequence[EntryTuple], keys: list[str], found: dict[str, OverrideValues]
+    chunk: Sequence[EntryTuple],
+    keys: list[str] | None,
+    found: dict[str, OverrideValues],
+    rules: RuleSet = EMPTY,
 ) -> Sequence[EntryTuple]:
-    if not found:
+    """``chunk`` with its overrides (by ``keys``, None when there is none) and rules applied."""
+    if not found and not rules:
         return chunk
+    ruled = rules.decide([entry[0] for entry in chunk]) if rules else {}
+    decided: list[OverrideValues | None]
+    if keys is None or not found:
+        decided = [ruled.get(index) for index in range(len(chunk))]
+    else:
+        decided = [_merge(found.get(key), ruled.get(index)) for index, key in enumerate(keys)]
+    excluded = {
+        entry[0] for entry, values in zip(chunk, decided, strict=True) if values and values[0]
+    }
+    # A URL left out is nobody's alternate (the alternates are one tuple per item,
+    # shared by its versions: each is pruned once).
+    pruned: dict[int, Extras] = {}
     result: list[EntryTuple] = []
-    for key, entry in zip(keys, chunk, strict=True):
-        values = found.get(key)
-        if values is None:
+    for values, entry in zip(decided, chunk, strict=True):
+        if values is None and entry[4] is None:
             result.append(entry)
             continue
-        exclude, forced_lastmod, forced_changefreq, forced_priority = values
-        if exclude:
-            continue
         loc, lastmod, changefreq, priority, extras = entry
-        result.append(
-            (
-                loc,
-                lastmod if forced_lastmod is None else forced_lastmod,
-                changefreq if forced_changefreq is None else forced_changefreq,
-                priority if forced_priority is None else forced_priority,
-                extras,
+        if values is not None:
+            exclude, forced_lastmod, forced_changefreq, forced_priority = values
+            if exclude:
+                continue
+            lastmod = lastmod if forced_lastmod is None else forced_lastmod
+            changefreq = changefreq if forced_changefreq is None else forced_changefreq
+            priority = priority if forced_priority is None else forced_priority
+        if extras is not None and extras.alternates:
+            extras = pruned.get(id(extras)) or pruned.setdefault(
+                id(extras), _prune(extras, excluded, found, rules)
             )
-        )
+        result.append((loc, lastmod, changefreq, priority, extras))
     return result
+
+
+def _prune(
+    extras: Extras, excluded: set[str], found: dict[str, OverrideValues], rules: RuleSet
+) -> Extras:
+    """``extras`` without the alternates the sitemap leaves out."""
+    kept = []
+    for link in extras.alternates:
+        href = link[1]
+        if href in excluded:
+            continue
+        values = decide(href, found.get(uri_key(href)), rules)
+        if values is not None and values[0]:
+            continue
+        kept.append(link)
+    if len(kept) == len(extras.alternates):
+        return extras
+    return extras._replace(alternates=tuple(kept))
+
+
+def fetch_rules(section: str = "", host: str | None = None) -> RuleSet:
+    """The rules of ``section`` (every rule when empty) on ``host``, compiled (one query).
+
+    With ``host`` None, the rules of every host.
+    """
+    from .models import Rule, table_exists
+
+    if not table_exists(Rule, router.db_for_read(Rule)):
+        logger.error(
+            "The table of django_sitemapx's rules (%s) does not exist: run `python manage.py "
+            "migrate`. Sitemaps are served without rules until then.",
+            Rule._meta.db_table,
+        )
+        return EMPTY
+    rows = Rule.objects.order_by("position", "pk")
+    if section:
+        rows = rows.filter(section__in=["", section])
+    if host is not None:
+        rows = rows.filter(host__in=["", canonical_host(host)])
+    compiled = []
+    for pk, matching, pattern, exclude, lastmod, changefreq, priority in rows.values_list(
+        "pk", "matching", "pattern", "exclude", "lastmod", "changefreq", "priority"
+    ):
+        values = _format([exclude, lastmod, changefreq, priority])
+        compiled.append(CompiledRule(pk, matching, pattern, values))
+    return RuleSet(compiled) if compiled else EMPTY
 
 
 _FIELDS = ("location", "exclude", "lastmod", "changefreq", "priority")
@@ -182,23 +314,49 @@ def _format(row: list[Any]) -> OverrideValues:
     )
 
 
-def adjust_index(listed: list[ListedPage]) -> list[ListedPage]:
-    """Raise each page's lastmod to the latest forced lastmod placed on it (one query)."""
+def adjust_index(listed: list[ListedPage], host: str | None = None) -> list[ListedPage]:
+    """Raise each page's lastmod to the latest forced lastmod placed on it (two queries).
+
+    Overrides raise the page they were placed on. A rule's forced lastmod
+    raises every page of the sections it applies to on ``host`` (every host
+    when None): the index cannot tell which pages hold a URL the rule matches
+    without reading them, and a page announced as changed that did not is
+    the cheaper mistake.
+    """
     if not listed or not app_settings.OVERRIDES or not table_ready():
         return listed
     forced = forced_page_lastmods()
-    if not forced:
+    ruled = forced_rule_lastmods(host)
+    if not forced and not ruled:
         return listed
     adjusted = []
     for listed_page in listed:
-        latest = forced.get((listed_page.section, listed_page.summary.number))
-        if latest is not None and is_later(latest, listed_page.summary.lastmod):
-            text = lastmod_text_or_none(latest)
-            if text is not None:
-                summary = dataclasses.replace(listed_page.summary, lastmod=text)
-                listed_page = dataclasses.replace(listed_page, summary=summary)
+        candidates = [
+            forced.get((listed_page.section, listed_page.summary.number)),
+            ruled.get(""),
+            ruled.get(listed_page.section),
+        ]
+        for latest in candidates:
+            if latest is not None and is_later(latest, listed_page.summary.lastmod):
+                text = lastmod_text_or_none(latest)
+                if text is not None:
+                    summary = dataclasses.replace(listed_page.summary, lastmod=text)
+                    listed_page = dataclasses.replace(listed_page, summary=summary)
         adjusted.append(listed_page)
     return adjusted
+
+
+def forced_rule_lastmods(host: str | None) -> dict[str, datetime.datetime]:
+    """``section ("" for every section) -> latest forced lastmod`` of the rules on ``host``."""
+    from .models import Rule, table_exists
+
+    if not table_exists(Rule, router.db_for_read(Rule)):
+        return {}
+    rows = Rule.objects.filter(lastmod__isnull=False, exclude=False)
+    if host is not None:
+        rows = rows.filter(host__in=["", canonical_host(host)])
+    latest = rows.order_by().values_list("section").annotate(latest=Max("lastmod"))
+    return dict(latest)
 
 
 def forced_page_lastmods() -> dict[tuple[str, int], datetime.datetime]:

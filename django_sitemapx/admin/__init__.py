@@ -27,7 +27,8 @@ from ..models import CHANGEFREQ_CHOICES, Override, location_hash
 from ..overrides import Place, Shown, send_overrides_changed, shown
 from ..registry import default_registry
 from ..values import CHANGEFREQS
-from . import browse, views
+from . import browse, transfer, views
+from . import rules as rules  # registers RuleAdmin
 from .lookup import place
 
 if TYPE_CHECKING:
@@ -301,6 +302,16 @@ class OverrideAdmin(_ModelAdmin):
             path("inspect/", wrap(self.inspect_view), name="django_sitemapx_inspect"),
             path("overview/", wrap(self.overview_view), name="django_sitemapx_overview"),
             path(
+                "export/",
+                wrap(self.export_view),
+                name="django_sitemapx_override_export",
+            ),
+            path(
+                "import/",
+                wrap(self.import_view),
+                name="django_sitemapx_override_import",
+            ),
+            path(
                 "browse/<str:section>/",
                 wrap(self.browse_section_view),
                 name="django_sitemapx_browse_section",
@@ -315,6 +326,19 @@ class OverrideAdmin(_ModelAdmin):
 
     def inspect_view(self, request: HttpRequest) -> Any:
         return views.inspect(self, request)
+
+    def export_view(self, request: HttpRequest) -> Any:
+        return transfer.export_view(self, request)
+
+    def import_view(self, request: HttpRequest) -> Any:
+        return transfer.import_view(self, request)
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        extra_context = {
+            **(extra_context or {}),
+            "has_change_permission": self.has_change_permission(request),
+        }
+        return super().changelist_view(request, extra_context)
 
     def overview_view(self, request: HttpRequest) -> Any:
         return views.overview(self, request)

@@ -34,6 +34,7 @@ SCAN_LIMIT = 200_000
 # Reasons a URL is not in the sitemap (stable codes; the admin words them).
 NOT_REGISTERED = "not_registered"
 EXCLUDED = "excluded"
+EXCLUDED_BY_RULE = "excluded_by_rule"
 FILTERED_OUT = "filtered_out"
 TOO_LONG = "too_long"
 SKIPPED = "skipped"

@@ -18,6 +18,7 @@ from django.db.models import Count, Model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from ..audit import last_report
@@ -28,9 +29,10 @@ from ..exceptions import InvalidURL, SkipReason
 from ..locations import Origin
 from ..locations.hosts import canonical_host
 from ..locations.origins import known_origins, origin_for_request
-from ..models import Override
-from ..overrides import fetch, table_ready
+from ..models import Override, Rule
+from ..overrides import fetch, fetch_rules, table_ready
 from ..registry import SitemapRegistry, default_registry
+from ..rules import EMPTY, CompiledRule, RuleSet
 from ..skips import recorded_skips
 from ..values import parse_lastmod
 from . import lookup as locating
@@ -44,6 +46,7 @@ REASONS = {
         "the sitemap, or its section builds a different URL."
     ),
     locating.EXCLUDED: _("An override excludes this URL from the sitemap."),
+    locating.EXCLUDED_BY_RULE: _("A rule excludes this URL from the sitemap."),
     locating.FILTERED_OUT: _(
         "The row exists but the section's queryset filters it out (for example, it is "
         "not published)."
@@ -77,6 +80,9 @@ SKIP_REASONS: dict[str, Any] = {
     SkipReason.OVER_VIDEO_TAG_LIMIT: _("a video has more than 32 tags"),
 }
 SOURCE, OVERRIDE, NONE = _("section"), _("override"), _("not set")
+# The values in the order search engines weigh them: lastmod is read when it is
+# accurate; changefreq and priority are hints Google and Bing say they ignore.
+VALUE_LABELS = (_("last modified"), _("change frequency"), _("priority"))
 
 
 class InspectForm(forms.Form):
@@ -174,15 +180,26 @@ def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) 
         return {"finding": finding, "reason": REASONS[locating.INVALID]}
     override = Override.objects.filter(location=finding.key).first()
     reason = finding.reason
-    if finding.found and override is not None and override.exclude:
-        reason = locating.EXCLUDED
+    rules = EMPTY
+    excluding = None
+    if finding.found:
+        assert finding.entry is not None
+        rules = fetch_rules(finding.section, origin_for_request(request).host)
+        excluding, _per_value = rules.deciding(finding.entry[0])
+        if override is not None:
+            excluding = None  # the override decides whether its URL is listed
+            if override.exclude:
+                reason = locating.EXCLUDED
+        elif excluding is not None:
+            reason = locating.EXCLUDED_BY_RULE
     return {
         "finding": finding,
         "override": override,
         "in_sitemap": finding.found and reason is None,
         "reason": REASONS.get(reason) if reason else None,
+        "excluding_rule": _rule_source(model_admin, request, excluding) if excluding else None,
         "skip_reasons": [SKIP_REASONS.get(code, code) for code in finding.skipped],
-        "values": _values(finding, override) if finding.found else [],
+        "values": _values(model_admin, request, finding, override, rules) if finding.found else [],
         "document_url": page_path(finding.section, finding.page)
         if finding.found and finding.page
         else None,
@@ -229,25 +246,44 @@ def _media(finding: locating.Finding, request: HttpRequest) -> list[Media]:
     return media
 
 
-def _values(finding: locating.Finding, override: Override | None) -> list[Value]:
+def _values(
+    model_admin: ModelAdmin[Override],
+    request: HttpRequest,
+    finding: locating.Finding,
+    override: Override | None,
+    rules: RuleSet,
+) -> list[Value]:
     assert finding.entry is not None
-    _loc, lastmod, changefreq, priority, _extras = finding.entry
+    loc, lastmod, changefreq, priority, _extras = finding.entry
     forced = fetch([finding.key]).get(finding.key) if override is not None else None
     _exclude, *forced_values = forced if forced is not None else (False, None, None, None)
+    _excluding, deciding = rules.deciding(loc)
     rows = []
-    for label, source_value, forced_value in zip(
-        (_("last modified"), _("change frequency"), _("priority")),
-        (lastmod, changefreq, priority),
-        forced_values,
-        strict=True,
+    for label, source_value, forced_value, rule in zip(
+        VALUE_LABELS, (lastmod, changefreq, priority), forced_values, deciding, strict=True
     ):
         if forced_value is not None:
             rows.append(Value(label, forced_value, OVERRIDE))
+        elif rule is not None:
+            index = VALUE_LABELS.index(label) + 1
+            rows.append(Value(label, rule.values[index], _rule_source(model_admin, request, rule)))
         elif source_value is not None:
             rows.append(Value(label, source_value, SOURCE))
         else:
             rows.append(Value(label, "", NONE))
     return rows
+
+
+def _rule_source(
+    model_admin: ModelAdmin[Override], request: HttpRequest, rule: CompiledRule
+) -> Any:
+    """ "rule <pattern>", linked to the rule when the user may view rules."""
+    text = format_html("{} <code>{}</code>", _("rule"), rule.pattern)
+    rule_admin = model_admin.admin_site._registry.get(Rule)
+    if rule_admin is None or not rule_admin.has_view_permission(request):
+        return text
+    url = reverse("admin:django_sitemapx_rule_change", args=[rule.pk])
+    return format_html('<a href="{}" class="deciding-rule">{}</a>', url, text)
 
 
 def _override_url(

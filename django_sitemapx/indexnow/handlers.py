@@ -20,19 +20,21 @@ followed: call ``indexnow.queue_urls()`` for such URLs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models.signals import post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
+from .. import removed
 from ..documents import read_chunks
 from ..locations import LocationBuilder, Origin
 from ..locations.keys import uri_key
 from ..locations.origins import served_origins
-from ..overrides import NOT_OVERRIDDEN, Shown, shown
+from ..overrides import NOT_OVERRIDDEN, Shown, fetch_rules, shown
 from ..registry import default_registry
 from ..signals import overrides_changed
 from ..sources import ModelSource
@@ -114,27 +116,55 @@ def _changed_uris(before: list[Listing], after: list[Listing]) -> list[str]:
     return list(dict.fromkeys(changed))
 
 
-def _queue_listed(uris: list[str]) -> None:
-    """Queue ``uris`` less those an override excludes: the sitemap never listed them."""
-    if not uris:
-        return
-    excluded = _excluded_keys({uri_key(uri) for uri in uris})
-    queue_urls(uri for uri in uris if uri_key(uri) not in excluded)
+def _queue_listed(
+    uris: list[str], removed_uris: Sequence[str] = (), returned: Sequence[str] = ()
+) -> None:
+    """Queue ``uris`` for IndexNow and record ``removed_uris`` (and ``returned``) for the
+    removed-pages section, less those the sitemap never listed: an override, or a
+    rule with no override of the URL's, excludes them."""
+    unlisted = _unlisted([*uris, *removed_uris])
+    if is_enabled():
+        queue_urls(uri for uri in uris if uri not in unlisted)
+    if removed.sections():
+        removed.record((uri for uri in removed_uris if uri not in unlisted), returned)
 
 
-def _excluded_keys(keys: set[str]) -> set[str]:
+def _unlisted(uris: list[str]) -> set[str]:
     from ..models import Override, location_hash
 
-    hashes = [location_hash(key) for key in keys]
-    excluded = Override.objects.filter(exclude=True, location_hash__in=hashes)
-    return set(excluded.values_list("location", flat=True))
+    if not uris:
+        return set()
+    keys = {uri: uri_key(uri) for uri in uris}
+    hashes = [location_hash(key) for key in set(keys.values())]
+    overridden = dict(
+        Override.objects.filter(location_hash__in=hashes).values_list("location", "exclude")
+    )
+    unlisted = {uri for uri, key in keys.items() if overridden.get(key)}
+    by_host: dict[str, list[str]] = {}
+    for uri, key in keys.items():
+        if key not in overridden:
+            by_host.setdefault(urlsplit(uri).netloc, []).append(uri)
+    for host, candidates in by_host.items():
+        # Every section's rules: a rule of another section excluding the URL keeps it
+        # unannounced, the safe side.
+        decided = fetch_rules("", host).decide(candidates)
+        unlisted.update(candidates[index] for index, values in decided.items() if values[0])
+    return unlisted
+
+
+def _active() -> bool:
+    """Whether anyone listens: IndexNow, or a removed-pages section."""
+    return is_enabled() or bool(removed.sections())
 
 
 def _queue_after_commit(
     instance: models.Model, sources: list[ModelSource], before: list[Listing], using: str | None
 ) -> None:
     def run() -> None:
-        _queue_listed(_changed_uris(before, _listings(instance, sources)))
+        after = _listings(instance, sources)
+        listed_after = list(dict.fromkeys(uri for uri, _values in after))
+        gone = [uri for uri, _values in before if uri not in listed_after]
+        _queue_listed(_changed_uris(before, after), gone, listed_after)
 
     transaction.on_commit(run, using=using, robust=True)
 
@@ -144,7 +174,7 @@ def row_saving(
     sender: type[models.Model], instance: models.Model, raw: bool = False, **kwargs: Any
 ) -> None:
     """Remember the URLs of a row about to change, which the change may move."""
-    if not is_enabled() or raw or instance._state.adding or instance.pk is None:
+    if not _active() or raw or instance._state.adding or instance.pk is None:
         return
     sources = _sources_of(instance)
     if sources:
@@ -159,7 +189,7 @@ def row_saved(
 ) -> None:
     """Queue the row's URLs whose entry the save changed (moved, added, removed, re-dated)."""
     before = instance.__dict__.pop(_BEFORE, [])
-    if not is_enabled() or raw or before is None:
+    if not _active() or raw or before is None:
         return
     sources = _sources_of(instance)
     if sources:
@@ -169,7 +199,7 @@ def row_saved(
 @receiver(pre_delete, dispatch_uid="django_sitemapx.indexnow.row_deleting")
 def row_deleting(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
     """Queue the URLs of a row being deleted, once the delete commits."""
-    if not is_enabled():
+    if not _active():
         return
     sources = _sources_of(instance)
     if not sources:
@@ -178,7 +208,7 @@ def row_deleting(sender: type[models.Model], instance: models.Model, **kwargs: A
     listings = _listings_before_change(instance, sources, using)
     if listings:
         uris = list(dict.fromkeys(uri for uri, _values in listings))
-        transaction.on_commit(lambda: _queue_listed(uris), using=using, robust=True)
+        transaction.on_commit(lambda: _queue_listed(uris, uris), using=using, robust=True)
 
 
 @receiver(overrides_changed, dispatch_uid="django_sitemapx.indexnow.overrides")
@@ -196,20 +226,29 @@ def overrides_changed_queue(
     section lists, neither. Where ``before`` does not know a location, an
     excluded URL is not announced.
     """
-    if not is_enabled():
+    if not _active():
         return
     try:
-        queue_urls(_override_urls(locations, before or {}))
+        urls, gone, back = _override_urls(locations, before or {})
+        if is_enabled():
+            queue_urls(urls)
+        if removed.sections():
+            removed.record(gone, back)
     except Exception:
         logger.exception("IndexNow: the URLs of changed overrides were not queued.")
 
 
-def _override_urls(locations: frozenset[str], before: Mapping[str, Shown]) -> list[str]:
+def _override_urls(
+    locations: frozenset[str], before: Mapping[str, Shown]
+) -> tuple[list[str], list[str], list[str]]:
+    """The URLs to announce; those an override just excluded; those it lists again."""
     from ..models import Override, location_hash
 
     rows = Override.objects.filter(location_hash__in=[location_hash(key) for key in locations])
     now = {row.location: shown(row) or NOT_OVERRIDDEN for row in rows.only(*_SHOWN)}
     urls: list[str] = []
+    gone: list[str] = []
+    back: list[str] = []
     origins = served_origins()
     for key in sorted(locations):
         after, was = now.get(key, NOT_OVERRIDDEN), before.get(key)
@@ -220,9 +259,18 @@ def _override_urls(locations: frozenset[str], before: Mapping[str, Shown]) -> li
             continue  # not listed before the change (or not known to be), nor after it
         for origin in origins:
             listed = _listed_uri(origin, key)
-            if listed is not None:
-                urls.append(listed)
-    return urls
+            if listed is None:
+                continue
+            if was in (None, NOT_OVERRIDDEN) and _rule_excludes(origin, listed):
+                continue  # a rule left it out before this override existed: never listed
+            urls.append(listed)
+            (gone if excluded_now else back).append(listed)
+    return urls, gone, back
+
+
+def _rule_excludes(origin: Origin, uri: str) -> bool:
+    values = fetch_rules("", origin.host).values(uri)
+    return values is not None and values[0]
 
 
 _SHOWN = ("location", "exclude", "lastmod", "changefreq", "priority")

@@ -190,6 +190,8 @@ class Source:
     max_videos: int = 10
     # Most seconds a cached document of this section is served; None: SITEMAPX_CACHE_TIMEOUT.
     cache_timeout: float | None = None
+    # Whether editors' overrides and rules apply to its entries (not to the removed pages).
+    overridable: bool = True
 
     def __init__(self, section: str = "", **options: Any) -> None:
         self.section = section
@@ -316,7 +318,8 @@ class Source:
         if not (self.i18n and self.alternates):
             return 0
         codes = self.get_languages()
-        links = len(codes) + (1 if self.x_default_language() is not None else 0)
+        x_default = self.x_default_language() is not None or self.has_x_default_per_item
+        links = len(codes) + (1 if x_default else 0)
         hreflang = max([len("x-default"), *map(len, codes)])
         return links * (ALTERNATE_FRAME_BYTES + hreflang + self.max_location_bytes())
 
@@ -347,6 +350,21 @@ class Source:
         if self.x_default is False:
             return None
         return default_language() if self.x_default is True else self.x_default
+
+    def get_x_default_for_item(self, item: Any) -> str | None:
+        """The language whose URL ``x-default`` points to for ``item``, or None for none.
+
+        By default :meth:`x_default_language` for every item. Override it where the
+        default language differs per item (an item's own original language); it
+        receives what ``get_languages_for_item()`` receives. Written only when the
+        item is listed in that language, and only with ``alternates``.
+        """
+        return self.x_default_language()
+
+    @property
+    def has_x_default_per_item(self) -> bool:
+        """True when ``get_x_default_for_item`` is overridden (a method or an option)."""
+        return is_overridden(self, Source, "get_x_default_for_item")
 
     @property
     def has_languages_per_item(self) -> bool:
@@ -413,13 +431,13 @@ class Source:
     def _validate_languages(self) -> None:
         name = type(self).__name__
         if not self.i18n:
-            if self.alternates or self.x_default is not False:
+            if self.alternates or self.x_default is not False or self.has_x_default_per_item:
                 raise SourceConfigurationError(
                     f"{name} sets alternates or x_default without i18n = True: "
                     "set i18n = True to list the section in every language."
                 )
             return
-        if self.x_default is not False and not self.alternates:
+        if (self.x_default is not False or self.has_x_default_per_item) and not self.alternates:
             raise SourceConfigurationError(
                 f"{name}.x_default is written with the alternates: set alternates = True."
             )

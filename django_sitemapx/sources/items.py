@@ -153,6 +153,7 @@ class ItemSource(Source):
             self.get_languages_for_item if self.has_languages_per_item else None,
             skips,
             extras_reader(self, builder, count),
+            self.get_x_default_for_item if self.has_x_default_per_item else None,
         )
 
     def _located(self, item: Any, builder: LocationBuilder) -> str | Skip:

@@ -79,11 +79,13 @@ class LanguageVersions:
         changefreq: str | None,
         priority: str | None,
         extension: Extras | None = None,
+        x_default: str | bool | None = True,
     ) -> list[EntryTuple]:
         """The entries of one item, one per located version, in the order given.
 
         ``extension`` holds the item's images, videos and news, written with
-        every version.
+        every version. ``x_default`` is the item's own x-default language
+        (``get_x_default_for_item``), None for none; True: the section's.
         """
         # Plain tuples, for the entries and the alternates alike (an Entry and an
         # Alternate are tuples too): this runs once per item of a page.
@@ -91,9 +93,10 @@ class LanguageVersions:
             return [(uri, lastmod, changefreq, priority, extension) for _code, uri in located]
         hreflang = self._hreflang
         links = [(hreflang[code], uri) for code, uri in located]
-        if self._x_default is not None:
+        default = self._x_default if x_default is True else x_default
+        if default is not None and default is not False:
             for code, uri in located:
-                if code == self._x_default:
+                if code == default:
                     links.append(("x-default", uri))
                     break
         extras = (
@@ -112,6 +115,7 @@ def language_chunks(
     languages: Callable[[Any], Iterable[str]] | None,
     skipped: SkipCounter,
     extras: ExtrasReader | None,
+    x_defaults: Callable[[Any], str | None] | None = None,
 ) -> EntryStream:
     """Every language version of each item, one chunk per batch, each followed by its skips.
 
@@ -141,10 +145,15 @@ def language_chunks(
                 listed_items.append(item)
         listed_items, listed, extensions = with_extras(extras, listed_items, listed)
         chunk: list[EntryTuple] = []
-        for found, lastmod, changefreq, priority, extension in zip(
-            listed, *values(listed_items), extensions, strict=True
+        defaults: list[str | bool | None] = (
+            [True] * len(listed_items)
+            if x_defaults is None
+            else [x_defaults(item) for item in listed_items]
+        )
+        for found, lastmod, changefreq, priority, extension, default in zip(
+            listed, *values(listed_items), extensions, defaults, strict=True
         ):
-            chunk += entries(found, lastmod, changefreq, priority, extension)
+            chunk += entries(found, lastmod, changefreq, priority, extension, default)
         if chunk:
             yield chunk
         yield from skipped.flush()

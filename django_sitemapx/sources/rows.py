@@ -198,6 +198,7 @@ def _language_versions(
         source.get_languages_for_item if source.has_languages_per_item else None,
         skipped,
         extras,
+        source.get_x_default_for_item if source.has_x_default_per_item else None,
     )
     # Out-of-range lastmods of language versions are not counted apart (as before
     # the split): each row stands for several URLs.
@@ -246,7 +247,7 @@ def _rows_are_private(source: ModelSource) -> bool:
     """True when no user code sees a row, so plain tuples can replace named ones."""
     return (
         source.uses_url_name
-        and not (source.i18n and source.has_languages_per_item)
+        and not (source.i18n and (source.has_languages_per_item or source.has_x_default_per_item))
         and not any(
             callable(getattr(source, name))
             for name in ("lastmod", "changefreq", "priority", "images", "videos", "news")

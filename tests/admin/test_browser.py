@@ -237,3 +237,113 @@ def test_the_list_fits_the_window_with_the_sidebar_open(
     assert excluded.locator("td.field-listed img").get_attribute("alt") == "False"
     listed = page.locator("#result_list tr", has_text="/about")
     assert listed.locator("td.field-listed img").get_attribute("alt") == "True"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_editor_adds_rules_and_the_inspector_names_them(
+    live_server: Any, browser_page: Any, shots: Path
+) -> None:
+    page = browser_page
+    base = live_server.url
+    news = CategoryFactory(name="News", slug="news")
+    hello = ArticleFactory(category=news, slug="hello-world", title="Hello", updated_at=WHEN)
+    old = ArticleFactory(category=news, slug="old-story", title="Old", updated_at=WHEN)
+    editor = User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    editor.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="django_sitemapx")
+    )
+    hello_url = f"{base}{hello.get_absolute_url()}"
+    old_url = f"{base}{old.get_absolute_url()}"
+    sitemap = f"{base}/sitemap-article-1.xml"
+
+    page.goto(f"{base}/admin/login/?next=/admin/django_sitemapx/rule/add/")
+    page.fill("#id_username", "editor")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#rule_form")
+    page.evaluate("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
+    page.reload()
+
+    # A prefix with a * is refused, with the reason.
+    page.fill("#id_pattern", "/articles/*")
+    page.check("#id_exclude")
+    page.click("input[name=_save]")
+    assert "choose glob to use *" in page.locator(".errorlist").first.inner_text()
+    # A glob excluding the old stories, in the article section.
+    page.select_option("#id_matching", "glob")
+    page.fill("#id_pattern", "/articles/*/old-*")
+    page.select_option("#id_section", "article")
+    page.fill("#id_note", "Old stories are thin")
+    page.click("input[name=_addanother]")
+    page.wait_for_selector(".messagelist")
+    # A prefix setting the priority of every article, after it.
+    page.fill("#id_pattern", "/articles/")
+    page.fill("#id_position", "200")
+    page.fill("#id_priority", "0.3")
+    page.click("input[name=_save]")
+    page.wait_for_selector("#result_list")
+    listing = page.inner_text("#result_list")
+    assert listing.index("/articles/*/old-*") < listing.index("/articles/\t")
+    page.screenshot(path=str(shots / "rules.png"), full_page=True)
+
+    urls = _urls(page, sitemap)
+    assert old_url not in urls
+    assert urls[hello_url]["priority"] == "0.3"
+
+    # The inspector names the rule excluding a URL, and the one deciding a value.
+    page.goto(f"{base}/admin/django_sitemapx/override/inspect/")
+    page.fill("#id_url", old_url)
+    page.click("#inspect-form input[type=submit]")
+    page.wait_for_selector("#why-not")
+    assert "A rule excludes this URL" in page.inner_text("#why-not")
+    assert "/articles/*/old-*" in page.inner_text("#why-not")
+    page.fill("#id_url", hello_url)
+    page.click("#inspect-form input[type=submit]")
+    page.wait_for_selector("#effective-values")
+    values = page.inner_text("#effective-values")
+    assert "rule /articles/" in values and "0.3" in values
+    assert "ignore change frequency and priority" in page.inner_text("#hints-note")
+    page.click("#effective-values a.deciding-rule")
+    page.wait_for_selector("#rule_form")
+    assert page.input_value("#id_pattern") == "/articles/"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_editor_imports_overrides_from_csv_all_or_nothing(
+    live_server: Any, browser_page: Any, tmp_path: Path
+) -> None:
+    page = browser_page
+    base = live_server.url
+    news = CategoryFactory(name="News", slug="news")
+    hello = ArticleFactory(category=news, slug="hello-world", title="Hello", updated_at=WHEN)
+    editor = User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    editor.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="django_sitemapx")
+    )
+    page.goto(f"{base}/admin/login/?next=/admin/django_sitemapx/override/")
+    page.fill("#id_username", "editor")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#changelist")
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"location,priority\n{hello.get_absolute_url()},0.8\n/other/,9\n")
+    page.click("#import-csv")
+    page.set_input_files("#id_file", str(bad))
+    page.click("#import-form input[type=submit]")
+    page.wait_for_selector("#import-errors")
+    assert "Line 3: priority" in page.inner_text("#import-errors")
+    assert "Nothing was saved." in page.inner_text("#import-errors")
+
+    good = tmp_path / "good.csv"
+    good.write_text(f"location,priority\n{hello.get_absolute_url()},0.8\n")
+    page.set_input_files("#id_file", str(good))
+    page.click("#import-form input[type=submit]")
+    page.wait_for_selector("#result_list")
+    assert "1 row created, 0 updated." in page.inner_text(".messagelist")
+    hello_url = f"{base}{hello.get_absolute_url()}"
+    assert _urls(page, f"{base}/sitemap-article-1.xml")[hello_url]["priority"] == "0.8"
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    exported = Path(download.value.path()).read_text()
+    assert exported.splitlines()[1].startswith("/articles/news/hello-world,false,,,0.8")

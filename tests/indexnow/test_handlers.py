@@ -489,3 +489,18 @@ def test_the_queries_of_a_save_that_changes_no_entry(
 
     assert counts == [off + INDEXNOW_SAVE_QUERIES] * 5
     assert endpoint.received == []
+
+
+def test_a_url_a_rule_excludes_is_never_announced(
+    endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django_sitemapx.models import Rule
+
+    article = ArticleFactory(is_published=True)
+    Rule.objects.create(matching="glob", pattern=f"/*/{article.slug}/", exclude=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        article.is_published = False
+        article.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        Override.objects.create(location=article_urls(article)[0][0], exclude=True)
+    assert endpoint.received == []

@@ -219,11 +219,12 @@ def test_queries_per_page_do_not_grow_with_rows(client: Client) -> None:
     # One SELECT per page: PostgreSQL reads it through one server-side cursor;
     # SQLite fetches chunks from the same cursor too (chunk_size is not a query).
     # Plus one for the editors' overrides: with few of them, the first chunk's
-    # query reads them all (see test_overrides.py), and one for the section's page
-    # table, whose stored summary gives the ETag and Last-Modified.
+    # query reads them all (see test_overrides.py), one for the editors' rules that
+    # apply to the section (read once per document, see test_rules.py), and one for
+    # the section's page table, whose stored summary gives the ETag and Last-Modified.
     # On PostgreSQL the lastmods out of the lastmod range, which SQL turned into
     # NULL (#14), are counted as the rows stream: updated_at is not nullable.
-    assert count_queries(3) == count_queries(300) == 3
+    assert count_queries(3) == count_queries(300) == 4
     with override_settings(SITEMAPX_OVERRIDES=False):
         assert count_queries(300) == 2
 
@@ -238,12 +239,12 @@ def test_the_index_counts_only_changed_pages(client: Client) -> None:
     # The page table of each model section; for each page the saved article
     # changed (in the sections reading articles: article, article-images, videos)
     # and for the news page (counted on every read: its rows age out), its count
-    # and its stored summary; the overrides' forced lastmods; and the news
-    # section's oldest item, which says when the index goes stale.
+    # and its stored summary; the overrides' forced lastmods, and the rules'; and
+    # the news section's oldest item, which says when the index goes stale.
     sections = [source for source in default_registry if isinstance(source, sitemapx.ModelSource)]
     assert len(sections) == 6
     sql = [query["sql"] for query in queries.captured_queries]
-    assert len(queries) == len(sections) + 2 * 4 + 1 + 1, sql
+    assert len(queries) == len(sections) + 2 * 4 + 2 + 1, sql
 
 
 def test_index_lastmod_per_page_computed_in_sql(client: Client, registry: SitemapRegistry) -> None:
