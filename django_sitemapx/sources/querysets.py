@@ -252,6 +252,24 @@ class ModelSource(Source):
         rows = in_range(self, self.listed_rows(), bounds)
         return Page(summary, PlainChunkEntries(functools.partial(model_entries, self, rows)))
 
+    def rows_per_page(self) -> int:
+        """How many rows one page holds: as many as the URL limit allows.
+
+        A model section's pages are sized by :meth:`get_limit` alone, not by
+        the worst-case :meth:`max_url_bytes`: the protocol's 50 MB is kept as
+        each page is rendered (bytes are sent only once the rest cannot go
+        over it), and a page that would go over it is split there and rendered
+        again (:meth:`page_overflowed`, see ``sources.pages``).
+        """
+        return max(1, self.get_limit() // self.urls_per_row())
+
+    def page_overflowed(self, number: int, urls: int, size: int) -> bool:
+        """Split page ``number`` into parts that each fit (see ``PageTable.split_over``)."""
+        return self.page_table().split_over(number, urls // self.urls_per_row(), size)
+
+    def page_built(self, number: int, urls: int, size: int) -> None:
+        self.page_table().record_size(number, size)
+
     def _counts_pages_together(self) -> bool:
         """Whether neighbouring pages are counted in one pass (``summaries.summarize_pages``).
 
