@@ -16,6 +16,7 @@ from ..conf import language_codes
 from ..exceptions import Skip, SourceConfigurationError
 from ..extensions.declarations import Related, validate_relation
 from ..locations.reverse import CompiledUrl, compile_url
+from . import pages
 from .base import (
     MAX_ESCAPED_LOCATION_BYTES,
     MAX_ORIGIN_LENGTH,
@@ -245,6 +246,8 @@ class ModelSource(Source):
         if found is None:
             return None
         state, bounds = found
+        # Whether page_built() has a recorded size to clear (else a small page costs no query).
+        self._recorded_sizes = {number: state.bytes is not None}
         if summary is None:
             if not state.rows:
                 return None
@@ -268,7 +271,10 @@ class ModelSource(Source):
         return self.page_table().split_over(number, urls // self.urls_per_row(), size)
 
     def page_built(self, number: int, urls: int, size: int) -> None:
-        self.page_table().record_size(number, size)
+        """Record the size of a page full by its size; clear one that no longer is."""
+        recorded = getattr(self, "_recorded_sizes", {}).get(number, True)
+        if size >= pages.FULL_SHARE * pages.PAGE_BYTES or recorded:
+            self.page_table().record_size(number, size)
 
     def _counts_pages_together(self) -> bool:
         """Whether neighbouring pages are counted in one pass (``summaries.summarize_pages``).
