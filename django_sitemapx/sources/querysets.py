@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from ..locations import LocationBuilder
 
 
+# A page is sized for the URL limit less 1/PAGE_SLACK of it (see ModelSource.rows_per_page).
+PAGE_SLACK = 50
+
+
 class ModelSource(Source):
     """A section listing the rows of a queryset.
 
@@ -256,15 +260,23 @@ class ModelSource(Source):
         return Page(summary, PlainChunkEntries(functools.partial(model_entries, self, rows)))
 
     def rows_per_page(self) -> int:
-        """How many rows one page holds: as many as the URL limit allows.
+        """How many rows one page holds: as many as the URL limit allows, less 2%.
 
-        A model section's pages are sized by :meth:`get_limit` alone, not by
-        the worst-case :meth:`max_url_bytes`: the protocol's 50 MB is kept as
-        each page is rendered (bytes are sent only once the rest cannot go
-        over it), and a page that would go over it is split there and rendered
-        again (:meth:`page_overflowed`, see ``sources.pages``).
+        A model section's pages are sized by :meth:`get_limit`, not by the
+        worst-case :meth:`max_url_bytes`: the protocol's 50 MB is kept as each
+        page is rendered (bytes are sent only once the rest cannot go over
+        it), and a page that would go over it is split there and rendered
+        again (:meth:`page_overflowed`, see ``sources.pages``). The 2% left
+        (1,000 of 50,000) hold rows that enter a full page before it is
+        counted again (a bulk change not yet invalidated): they are listed,
+        not cut at the URL limit.
         """
-        return max(1, self.get_limit() // self.urls_per_row())
+        limit = self.get_limit()
+        return max(1, (limit - limit // PAGE_SLACK) // self.urls_per_row())
+
+    def max_page_urls(self) -> int:
+        """The writer's limit: a page may hold more rows than it was counted with."""
+        return self.get_limit()
 
     def page_overflowed(self, number: int, urls: int, size: int) -> bool:
         """Split page ``number`` into parts that each fit (see ``PageTable.split_over``)."""
