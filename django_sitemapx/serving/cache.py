@@ -226,6 +226,9 @@ class DocumentCache(SitemapCache):
         """
         inline = self._bodies.get(key)
         if inline is not None and variant in inline:
+            # Read from the shared cache with the record: kept here too, so the
+            # next hit in this process fetches and unpickles nothing.
+            local_copies.put(self._local_key(key), record, {variant: inline[variant]})
             return inline[variant]
         local = local_copies.get(self._local_key(key))
         if local is not None and variant in local[1]:

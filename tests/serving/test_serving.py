@@ -204,6 +204,21 @@ def test_a_plain_miss_compresses_nothing_and_the_first_gzip_request_adds_it(
         assert compress.call_count == 1
 
 
+def test_a_hit_read_from_the_shared_cache_is_kept_in_the_process(
+    client: Client, articles: list[Article]
+) -> None:
+    body = content(client.get("/sitemap-article-1.xml"))
+    local_copies.clear()  # built by another process: this one has no copy
+    hit = client.get("/sitemap-article-1.xml")
+    assert not hit.streaming and hit.content == body
+    # The next hit fetches and unpickles nothing from the shared cache.
+    assert local_copies.size == len(body)
+    shared = caches["default"]
+    with mock.patch.object(shared, "get", wraps=shared.get) as get:
+        assert client.get("/sitemap-article-1.xml").content == body
+    assert not [call for call in get.call_args_list if ":doc:" in str(call.args[0])]
+
+
 def test_gzip_bytes_hold_no_time_or_name_and_are_the_same_on_every_build(
     client: Client, articles: list[Article]
 ) -> None:
