@@ -38,8 +38,9 @@ locmemcache://`; `--from-json` writes this page from their merged `results.json`
     holds the index alone after a flush (`index_after_flush`) and after one saved row
     (`index_after_a_save`).
   - *django-sitemapx, cold (streamed)*: `/bench/sitemap.xml`, a registry holding the
-    example's article section alone (as contrib's index holds its articles alone), then every page it lists,
-    streamed from the database with the document cache off (`SITEMAPX_CACHE_ALIAS = None`),
+    example's article section alone (as contrib's index holds its articles alone), then
+    every page it lists, streamed from the database with the document cache off
+    (`SITEMAPX_CACHE_ALIAS = None`),
     so its memory is that of streaming. The crawl finds the page table as a running site
     keeps it: the variant first deletes it and requests the index once, which cuts the section
     into pages (one `ROW_NUMBER()` pass) and counts each, what a site pays once per data set or
