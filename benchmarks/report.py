@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 LABELS = {
-    "sitemapx": "django-sitemapx, cold (streamed)",
+    "sitemapx-cached": "django-sitemapx, cold, cache on (headline)",
+    "sitemapx-flushed": "django-sitemapx, after a cache flush",
+    "sitemapx": "django-sitemapx, cold (streamed, no cache)",
     "sitemapx-warm": "django-sitemapx, warm (cache)",
     "contrib": "contrib.sitemaps",
     "contrib-cache-cold": "contrib + cache_page, cold",
@@ -120,12 +122,32 @@ def ratios(results: list[dict[str, Any]], http: list[dict[str, Any]]) -> list[di
                 }
             )
 
+        cached = _find(results, "sitemapx-cached", database, largest)
+        flushed = _find(results, "sitemapx-flushed", database, largest)
+        if cached and contrib:
+            value = cached["urls_per_second"] / contrib["urls_per_second"]
+            add("URLs/s, sitemapx cold with the cache on ÷ contrib", value, ">= 40", value >= 40)
+        if cached and cursor:
+            value = cursor["urls_per_second"] / cached["urls_per_second"]
+            add(
+                "URLs/s, raw cursor ÷ sitemapx cold with the cache on",
+                value,
+                "<= 1.5",
+                value <= 1.5,
+            )
+        if flushed and contrib:
+            value = flushed["urls_per_second"] / contrib["urls_per_second"]
+            add("URLs/s, sitemapx after a flush ÷ contrib", value, ">= 30", value >= 30)
         if ours and contrib:
             value = ours["urls_per_second"] / contrib["urls_per_second"]
-            add("URLs/s, sitemapx ÷ contrib", value, ">= 40", value >= 40)
+            add("URLs/s, sitemapx streamed ÷ contrib", value, ">= 40", value >= 40)
         if ours and cursor:
             value = cursor["urls_per_second"] / ours["urls_per_second"]
-            add("URLs/s, raw cursor ÷ sitemapx", value, "<= 1.5", value <= 1.5)
+            add("URLs/s, raw cursor ÷ sitemapx streamed", value, "<= 1.5", value <= 1.5)
+        sitemapx_pages = [r for r in (cached, ours) if r and r.get("documents")]
+        if sitemapx_pages and contrib and contrib.get("documents"):
+            value = sitemapx_pages[0]["documents"] / contrib["documents"]
+            add("documents fetched, sitemapx ÷ contrib", value, "<= 1.1", value <= 1.1)
         if ours:
             add(
                 "peak RSS of sitemapx (MB)",
@@ -180,8 +202,8 @@ def ratios(results: list[dict[str, Any]], http: list[dict[str, Any]]) -> list[di
                     "n": h["n"],
                     "ratio": "HTTP req/s, trivial view ÷ sitemap page",
                     "value": value,
-                    "target": "<= 1.5 (cached page)",
-                    "met": value <= 1.5 if h.get("cached") else None,
+                    "target": "<= 1.2 (cached page)",
+                    "met": value <= 1.2 if h.get("cached") else None,
                 }
             )
     return out

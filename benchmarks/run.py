@@ -38,6 +38,8 @@ from benchmarks import report  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000)
 VARIANTS = (
+    "sitemapx-cached",
+    "sitemapx-flushed",
     "sitemapx",
     "sitemapx-warm",
     "contrib",
@@ -261,7 +263,7 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def gunicorn(env: dict[str, str], port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """One sync gunicorn worker on 127.0.0.1, stopped (by its own pid) afterwards."""
+    """Two sync gunicorn workers on 127.0.0.1, stopped (by its own pid) afterwards."""
     server = subprocess.Popen(
         [
             sys.executable,
@@ -271,7 +273,7 @@ def gunicorn(env: dict[str, str], port: int) -> Iterator[subprocess.Popen[bytes]
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
-            "1",
+            "2",
             "--timeout",
             "120",
             "--log-level",
@@ -320,14 +322,70 @@ def _wrk(url: str, seconds: float) -> dict[str, Any]:
     return result
 
 
+def _python_load(url: str, seconds: float, connections: int = 4) -> dict[str, Any]:
+    """Where wrk is missing: ``connections`` keep-alive clients in threads for ``seconds``.
+
+    Slower than wrk (the client shares the cores with the server), so only the
+    ratio between two targets measured this way in one run means something.
+    """
+    import http.client
+    import threading
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    deadline = time.monotonic() + seconds
+    latencies: list[float] = []
+    errors = [0]
+    lock = threading.Lock()
+
+    def client() -> None:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        mine: list[float] = []
+        while time.monotonic() < deadline:
+            start = time.perf_counter()
+            try:
+                connection.request("GET", parts.path)
+                response = connection.getresponse()
+                response.read()
+                if response.status != 200:
+                    errors[0] += 1
+            except OSError:
+                errors[0] += 1
+                connection.close()
+                connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+                continue
+            mine.append(time.perf_counter() - start)
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client) for _ in range(connections)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    latencies.sort()
+    result: dict[str, Any] = {
+        "requests": len(latencies),
+        "rps": len(latencies) / elapsed if elapsed else 0.0,
+        "errors": errors[0],
+        "client": f"python ({connections} keep-alive connections)",
+    }
+    if latencies:
+        result["p50_ms"] = latencies[len(latencies) // 2] * 1000
+        result["p99_ms"] = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
+    return result
+
+
 def http_test(
     database: str, n: int, env: dict[str, str], args: argparse.Namespace, budget: Budget
 ) -> dict[str, Any]:
     """wrk against a sitemap page and a trivial view serving the same bytes."""
     summary: dict[str, Any] = {"database": database, "n": n, "runs": [], "status": "ok"}
-    if shutil.which("wrk") is None:
-        summary["status"] = "not available (wrk not found: apt-get install wrk)"
-        return summary
+    load = _wrk if shutil.which("wrk") else _python_load
+    summary["client"] = "wrk -t1 -c4" if load is _wrk else "python, 4 keep-alive connections"
     if budget.left < 4 * args.http_seconds + 30:
         summary["status"] = "skipped (time budget)"
         return summary
@@ -365,7 +423,7 @@ def http_test(
                 "sitemapx page (cached)" if cached else "sitemapx page (streamed; no cache module)"
             )
             for name, url in ((label, page), ("trivial view, same bytes", base + "/trivial/")):
-                run = _wrk(url, args.http_seconds)
+                run = load(url, args.http_seconds)
                 run["label"] = name
                 summary["runs"].append(run)
                 print(

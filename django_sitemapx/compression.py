@@ -25,3 +25,9 @@ _GZIP_WBITS = 31
 def gzip_compressor() -> _Compress:
     """A ``zlib`` compressor object writing the gzip bytes of a document."""
     return zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, _GZIP_WBITS)
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """The gzip bytes of a whole document (as :func:`gzip_compressor` writes them)."""
+    compressor = gzip_compressor()
+    return compressor.compress(data) + compressor.flush()

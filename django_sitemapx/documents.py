@@ -6,6 +6,7 @@ an exported file are the same bytes.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
@@ -236,11 +237,23 @@ def read_chunks(
             yield item
 
 
-def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | None:
+# A page that went over the byte limit is split and rendered again at most this often.
+_REPAGES = 3
+
+
+def render_page(
+    source: Source, page: Page, origin: Origin, *, repages: int = _REPAGES
+) -> DocumentStream | None:
     """The ``<urlset>`` of ``page`` of ``source`` as a stream; None if it would hold no URL.
 
     The first chunk is produced before returning, so an empty or fully skipped
     page is known before any response starts (an empty ``<urlset>`` is invalid).
+
+    Bytes are held back until the rest of the page cannot take it over the
+    protocol's 50 MB (``DocumentWriter.fits``): pages sized by the URL limit
+    (``ModelSource``) send their first byte once that is certain. A page that
+    goes over it before then loses no URL: its source splits it
+    (``Source.page_overflowed``) and the page is rendered again, nothing sent.
     """
     writer = urlset_writer(
         max_urls=source.get_limit(),
@@ -249,7 +262,6 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
         max_element_bytes=source.max_url_bytes(),
         stylesheet=stylesheet_url(),
     )
-    section = source.section
     entries, builder = page.entries, LocationBuilder(origin)
     # A PlainChunk is rendered from its columns, with no entry built.
     stream = (
@@ -262,34 +274,100 @@ def render_page(source: Source, page: Page, origin: Origin) -> DocumentStream | 
         for chunk in chunks:
             first = writer.render_entries(chunk)
             if first:
-                body = _rest(first, chunks, writer, section, page.summary.number, stream)
+                rendering = _Rendering(source, page, origin, writer, stream, repages)
+                body = rendering.body(first, chunks)
                 return DocumentStream(body, writer.stats, stream)
     except BaseException:
         close_stream(stream)
         raise
-    _log_skips(section, page.summary.number, writer.stats)
+    _log_skips(source.section, page.summary.number, writer.stats)
     return None
 
 
-def _rest(
-    first: bytes,
-    chunks: Iterator[Sequence[EntryTuple] | PlainChunk],
-    writer: DocumentWriter,
-    section: str,
-    number: int,
-    stream: ChunkStream,
-) -> Iterator[bytes]:
-    try:
-        yield first
-        for chunk in chunks:
-            data = writer.render_entries(chunk)
-            if data:
-                yield data
-    except BaseException:  # an error, or the client went away (GeneratorExit)
-        close_stream(stream)
-        raise
-    yield writer.close()
-    _log_skips(section, number, writer.stats)
+class _Rendering:
+    """The body of one page being rendered (see ``render_page``)."""
+
+    def __init__(
+        self,
+        source: Source,
+        page: Page,
+        origin: Origin,
+        writer: DocumentWriter,
+        stream: ChunkStream,
+        repages: int,
+    ) -> None:
+        self.source = source
+        self.number = page.summary.number
+        self.origin = origin
+        self.writer = writer
+        self.stream = stream
+        self.repages = repages
+        self.urls = source.max_page_urls()
+
+    def body(
+        self, first: bytes, chunks: Iterator[Sequence[EntryTuple] | PlainChunk]
+    ) -> Iterator[bytes]:
+        writer, stream = self.writer, self.stream
+        held: list[bytes] | None = []
+        try:
+            # The first chunk, rendered already, is checked as the others are.
+            for chunk in itertools.chain([None], chunks):
+                data = first if chunk is None else writer.render_entries(chunk)
+                if held is None:
+                    if data:
+                        yield data
+                    continue
+                if data:
+                    held.append(data)
+                if writer.overflowed:
+                    again = self._again()
+                    if again is not None:
+                        yield from again
+                        return
+                    # Kept as it is (the writer counted what it left out).
+                    yield b"".join(held)
+                    held = None
+                    continue
+                if writer.fits(self.urls - writer.stats.urls):
+                    yield b"".join(held)
+                    held = None
+            if held is not None:
+                yield b"".join(held)
+        except BaseException:  # an error, or the client went away (GeneratorExit)
+            close_stream(stream)
+            raise
+        yield writer.close()
+        _log_skips(self.source.section, self.number, writer.stats)
+        self.source.page_built(self.number, writer.stats.urls, writer.stats.bytes)
+
+    def _again(self) -> Iterator[bytes] | None:
+        """The page rendered again once its source split it; None if it was not split."""
+        writer = self.writer
+        if not self.repages or not self.source.page_overflowed(
+            self.number, writer.stats.urls, writer.stats.bytes
+        ):
+            return None
+        close_stream(self.stream)
+        page = self.source.page_at(self.number, self.origin)
+        again = (
+            render_page(self.source, page, self.origin, repages=self.repages - 1)
+            if page is not None
+            else None
+        )
+        if again is None:
+            return None
+        return self._following(again)
+
+    def _following(self, again: DocumentStream) -> Iterator[bytes]:
+        try:
+            yield from again
+        finally:
+            again.close()
+            # What was sent is the new rendering's: its counts stand for the page.
+            self.writer.stats.urls = again.stats.urls
+            self.writer.stats.bytes = again.stats.bytes
+            self.writer.stats.skipped.clear()
+            self.writer.stats.skipped.update(again.stats.skipped)
 
 
 def _log_skips(section: str, number: int, stats: WriteStats) -> None:

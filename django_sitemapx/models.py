@@ -425,6 +425,10 @@ class PageState(models.Model):
     # NULL: never counted.
     counted = models.PositiveBigIntegerField(null=True, blank=True)
     fingerprint = models.CharField(max_length=40)
+    # The page's size in bytes when last built, or estimated when a page over
+    # the protocol's byte limit was split; NULL: not known. Only the split and
+    # merge rule reads it: the byte limit itself is enforced as a page is built.
+    bytes = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("sitemap page")

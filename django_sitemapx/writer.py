@@ -345,6 +345,8 @@ class DocumentWriter:
         self.max_bytes = max_bytes
         self.stats = WriteStats()
         self.started = False
+        # Whether an element was left out for the document's byte limit (not its own size).
+        self.overflowed = False
 
     def render_entries(self, entries: Sequence[EntryTuple] | PlainChunk) -> bytes:
         """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
@@ -380,6 +382,7 @@ class DocumentWriter:
         data = head + text.encode()
         budget = self.max_bytes - self._closing_size - stats.bytes
         if len(data) > budget:
+            self.overflowed = True
             data, kept = self._trim_to(head, chunk, budget)
             stats.skip(SkipReason.OVER_SIZE_LIMIT, len(chunk) - kept)
             chunk = chunk[:kept]
@@ -403,6 +406,18 @@ class DocumentWriter:
         kept = [element for element, size in zip(chunk, sizes, strict=True) if size <= bound]
         self.stats.skip(SkipReason.OVER_SIZE_LIMIT, len(chunk) - len(kept))
         return kept, "".join(kept)
+
+    def fits(self, more_urls: int) -> bool:
+        """Whether ``more_urls`` more elements, each within ``max_element_bytes``, fit.
+
+        Once true, nothing that follows can take the document over ``max_bytes``:
+        what was rendered so far can be sent (see ``documents.render_page``).
+        """
+        if self.max_element_bytes is None:
+            return False
+        more = max(0, min(more_urls, self.max_urls - self.stats.urls))
+        worst = self.stats.bytes + more * self.max_element_bytes + self._closing_size
+        return worst <= self.max_bytes
 
     def close(self) -> bytes:
         """The closing tag, or nothing if no element was ever written."""

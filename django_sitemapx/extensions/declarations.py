@@ -292,8 +292,9 @@ def max_urls_per_page(source: Source, urls: int) -> int:
     """``urls`` (the source's limit), or 1,000 for a source with news, whichever is fewer.
 
     :meth:`Source.get_limit` applies it: the writer's limit and the pages'
-    capacity both follow. The byte bound of a page with extensions is :meth:`Source.max_url_bytes`,
-    which adds :func:`extension_url_bytes`: one rule sizes every page.
+    capacity both follow. Each URL with extensions is held to :meth:`Source.max_url_bytes`,
+    which adds :func:`extension_url_bytes` (list-based sources size pages on it; a model
+    section's page is split where it reaches 50 MB, see ``sources.pages``).
     """
     if "news" in declared_kinds(source):
         return min(urls, NEWS_MAX_URLS)

@@ -1,7 +1,7 @@
 """From a document to a response: a cache hit, a 304, or a miss built into the cache.
 
-A miss is built to the end at the server's pace, both variants (plain and gzip)
-stored as they are produced, and only then sent, from the bytes built, never
+A miss is built to the end at the server's pace, the plain variant (and the
+gzip one if asked for) stored as it is produced, and only then sent, from the bytes built, never
 read back: how fast its first client reads, or whether the cache keeps it,
 changes nothing. A hit has every byte in hand before its response starts; a
 part missing is a miss. Of many requests missing the same document at once,
@@ -36,7 +36,7 @@ from django.http import (
 from django.http.request import split_domain_port
 from django.utils import translation
 
-from ..compression import gzip_compressor
+from ..compression import gzip_bytes, gzip_compressor
 from ..conf import app_settings, default_language
 from ..documents import (
     DocumentStream,
@@ -365,13 +365,26 @@ def _from_cache(
     response = not_modified(request, validators, gz)
     if response is not None:
         return response
-    body = store.body(key, record, GZ if gz else XML)
+    body = _stored_body(store, key, record, gz)
     if body is None:
         return None
     response = HttpResponse(body, content_type=content_type(gz))
     response.headers["Content-Length"] = str(len(body))
     set_headers(response, validators, gz)
     return response
+
+
+def _stored_body(store: DocumentCache, key: str, record: Record, gz: bool) -> bytes | None:
+    """The stored bytes of a variant; None if some part is gone (a miss)."""
+    if not gz or GZ in record.parts:
+        return store.body(key, record, GZ if gz else XML)
+    # Stored as built for a plain request: gzipped now, once, and kept.
+    plain = store.body(key, record, XML)
+    if plain is None:
+        return None
+    packed = gzip_bytes(plain)
+    store.add_variant(key, record, GZ, packed)
+    return packed
 
 
 def _whole(
@@ -392,26 +405,31 @@ def _build(
     expires: float | None,
     gz: bool,
 ) -> bytes:
-    """Render ``stream`` to the end into the cache, both variants; the bytes of one.
+    """Render ``stream`` to the end into the cache; the bytes of the variant ``gz`` asks for.
 
-    The variant ``gz`` asks for is returned whether or not the cache kept the
+    The plain variant is stored, and the gzip one only when it is asked for
+    (a plain request leaves it to the first gzip request, ``_from_cache``).
+    The variant asked for is returned whether or not the cache kept the
     document, so its client is served what was built, never a copy read back.
     ``expires`` is the document's own expiry (see ``Prepared``): the record
     carries it, and nothing is kept past it.
     """
     writer = store.writer(key, expires)
-    compressor = gzip_compressor()
+    compressor = gzip_compressor() if gz else None
     served = bytearray()
     try:
         for chunk in stream:
-            packed = compressor.compress(chunk)
-            served += packed if gz else chunk
             writer.add(XML, chunk)
-            writer.add(GZ, packed)
-        packed = compressor.flush()
-        if gz:
+            if compressor is None:
+                served += chunk
+            else:
+                packed = compressor.compress(chunk)
+                served += packed
+                writer.add(GZ, packed)
+        if compressor is not None:
+            packed = compressor.flush()
             served += packed
-        writer.add(GZ, packed)
+            writer.add(GZ, packed)
     finally:
         stream.close()
     writer.finish(validators.etag, validators.last_modified)

@@ -17,7 +17,7 @@ import re
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.core.cache import BaseCache
@@ -226,6 +226,9 @@ class DocumentCache(SitemapCache):
         """
         inline = self._bodies.get(key)
         if inline is not None and variant in inline:
+            # Read from the shared cache with the record: kept here too, so the
+            # next hit in this process fetches and unpickles nothing.
+            local_copies.put(self._local_key(key), record, {variant: inline[variant]})
             return inline[variant]
         local = local_copies.get(self._local_key(key))
         if local is not None and variant in local[1]:
@@ -248,6 +251,40 @@ class DocumentCache(SitemapCache):
             data = b"".join(parts[name] for name in names)
         local_copies.put(self._local_key(key), record, {variant: data})
         return data
+
+    def add_variant(self, key: str, record: Record, variant: str, data: bytes) -> Record | None:
+        """Store one more variant of a stored document; its new record, or None if not kept.
+
+        A document is stored with the variant its build was asked for; the
+        other (gzip) is made from it when first asked and added here.
+        """
+        timeout = self._timeout(record.expires)
+        if timeout == 0:
+            return None
+        limit = self.part_bytes
+        if limit is None:
+            bodies = dict(self._bodies.get(key) or {})
+            local = local_copies.get(self._local_key(key))
+            if local is not None and local[0] == record:
+                bodies = {**local[1], **bodies}
+            if any(name not in bodies for name in record.parts):
+                return None
+            bodies[variant] = data
+            added = replace(record, parts=dict.fromkeys(bodies, INLINE))
+            if not self._set(key, {**added.as_dict(), "bodies": bodies}, timeout):
+                return None
+            self._bodies[key] = bodies
+            local_copies.put(self._local_key(key), added, bodies)
+            return added
+        pieces = [data[start : start + limit] for start in range(0, len(data), limit)] or [b""]
+        for number, piece in enumerate(pieces):
+            if not self._set(f"{key}:{variant}:{number}", piece, timeout):
+                return None
+        added = replace(record, parts={**record.parts, variant: len(pieces)})
+        if not self._set(key, added.as_dict(), timeout):
+            return None
+        local_copies.put(self._local_key(key), added, {variant: data})
+        return added
 
     def _local_key(self, key: str) -> str:
         return f"{self.alias}|{key}"

@@ -263,6 +263,26 @@ class Source:
         rows = min(self.get_limit() // per_row, budget // (per_row * self.max_url_bytes()))
         return max(1, rows)
 
+    def max_page_urls(self) -> int:
+        """The most ``<url>`` elements one page of this source holds (its rows' URLs)."""
+        return min(self.get_limit(), self.rows_per_page() * self.urls_per_row())
+
+    def page_overflowed(self, number: int, urls: int, size: int) -> bool:
+        """Page ``number`` went over the protocol's 50 MB after ``urls`` URLs (``size`` bytes).
+
+        Called while the page is rendered, before any byte of it was sent.
+        A source that splits the page there returns True: the page is rendered
+        again. The default, for pages sized by :meth:`max_url_bytes` (which
+        cannot overflow), returns False: the writer leaves the rest out, counted.
+        """
+        return False
+
+    def page_built(self, number: int, urls: int, size: int) -> None:
+        """Page ``number`` was rendered whole: ``urls`` URLs in ``size`` bytes.
+
+        ``ModelSource`` records large pages' sizes for its page rule.
+        """
+
     def urls_per_row(self) -> int:
         """The most ``<url>`` elements one item gives: its languages with ``i18n``, else 1."""
         return len(self.get_languages()) if self.i18n else 1

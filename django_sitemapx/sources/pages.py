@@ -78,7 +78,7 @@ from django.db.models import F, Max, Window
 from django.db.models.functions import Mod, RowNumber
 from django.utils import timezone
 
-from ..conf import app_settings
+from ..conf import PROTOCOL_MAX_BYTES, app_settings
 from ..generations import (
     SitemapCache,
     global_generation,
@@ -111,6 +111,16 @@ SWEEP_INTERVAL = 1.0
 # and leaves alone those written this recently: a live process is replacing them.
 OWED_GRACE = 1.0
 _next_sweep = 0.0
+# The protocol's byte limit for a page (a test lowers it).
+PAGE_BYTES = PROTOCOL_MAX_BYTES
+# A page of at least this share of PAGE_BYTES is full by its size: it is never
+# merged for having few rows (its size is recorded as it is built); two pages
+# merge only if their sizes (at most this share each when not recorded) fit
+# MERGED_SHARE; a page split for going over the limit is cut into parts of at
+# most SPLIT_SHARE of the rows that fitted.
+FULL_SHARE = 0.4
+MERGED_SHARE = 0.8
+SPLIT_SHARE = 0.95
 
 
 def is_deadlock(error: OperationalError) -> bool:
@@ -271,6 +281,7 @@ _COLUMNS = (
     "undated",
     "changes",
     "counted",
+    "bytes",
 )
 
 
@@ -288,6 +299,20 @@ class State:
     # Changes to the page's rows so far, and how many there were when it was counted.
     changes: int = 0
     counted: int | None = None
+    # The page's size in bytes as last built (or estimated by a split), if large.
+    bytes: int | None = None
+
+
+def _full_by_size(state: State) -> bool:
+    """Whether a page is full by its recorded size, whatever its row count."""
+    return state.bytes is not None and state.bytes >= FULL_SHARE * PAGE_BYTES
+
+
+def _sizes_fit(*pages: State) -> bool:
+    """Whether ``pages`` merged stay well within ``PAGE_BYTES`` (an unrecorded size is small)."""
+    unrecorded = FULL_SHARE * PAGE_BYTES
+    total = sum(page.bytes if page.bytes is not None else unrecorded for page in pages)
+    return total <= MERGED_SHARE * PAGE_BYTES
 
 
 class PageTable:
@@ -437,7 +462,8 @@ class PageTable:
         if not rows or any(row[5] != self.fingerprint for row in rows):
             return None
         states = [
-            State(row[0], row[1], row[2], row[3], row[4], row[6], row[7], row[8]) for row in rows
+            State(row[0], row[1], row[2], row[3], row[4], row[6], row[7], row[8], row[9])
+            for row in rows
         ]
         return sorted(states, key=lambda state: state.first)
 
@@ -623,7 +649,8 @@ class PageTable:
             if state.rows > self.capacity:
                 pages = [state]
             elif len(states) > 1 and (
-                state.rows == 0 or (state.rows < self.minimum and position != last)
+                state.rows == 0
+                or (state.rows < self.minimum and position != last and not _full_by_size(state))
             ):
                 neighbour = states[position - 1 if position > 0 else position + 1]
                 if neighbour.number in changed:
@@ -638,7 +665,46 @@ class PageTable:
                 changed |= done
         return changed, moved
 
-    def _change(self, states: list[State], pages: list[State]) -> set[int] | None:
+    def split_over(self, number: int, fitted: int, size: int) -> bool:
+        """Split page ``number``, which went over ``PAGE_BYTES`` after ``fitted`` rows.
+
+        ``size`` is the bytes those rows took. The last page keeps
+        ``SPLIT_SHARE`` of ``fitted`` rows and the rest goes to new pages of as
+        many (appends fill pages); any other page is cut in equal parts of at
+        most that many. Each part's size is estimated from ``size``, so the
+        parts are not merged again for their row counts. Returns whether the
+        page was split (False: one row is over the limit alone, or another
+        process changed the page first and it is counted again).
+        """
+        step = math.floor(fitted * SPLIT_SHARE)
+        states = self._load()
+        if step < 1 or states is None:
+            return False
+        position = next((i for i, s in enumerate(states) if s.number == number), None)
+        if position is None:
+            return False
+        state = states[position]
+        if position != len(states) - 1:
+            rows = max(state.rows, fitted + 1)  # the stored count may be older than the rows
+            step = math.ceil(rows / math.ceil(rows / step))
+        done = self._change(states, [state], step=step, row_bytes=size / fitted)
+        return bool(done)
+
+    def record_size(self, number: int, size: int) -> None:
+        """Record page ``number``'s size as built, if it is full by its size (one query)."""
+        value = size if size >= FULL_SHARE * PAGE_BYTES else None
+        pages = self.table.filter(section=self.section_name, number=number)
+        pages = pages.filter(bytes__isnull=False) if value is None else pages.exclude(bytes=value)
+        retrying(self.using, lambda: pages.update(bytes=value), 0, "recording a page's size")
+
+    def _change(
+        self,
+        states: list[State],
+        pages: list[State],
+        *,
+        step: int | None = None,
+        row_bytes: float | None = None,
+    ) -> set[int] | None:
         """Split ``pages[0]`` (alone) or merge it with ``pages[1]``, under the section's lock.
 
         The pages are read again under the lock: if one of them no longer
@@ -665,7 +731,13 @@ class PageTable:
                 fresh = [counts.get(state.number, state) for state in current]
                 position = next(i for i, s in enumerate(fresh) if s.number == pages[0].number)
                 if len(pages) == 1:
-                    done = self._split(fresh, position, last=position == len(fresh) - 1)
+                    done = self._split(
+                        fresh,
+                        position,
+                        last=position == len(fresh) - 1,
+                        step=step,
+                        row_bytes=row_bytes,
+                    )
                 else:
                     neighbour = next(i for i, s in enumerate(fresh) if s.number == pages[1].number)
                     if abs(neighbour - position) != 1:
@@ -747,14 +819,28 @@ class PageTable:
 
         transaction.on_commit(committed, using=self.using)
 
-    def _split(self, states: list[State], position: int, *, last: bool) -> set[int]:
+    def _split(
+        self,
+        states: list[State],
+        position: int,
+        *,
+        last: bool,
+        step: int | None = None,
+        row_bytes: float | None = None,
+    ) -> set[int]:
+        """Cut page ``position`` into parts of ``step`` rows (by default by the rule).
+
+        ``row_bytes``: the bytes a row takes, measured; each part's size is estimated from it.
+        """
         state = states[position]
         bounds = self._bounds_from([(s.number, s.first) for s in states], state.number)
         assert bounds is not None
-        if last:
-            step = self.capacity
-        else:
-            step = math.ceil(state.rows / math.ceil(state.rows / self.capacity))
+        if step is None:
+            if last:
+                step = self.capacity
+            else:
+                step = math.ceil(state.rows / math.ceil(state.rows / self.capacity))
+        size = round(step * row_bytes) if row_bytes is not None else None
         cuts = self._cuts(bounds, step)
         if not cuts:
             return set()
@@ -769,10 +855,13 @@ class PageTable:
                 number=next_number + offset,
                 first=self.codec.encode(cut),
                 fingerprint=self.fingerprint,
+                bytes=size,
             )
             for offset, cut in enumerate(cuts)
         ]
         self.table.bulk_create(created)
+        if row_bytes is not None:
+            self.table.filter(section=self.section_name, number=state.number).update(bytes=size)
         self._touch({state.number})
         return {state.number, *(page.number for page in created)}
 
@@ -798,13 +887,15 @@ class PageTable:
         together = state.rows + other.rows
         low_position = min(position, neighbour)
         low_state, high_state = states[low_position], states[low_position + 1]
-        if together <= self.capacity or state.rows == 0:
+        known = [page.bytes for page in (state, other) if page.bytes is not None]
+        size = sum(known) if known else None
+        if (together <= self.capacity and _sizes_fit(state, other)) or state.rows == 0:
             # The small page goes; its neighbour takes its range.
             self.table.filter(section=self.section_name, number=state.number).delete()
+            update: dict[str, Any] = {"bytes": size}
             if neighbour > position:  # the next page starts where this one did
-                self.table.filter(section=self.section_name, number=other.number).update(
-                    first=state.first
-                )
+                update["first"] = state.first
+            self.table.filter(section=self.section_name, number=other.number).update(**update)
             self._touch({other.number})
             return {state.number, other.number}
         # Share the rows of both equally: move the boundary between them.
@@ -824,6 +915,10 @@ class PageTable:
         self.table.filter(section=self.section_name, number=high_state.number).update(
             first=self.codec.encode(found[0])
         )
+        if size is not None:  # each has about half the rows: about half the bytes
+            self.table.filter(
+                section=self.section_name, number__in=[state.number, other.number]
+            ).update(bytes=size // 2)
         self._touch({state.number, other.number})
         return {state.number, other.number}
 

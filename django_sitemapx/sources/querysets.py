@@ -24,6 +24,7 @@ from ..conf import language_codes
 from ..exceptions import Skip, SourceConfigurationError
 from ..extensions.declarations import Related, validate_relation
 from ..locations.reverse import CompiledUrl, compile_url
+from . import pages
 from .base import (
     MAX_ESCAPED_LOCATION_BYTES,
     MAX_ORIGIN_LENGTH,
@@ -42,6 +43,10 @@ from .summaries import in_range
 
 if TYPE_CHECKING:
     from ..locations import LocationBuilder
+
+
+# A page is sized for the URL limit less 1/PAGE_SLACK of it (see ModelSource.rows_per_page).
+PAGE_SLACK = 50
 
 
 class ModelSource(Source):
@@ -274,12 +279,43 @@ class ModelSource(Source):
         if found is None:
             return None
         state, bounds = found
+        # Whether page_built() has a recorded size to clear (else a small page costs no query).
+        self._recorded_sizes = {number: state.bytes is not None}
         if summary is None:
             if not state.rows:
                 return None
             summary = PageSummary(number, state.rows, state.lastmod, state.undated)
         rows = in_range(self, self.listed_rows(), bounds)
         return Page(summary, PlainChunkEntries(functools.partial(model_entries, self, rows)))
+
+    def rows_per_page(self) -> int:
+        """How many rows one page holds: as many as the URL limit allows, less 2%.
+
+        A model section's pages are sized by :meth:`get_limit`, not by the
+        worst-case :meth:`max_url_bytes`: the protocol's 50 MB is kept as each
+        page is rendered (bytes are sent only once the rest cannot go over
+        it), and a page that would go over it is split there and rendered
+        again (:meth:`page_overflowed`, see ``sources.pages``). The 2% left
+        (1,000 of 50,000) hold rows that enter a full page before it is
+        counted again (a bulk change not yet invalidated): they are listed,
+        not cut at the URL limit.
+        """
+        limit = self.get_limit()
+        return max(1, (limit - limit // PAGE_SLACK) // self.urls_per_row())
+
+    def max_page_urls(self) -> int:
+        """The writer's limit: a page may hold more rows than it was counted with."""
+        return self.get_limit()
+
+    def page_overflowed(self, number: int, urls: int, size: int) -> bool:
+        """Split page ``number`` into parts that each fit (see ``PageTable.split_over``)."""
+        return self.page_table().split_over(number, urls // self.urls_per_row(), size)
+
+    def page_built(self, number: int, urls: int, size: int) -> None:
+        """Record the size of a page full by its size; clear one that no longer is."""
+        recorded = getattr(self, "_recorded_sizes", {}).get(number, True)
+        if size >= pages.FULL_SHARE * pages.PAGE_BYTES or recorded:
+            self.page_table().record_size(number, size)
 
     def _counts_pages_together(self) -> bool:
         """Whether neighbouring pages are counted in one pass (``summaries.summarize_pages``).

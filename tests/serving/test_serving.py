@@ -18,6 +18,7 @@ from django.test import AsyncClient, Client, override_settings
 from django.utils.http import http_date
 
 from django_sitemapx import conf
+from django_sitemapx.compression import gzip_bytes
 from django_sitemapx.entries import EntryStream
 from django_sitemapx.invalidation import invalidate as sitemapx_invalidate
 from django_sitemapx.locations import LocationBuilder
@@ -173,6 +174,49 @@ def test_a_gzip_miss_is_streamed_and_stored_for_both_variants(
     with django_assert_num_queries(0):
         assert client.get("/sitemap-article-1.xml").content == data
         assert client.get("/sitemap-article-1.xml.gz").content == packed_bytes
+
+
+@pytest.mark.parametrize("part_bytes", [None, 256], ids=["one-entry", "in-parts"])
+def test_a_plain_miss_compresses_nothing_and_the_first_gzip_request_adds_it(
+    client: Client, articles: list[Article], django_assert_num_queries: Any, part_bytes: int | None
+) -> None:
+    with (
+        override_settings(SITEMAPX_CACHE_PART_BYTES=part_bytes),
+        mock.patch("django_sitemapx.serving.gzip_compressor") as compressor,
+        mock.patch("django_sitemapx.serving.gzip_bytes", wraps=gzip_bytes) as compress,
+    ):
+        plain = content(client.get("/sitemap-article-1.xml"))
+        # Nobody asked for gzip: the build compressed nothing.
+        compressor.assert_not_called()
+        compress.assert_not_called()
+        local_copies.clear()  # read from the shared cache, as another process would
+        with django_assert_num_queries(0):
+            packed = client.get("/sitemap-article-1.xml.gz")
+        assert not packed.streaming
+        assert gzip.decompress(packed.content) == plain
+        assert packed["ETag"].endswith('-gz"')
+        assert compress.call_count == 1
+        # Stored beside the plain variant: compressed once.
+        local_copies.clear()
+        with django_assert_num_queries(0):
+            assert client.get("/sitemap-article-1.xml.gz").content == packed.content
+            assert client.get("/sitemap-article-1.xml").content == plain
+        assert compress.call_count == 1
+
+
+def test_a_hit_read_from_the_shared_cache_is_kept_in_the_process(
+    client: Client, articles: list[Article]
+) -> None:
+    body = content(client.get("/sitemap-article-1.xml"))
+    local_copies.clear()  # built by another process: this one has no copy
+    hit = client.get("/sitemap-article-1.xml")
+    assert not hit.streaming and hit.content == body
+    # The next hit fetches and unpickles nothing from the shared cache.
+    assert local_copies.size == len(body)
+    shared = caches["default"]
+    with mock.patch.object(shared, "get", wraps=shared.get) as get:
+        assert client.get("/sitemap-article-1.xml").content == body
+    assert not [call for call in get.call_args_list if ":doc:" in str(call.args[0])]
 
 
 def test_gzip_bytes_hold_no_time_or_name_and_are_the_same_on_every_build(
