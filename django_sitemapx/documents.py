@@ -269,7 +269,7 @@ def render_page(
     )
     chunks: Iterator[Sequence[EntryTuple] | PlainChunk] = read_chunks(stream, writer.stats.skipped)
     if source.overridable:
-        chunks = apply_overrides(chunks, section, origin.host)
+        chunks = apply_overrides(chunks, source.section, origin.host)
     try:
         for chunk in chunks:
             first = writer.render_entries(chunk)
