@@ -28,21 +28,21 @@ if REASON and os.environ.get("SITEMAPX_TEST_WAGTAIL"):
 if REASON:
     pytest.skip(REASON, allow_module_level=True)
 
-from django.core.cache import cache  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
-from django.test import Client, RequestFactory, override_settings  # noqa: E402
-from django.test.utils import CaptureQueriesContext  # noqa: E402
-from django.utils import timezone  # noqa: E402
-from wagtail.contrib.sitemaps import views as wagtail_views  # noqa: E402
-from wagtail.models import Locale, Page, PageViewRestriction, Site  # noqa: E402
+from django.core.cache import cache
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client, RequestFactory, override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from wagtail.contrib.sitemaps import views as wagtail_views
+from wagtail.models import Locale, Page, PageViewRestriction, Site
 
-from django_sitemapx.contrib.wagtail import WagtailPageSource  # noqa: E402
-from django_sitemapx.models import PendingUrl  # noqa: E402
-from django_sitemapx.registry import SitemapRegistry  # noqa: E402
-from django_sitemapx.signals import sitemap_invalidated  # noqa: E402
-from tests.conftest import NS, content, validate_sitemap  # noqa: E402
-from tests.wagtailsite.models import ArticlePage, EventPage  # noqa: E402
+from django_sitemapx.contrib.wagtail import WagtailPageSource
+from django_sitemapx.models import PendingUrl
+from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.signals import sitemap_invalidated
+from tests.conftest import NS, content, validate_sitemap
+from tests.wagtailsite.models import ArticlePage, EventPage
 
 pytestmark = pytest.mark.django_db
 XHTML = "{http://www.w3.org/1999/xhtml}link"
@@ -432,3 +432,24 @@ def test_the_source_warns_without_its_app(wagtail: WagtailPageSource) -> None:
         assert [message.id for message in wagtail.check()] == ["django_sitemapx.W402"]
     finally:
         del apps.is_installed
+
+
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_without_a_cache_publishing_marks_the_hosts_own_page_changed(
+    paged: dict[str, Page],
+    invalidated: list[tuple[str | None, int | None]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from django_sitemapx.models import PageState
+
+    before = dict(
+        PageState.objects.filter(section__startswith="wagtail@").values_list("section", "changes")
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        page = publish(paged["b.example"].add_child(instance=ArticlePage(title="T", slug="t")))
+    after = dict(
+        PageState.objects.filter(section__startswith="wagtail@").values_list("section", "changes")
+    )
+    assert [name for name in after if after[name] != before.get(name)] == ["wagtail@b.example"]
+    assert invalidated == [("wagtail", 1)]
+    assert page.get_full_url() in every_loc("b.example")

@@ -7,7 +7,7 @@ from django.core import checks
 
 
 class WagtailSitemapxConfig(AppConfig):
-    """``django_sitemapx.contrib.wagtail``: install it after ``wagtail`` and ``django_sitemapx``."""
+    """``django_sitemapx.contrib.wagtail``: Wagtail's page events, the W401 check."""
 
     name = "django_sitemapx.contrib.wagtail"
     label = "sitemapx_wagtail"

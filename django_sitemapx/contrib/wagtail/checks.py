@@ -1,9 +1,10 @@
-"""System checks of the Wagtail source: W401 (W402 is the source's own check; the 4xx range is contrib's).
+"""System checks of the Wagtail source (the 4xx range is contrib's).
 
 - W401 (a database check) a Wagtail ``Site``'s hostname is not in ``ALLOWED_HOSTS``:
   its sitemap (and its pages) answer 400 there.
-- W402 a ``WagtailPageSource`` is registered but ``django_sitemapx.contrib.wagtail``
-  is not in ``INSTALLED_APPS``: Wagtail's page events invalidate nothing.
+- W402 (``WagtailPageSource.check()``) a ``WagtailPageSource`` is registered but
+  ``django_sitemapx.contrib.wagtail`` is not in ``INSTALLED_APPS``: Wagtail's page events
+  invalidate nothing.
 """
 
 from __future__ import annotations

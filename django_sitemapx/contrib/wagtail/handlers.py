@@ -33,7 +33,9 @@ MOST_KEYS = 100
 
 def wagtail_sources(registry: SitemapRegistry | None = None) -> list[WagtailPageSource]:
     """Every registered ``WagtailPageSource``."""
-    return [source for source in registry or default_registry if isinstance(source, WagtailPageSource)]
+    return [
+        source for source in registry or default_registry if isinstance(source, WagtailPageSource)
+    ]
 
 
 def site_origins(source: WagtailPageSource) -> list[Origin]:
@@ -224,9 +226,7 @@ def connect() -> None:
     from wagtail.models import PageViewRestriction, Site
 
     signals.page_published.connect(page_published, dispatch_uid="sitemapx.wagtail.published")
-    signals.page_unpublished.connect(
-        page_unpublished, dispatch_uid="sitemapx.wagtail.unpublished"
-    )
+    signals.page_unpublished.connect(page_unpublished, dispatch_uid="sitemapx.wagtail.unpublished")
     signals.post_page_move.connect(page_moved, dispatch_uid="sitemapx.wagtail.moved")
     signals.page_slug_changed.connect(page_slug_changed, dispatch_uid="sitemapx.wagtail.slug")
     post_delete.connect(page_deleted, dispatch_uid="sitemapx.wagtail.deleted")

@@ -33,9 +33,8 @@ from django.utils import timezone, translation
 
 from ... import conf
 from ...entries import XHTML_NAMESPACE, ChunkStream, EntryTuple, Extras, SkipCounter
-from ...exceptions import Skip, SkipReason
+from ...exceptions import Skip, SkipReason, SourceConfigurationError
 from ...locations.hosts import host_name
-from ...exceptions import SourceConfigurationError
 from ...sources import ModelSource, Page, PageSummary
 from ...sources.base import ALTERNATE_FRAME_BYTES, PlainChunkEntries
 from ...sources.lastmods import lastmod_in_sql
@@ -236,7 +235,7 @@ class WagtailPageSource(ModelSource):
         assert isinstance(bound, WagtailPageSource)
         assert bound.origin is not None
         site = site_for_host(bound.origin.host, bound.origin.scheme)
-        bound._tree = site_tree(site) if site is not None else None
+        bound.__dict__["_tree"] = site_tree(site) if site is not None else None
         return bound
 
     @property
@@ -260,9 +259,7 @@ class WagtailPageSource(ModelSource):
             ._default_manager.filter(live=True, expired=False, depth__gt=1)
             .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=now))
         )
-        restricted = sorted(
-            set(PageViewRestriction.objects.values_list("page__path", flat=True))
-        )
+        restricted = sorted(set(PageViewRestriction.objects.values_list("page__path", flat=True)))
         for path in restricted:
             queryset = queryset.exclude(path__startswith=path)
         if self.origin is None:
@@ -374,8 +371,10 @@ class WagtailPageSource(ModelSource):
                 key, url_path, content_type, translation_key = row[:index]
                 extras = alternates.get(translation_key)
                 if content_type in specific:
-                    for loc, lastmod, freq, prio in own.get(key, ()):
-                        chunk.append((loc, lastmod, freq or changefreq, prio or priority, None))
+                    for own_loc, lastmod, freq, prio in own.get(key, ()):
+                        chunk.append(
+                            (own_loc, lastmod, freq or changefreq, prio or priority, None)
+                        )
                     continue
                 loc = writer.uri(url_path, skipped)
                 if loc is not None:
@@ -504,9 +503,20 @@ def _value(name: Any, raw: Any, skipped: SkipCounter) -> str | None:
     return formatted(name, raw, skipped.count)
 
 
+class _OriginRequest(HttpRequest):
+    """A request with ``origin``'s scheme, without a server's environ to read it from."""
+
+    def __init__(self, scheme: str) -> None:
+        super().__init__()
+        self._origin_scheme = scheme
+
+    def _get_scheme(self) -> str:
+        return self._origin_scheme
+
+
 def _request_for(origin: Origin) -> HttpRequest:
     """A request for ``origin``, handed to ``get_sitemap_urls()`` as Wagtail's view hands one."""
-    request = HttpRequest()
+    request = _OriginRequest(origin.scheme)
     name = host_name(origin.host)
     port = origin.host[len(name) + 1 :] if origin.host.startswith(f"{name}:") else ""
     request.META.update(
@@ -516,7 +526,4 @@ def _request_for(origin: Origin) -> HttpRequest:
             "SERVER_PORT": port or ("443" if origin.scheme == "https" else "80"),
         }
     )
-    if origin.scheme == "https":
-        request.META["wsgi.url_scheme"] = "https"
-        request._get_scheme = lambda: "https"  # type: ignore[method-assign]
     return request
