@@ -222,6 +222,9 @@ class WagtailPageSource(ModelSource):
     x_default_locale: bool = True
     # The most URLs one page's get_sitemap_urls() gives: pages are sized for it.
     max_urls_per_page: int = 1
+    # The longest location, escaped (bytes): Wagtail's url_path has no bound, and pages
+    # are sized for the longest. A longer URL is left out and counted (logged).
+    max_location_length: int = 2_000
 
     def __init__(
         self, section: str = "", model: type[models.Model] | None = None, **options: Any
@@ -285,6 +288,9 @@ class WagtailPageSource(ModelSource):
 
     # -- page sizing --------------------------------------------------------------------
 
+    def max_location_bytes(self) -> int:
+        return min(self.max_location_length, super().max_location_bytes())
+
     def urls_per_row(self) -> int:
         return max(1, self.max_urls_per_page)
 
@@ -309,6 +315,11 @@ class WagtailPageSource(ModelSource):
 
     def validate(self) -> None:
         super().validate()
+        if not isinstance(self.max_location_length, int) or self.max_location_length < 1:
+            raise SourceConfigurationError(
+                f"{type(self).__name__}.max_location_length must be a positive integer, "
+                f"not {self.max_location_length!r}"
+            )
         if not isinstance(self.max_urls_per_page, int) or self.max_urls_per_page < 1:
             raise SourceConfigurationError(
                 f"{type(self).__name__}.max_urls_per_page must be a positive integer, "
@@ -364,6 +375,7 @@ class WagtailPageSource(ModelSource):
         writer = _Locator(self, tree, builder)
         specific = url_types()
         for batch in row_batches(queryset, conf.CHUNK_SIZE):
+            writer.memo = {}
             alternates = writer.alternates(batch) if self.translated() else {}
             own = _own_urls(batch, specific, builder, skipped, self.max_urls_per_page)
             chunk: list[EntryTuple] = []
@@ -393,47 +405,55 @@ class _Locator:
         self.tree = tree
         self.builder = builder
         self.hreflangs = {root.url_path: format_hreflang(root.language) for root in tree.roots}
-        self.default = _default_language() if source.x_default_locale else None
+        default = _default_language() if source.x_default_locale else None
+        self.default = format_hreflang(default) if default is not None else None
+        # URIs of the batch being written, by url_path (its rows and their translations).
+        self.memo: dict[str, str] = {}
 
-    def uri(self, url_path: str, skipped: SkipCounter) -> str | None:
+    def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
+        """The absolute URI of ``url_path`` on this host; None (counted) off it."""
+        found = self.memo.get(url_path)
+        if found is not None:
+            return found
         path = self.tree.location(url_path)
-        if path is None:
-            skipped.count(SkipReason.NO_REVERSE_MATCH)
-            return None
         try:
-            return self.builder.absolute(path)
+            if path is None:
+                raise Skip(SkipReason.NO_REVERSE_MATCH)
+            found = self.builder.absolute(path)
         except Skip as skip:
-            skipped.count(skip.reason)
+            if skipped is not None:
+                skipped.count(skip.reason)
             return None
+        self.memo[url_path] = found
+        return found
 
     def alternates(self, batch: Sequence[Any]) -> dict[Any, tuple[tuple[str, str], ...]]:
-        """Each translation key of ``batch`` with 2+ listed versions: its alternates."""
+        """Each translation key of ``batch`` with 2+ listed versions: its alternates.
+
+        One query for the batch; the URIs found are kept for the batch's own rows.
+        """
         keys = {row[3] for row in batch}
-        versions: dict[Any, list[tuple[str, str, bool]]] = {}
+        versions: dict[Any, list[tuple[str, str]]] = {}
         rows = (
             self.source.listed_rows()
             .filter(translation_key__in=keys)
-            .order_by("path")
-            .values_list("translation_key", "url_path", "locale__language_code")
+            .order_by()
+            .values_list("translation_key", "url_path")
         )
-        for key, url_path, language in rows.iterator(chunk_size=conf.CHUNK_SIZE):
+        for key, url_path in rows.iterator(chunk_size=conf.CHUNK_SIZE):
             root = self.tree.root_of(url_path)
-            path = self.tree.location(url_path)
-            if root is None or path is None:
+            href = self.uri(url_path) if root is not None else None
+            if root is None or href is None:
                 continue
-            try:
-                href = self.builder.absolute(path)
-            except Skip:
-                continue
-            default = self.default is not None and language == self.default
-            versions.setdefault(key, []).append((self.hreflangs[root.url_path], href, default))
+            versions.setdefault(key, []).append((self.hreflangs[root.url_path], href))
         found = {}
         for key, links in versions.items():
             if len(links) < 2:
                 continue
-            pairs = [(hreflang, href) for hreflang, href, _default in links]
-            pairs += [("x-default", href) for _hreflang, href, default in links if default]
-            found[key] = tuple(pairs)
+            links.sort()
+            found[key] = tuple(
+                [*links, *[("x-default", href) for code, href in links if code == self.default]]
+            )
         return found
 
 
