@@ -32,6 +32,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone, translation
 
 from ... import conf
+from ...conf import PROTOCOL_MAX_LOC_LENGTH
 from ...entries import XHTML_NAMESPACE, ChunkStream, EntryTuple, Extras, SkipCounter
 from ...exceptions import Skip, SkipReason, SourceConfigurationError
 from ...locations.hosts import host_name
@@ -46,6 +47,10 @@ if TYPE_CHECKING:
     from django.core.checks import CheckMessage
 
     from ...locations import LocationBuilder, Origin
+
+# What an ASCII slug's path is made of: written into a URI as it is.
+_PLAIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/"
+MAX_URI = PROTOCOL_MAX_LOC_LENGTH
 
 # The methods whose override makes a page type's URLs its own business.
 URL_METHODS = ("get_sitemap_urls", "get_url_parts", "get_full_url")
@@ -90,6 +95,7 @@ class SiteTree:
     port: int
     roots: tuple[Root, ...]
     nested: tuple[str, ...]  # tree paths of other sites' roots inside this one
+    slash: bool = True  # WAGTAIL_APPEND_SLASH when the tree was read
 
     def root_of(self, url_path: str) -> Root | None:
         """The most specific root ``url_path`` lies under (as Wagtail picks it)."""
@@ -109,14 +115,10 @@ class SiteTree:
         root = self.root_of(url_path)
         if root is None:
             return None
-        return _page_path(root.prefix, url_path[len(root.url_path) :])
-
-
-def _page_path(prefix: str, tail: str) -> str:
-    path = prefix + tail
-    if not append_slash() and path != "/":
-        path = path.rstrip("/")
-    return path
+        path = root.prefix + url_path[len(root.url_path) :]
+        if not self.slash and path != "/":
+            path = path.rstrip("/")
+        return path
 
 
 def _serve_prefix(language: str | None) -> str:
@@ -178,7 +180,14 @@ def site_tree(site: Any) -> SiteTree:
         for path in others
         if any(path.startswith(root.path) and path != root.path for root in roots)
     )
-    return SiteTree(site.pk, site.hostname, site.port, tuple(roots), nested)
+    return SiteTree(site.pk, site.hostname, site.port, tuple(roots), nested, slash=append_slash())
+
+
+def restricted_paths() -> tuple[str, ...]:
+    """The tree paths of pages under a view restriction: their subtrees are not public."""
+    from wagtail.models import PageViewRestriction
+
+    return tuple(sorted(set(PageViewRestriction.objects.values_list("page__path", flat=True))))
 
 
 @functools.lru_cache(maxsize=64)
@@ -254,16 +263,13 @@ class WagtailPageSource(ModelSource):
 
     def get_queryset(self) -> models.QuerySet[Any]:
         """Live, unexpired, unrestricted pages; of the bound host's site when bound."""
-        from wagtail.models import PageViewRestriction
-
         now = timezone.now()
         queryset = (
             page_model()
             ._default_manager.filter(live=True, expired=False, depth__gt=1)
             .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=now))
         )
-        restricted = sorted(set(PageViewRestriction.objects.values_list("page__path", flat=True)))
-        for path in restricted:
+        for path in restricted_paths():
             queryset = queryset.exclude(path__startswith=path)
         if self.origin is None:
             return queryset
@@ -407,6 +413,7 @@ class _Locator:
         self.hreflangs = {root.url_path: format_hreflang(root.language) for root in tree.roots}
         default = _default_language() if source.x_default_locale else None
         self.default = format_hreflang(default) if default is not None else None
+        self.restricted = restricted_paths()
         # URIs of the batch being written, by url_path (its rows and their translations).
         self.memo: dict[str, str] = {}
 
@@ -419,7 +426,12 @@ class _Locator:
         try:
             if path is None:
                 raise Skip(SkipReason.NO_REVERSE_MATCH)
-            found = self.builder.absolute(path)
+            if not path.strip(_PLAIN) and len(self.builder.prefix) + len(path) <= MAX_URI:
+                # Letters, digits, "-", "_" and "/" (an ASCII slug's): nothing to encode,
+                # escape or check, what LocationBuilder.absolute() would give.
+                found = self.builder.prefix + path
+            else:
+                found = self.builder.absolute(path)
         except Skip as skip:
             if skipped is not None:
                 skipped.count(skip.reason)
@@ -434,18 +446,27 @@ class _Locator:
         """
         keys = {row[3] for row in batch}
         versions: dict[Any, list[tuple[str, str]]] = {}
+        # By Wagtail's (translation_key, locale) index; what listed_rows() filters in SQL
+        # is checked here, on a handful of rows per key (a query planned on the whole
+        # filter scanned the table once a batch).
         rows = (
-            self.source.listed_rows()
-            .filter(translation_key__in=keys)
+            page_model()
+            ._default_manager.filter(translation_key__in=keys)
             .order_by()
-            .values_list("translation_key", "url_path")
+            .values_list("translation_key", "url_path", "path", "live", "expired", "expire_at")
         )
-        for key, url_path in rows.iterator(chunk_size=conf.CHUNK_SIZE):
-            root = self.tree.root_of(url_path)
-            href = self.uri(url_path) if root is not None else None
-            if root is None or href is None:
-                continue
-            versions.setdefault(key, []).append((self.hreflangs[root.url_path], href))
+        now = timezone.now()
+        for chunk in row_batches(rows, conf.CHUNK_SIZE):  # plain tuples, no Django per row
+            for key, url_path, path, live, expired, expire_at in chunk:
+                if not live or expired or (expire_at is not None and expire_at <= now):
+                    continue
+                if not self.tree.holds(path) or path.startswith(self.restricted):
+                    continue
+                root = self.tree.root_of(url_path)
+                href = self.uri(url_path) if root is not None else None
+                if root is None or href is None:
+                    continue
+                versions.setdefault(key, []).append((self.hreflangs[root.url_path], href))
         found = {}
         for key, links in versions.items():
             if len(links) < 2:
