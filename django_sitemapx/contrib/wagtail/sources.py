@@ -106,9 +106,8 @@ class SiteTree:
 
     def holds(self, path: str) -> bool:
         """Whether the page at tree path ``path`` is in this site's trees."""
-        return any(path.startswith(root.path) for root in self.roots) and not any(
-            path.startswith(nested) for nested in self.nested
-        )
+        roots = tuple(root.path for root in self.roots)
+        return path.startswith(roots) and not (self.nested and path.startswith(self.nested))
 
     def location(self, url_path: str) -> str | None:
         """The path Wagtail serves the page of ``url_path`` at, or None off this site."""
@@ -456,11 +455,13 @@ class _Locator:
             .values_list("translation_key", "url_path", "path", "live", "expired", "expire_at")
         )
         now = timezone.now()
+        roots = tuple(root.path for root in self.tree.roots)
+        excluded = self.tree.nested + self.restricted  # startswith(()) is False
         for chunk in row_batches(rows, conf.CHUNK_SIZE):  # plain tuples, no Django per row
             for key, url_path, path, live, expired, expire_at in chunk:
                 if not live or expired or (expire_at is not None and expire_at <= now):
                     continue
-                if not self.tree.holds(path) or path.startswith(self.restricted):
+                if not path.startswith(roots) or path.startswith(excluded):
                     continue
                 root = self.tree.root_of(url_path)
                 href = self.uri(url_path) if root is not None else None
