@@ -458,3 +458,12 @@ def test_without_a_cache_publishing_marks_the_hosts_own_page_changed(
     )
     assert [name for name in after if after[name] != before.get(name)] == ["wagtail@b.example"]
     assert invalidated == [("wagtail", _page_of("b.example", page.get_full_url()))]
+
+
+def test_a_host_no_wagtail_site_serves_has_no_section(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    Site.objects.update(is_default_site=False)  # no fallback for unknown hosts
+    assert Client().get("/sitemap-wagtail-1.xml", HTTP_HOST="example.com").status_code == 404
+    assert b"sitemap-wagtail" not in Client().get("/sitemap.xml", HTTP_HOST="example.com").content
+    assert b"sitemap-wagtail" in index("b.example")

@@ -274,7 +274,8 @@ class WagtailPageSource(ModelSource):
             return queryset
         tree = self.tree
         if tree is None or not tree.roots:
-            return queryset.none()
+            # No page (depth 0 is no page's), in SQL the page table can read: none() has none.
+            return queryset.filter(depth=0)
         under = Q()
         for root in tree.roots:
             under |= Q(path__startswith=root.path)
