@@ -98,7 +98,7 @@ def keys_touched_by(
     """
     found = []
     for source in registry or default_registry:
-        if isinstance(source, ModelSource) and source.model is not None:
+        if isinstance(source, ModelSource) and source.model is not None and source.model_signals:
             touched, key = _key_of(source, instance, key_known=key_known)
             if touched:
                 found.append((source, key))

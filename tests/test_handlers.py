@@ -164,6 +164,22 @@ def test_deleting_a_row_invalidates_its_page(registry: SitemapRegistry) -> None:
     assert store.tokens([name]) != before
 
 
+def test_a_section_without_model_signals_is_left_to_its_own_events(
+    registry: SitemapRegistry,
+) -> None:
+    # Wagtail's source sets it: a draft saved is no change, its app's events say what is.
+    source = registry.register(Document, model_signals=False)
+    document = DocumentFactory()
+    source.page_summaries()
+    names = [page_generation("document", 1), index_generation()]
+    store = DocumentCache()
+    before = store.tokens(names)
+    document.save()
+    document.delete()
+    assert store.tokens(names) == before
+    assert sections_touched_by(DocumentFactory(), key_known=True) == []
+
+
 def test_a_change_is_invalidated_again_after_commit(
     registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:

@@ -78,6 +78,11 @@ Sources, in every registry:
 - W101 a ``ModelSource`` builds a model instance per URL (``get_absolute_url``).
 - W102 a source's ``sites`` names a host that ``ALLOWED_HOSTS`` refuses: never served there.
 
+Contrib sources (4xx), registered by their own apps (``contrib.wagtail.checks``):
+
+- W401 a Wagtail ``Site``'s hostname is not in ``ALLOWED_HOSTS`` (a database check).
+- W402 a ``WagtailPageSource`` without ``django_sitemapx.contrib.wagtail`` installed.
+
 For people, and the audit:
 
 - E601 ``SITEMAPX_XML_STYLESHEET`` is not ``None`` nor the URL, path or static file name of

@@ -54,6 +54,7 @@ def _sources_of(instance: models.Model) -> list[ModelSource]:
         for source in default_registry
         if isinstance(source, ModelSource)
         and source.model is not None
+        and source.model_signals
         and source.model._meta.concrete_model is model
     ]
 

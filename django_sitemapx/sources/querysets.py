@@ -74,6 +74,10 @@ class ModelSource(Source):
     url_kwargs: Mapping[str, str] | None = None
     fields: Sequence[str] = ()
     lastmod_field: str | None = None
+    # Whether a saved or deleted row (Django's post_save and post_delete) invalidates
+    # the section and feeds IndexNow. A source whose rows change through events of
+    # their own app (Wagtail's publishing) sets it False and handles those events.
+    model_signals: bool = True
 
     def __init__(
         self, section: str = "", model: type[models.Model] | None = None, **options: Any

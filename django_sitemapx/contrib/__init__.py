@@ -1,0 +1,1 @@
+"""Sources for other Django apps' content: ``contrib.wagtail`` for Wagtail page trees."""

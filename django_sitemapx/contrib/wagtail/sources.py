@@ -1,0 +1,572 @@
+"""``WagtailPageSource``: a Wagtail site's live, public pages, streamed from rows.
+
+Registered once, the section is served on every Wagtail ``Site``'s host, each
+host listing its own site's pages (its page table is the host's own, see
+``sources.pages.table_section``). A page's URL is computed from its
+``url_path`` as Wagtail computes it (the site's root path stripped, the
+prefix where ``wagtail.urls`` is included, a trailing slash per
+``WAGTAIL_APPEND_SLASH``), in bulk: no ``.specific`` and no query per page.
+Page types that change how their URLs are made (``get_sitemap_urls()``,
+``get_url_parts()`` or ``get_full_url()`` overridden) are loaded in bulk, one
+query per type and chunk, and asked for their URLs.
+
+Wagtail is imported only when a source is used, so this module imports
+without it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.apps import apps
+from django.conf import settings
+from django.core import checks
+from django.db import models
+from django.db.models import Q
+from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone, translation
+
+from ... import conf
+from ...conf import PROTOCOL_MAX_LOC_LENGTH
+from ...entries import XHTML_NAMESPACE, ChunkStream, EntryTuple, Extras, SkipCounter
+from ...exceptions import Skip, SkipReason, SourceConfigurationError
+from ...locations.hosts import host_name
+from ...sources import ModelSource, Page, PageSummary
+from ...sources.base import ALTERNATE_FRAME_BYTES, PlainChunkEntries
+from ...sources.lastmods import lastmod_in_sql
+from ...sources.rows import row_batches
+from ...sources.summaries import in_range
+from ...values import checked_reader, format_hreflang, formatted, static_value
+
+if TYPE_CHECKING:
+    from django.core.checks import CheckMessage
+
+    from ...locations import LocationBuilder, Origin
+
+# What an ASCII slug's path is made of: written into a URI as it is.
+_PLAIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/"
+MAX_URI = PROTOCOL_MAX_LOC_LENGTH
+
+# The methods whose override makes a page type's URLs its own business.
+URL_METHODS = ("get_sitemap_urls", "get_url_parts", "get_full_url")
+# The row a page is read as: its key, then what its URLs are made of.
+ROW_FIELDS = ("id", "url_path", "content_type_id", "translation_key")
+
+
+def i18n_enabled() -> bool:
+    """Wagtail's ``WAGTAIL_I18N_ENABLED`` (Wagtail's setting, read as Wagtail reads it)."""
+    return bool(getattr(settings, "WAGTAIL_I18N_ENABLED", False))
+
+
+def append_slash() -> bool:
+    """Wagtail's ``WAGTAIL_APPEND_SLASH`` (default True)."""
+    return bool(getattr(settings, "WAGTAIL_APPEND_SLASH", True))
+
+
+def page_model() -> type[models.Model]:
+    """Wagtail's ``Page`` model."""
+    from wagtail.models import Page as WagtailPage
+
+    model: type[models.Model] = WagtailPage
+    return model
+
+
+@dataclass(frozen=True)
+class Root:
+    """One root a site's URLs are made from: a locale's version of its home page."""
+
+    path: str  # the tree path (treebeard): its descendants' paths start with it
+    url_path: str  # Wagtail's url_path, stripped from its pages' url_paths
+    language: str  # the locale's language code
+    prefix: str  # where wagtail_serve is routed, in that language ("/", "/fr/")
+
+
+@dataclass(frozen=True)
+class SiteTree:
+    """The pages a Wagtail ``Site`` serves: its roots, less the subtrees of nested sites."""
+
+    site_id: int
+    hostname: str
+    port: int
+    roots: tuple[Root, ...]
+    nested: tuple[str, ...]  # tree paths of other sites' roots inside this one
+    slash: bool = True  # WAGTAIL_APPEND_SLASH when the tree was read
+
+    def root_of(self, url_path: str) -> Root | None:
+        """The most specific root ``url_path`` lies under (as Wagtail picks it)."""
+        for root in self.roots:  # longest url_path first
+            if url_path.startswith(root.url_path):
+                return root
+        return None
+
+    def holds(self, path: str) -> bool:
+        """Whether the page at tree path ``path`` is in this site's trees."""
+        roots = tuple(root.path for root in self.roots)
+        return path.startswith(roots) and not (self.nested and path.startswith(self.nested))
+
+    def location(self, url_path: str) -> str | None:
+        """The path Wagtail serves the page of ``url_path`` at, or None off this site."""
+        root = self.root_of(url_path)
+        if root is None:
+            return None
+        path = root.prefix + url_path[len(root.url_path) :]
+        if not self.slash and path != "/":
+            path = path.rstrip("/")
+        return path
+
+
+def _serve_prefix(language: str | None) -> str:
+    """Where ``wagtail_serve`` is routed (``reverse`` of the empty page path)."""
+    if language is None:
+        return reverse("wagtail_serve", args=("",))
+    with translation.override(language):
+        return reverse("wagtail_serve", args=("",))
+
+
+def site_for_host(host: str, scheme: str) -> Any:
+    """The Wagtail ``Site`` serving ``host`` (``name[:port]``) as Wagtail matches it, or None.
+
+    Hostname and port first, then the hostname, then the default site, as
+    ``Site.find_for_request`` decides (``wagtail.models.sites.get_site_for_hostname``).
+    """
+    from wagtail.models import Site
+    from wagtail.models.sites import get_site_for_hostname
+
+    name = host_name(host)
+    _, _, port_text = host.rpartition(":") if host.count(":") == 1 else ("", "", "")
+    port = int(port_text) if port_text.isdigit() else (443 if scheme == "https" else 80)
+    try:
+        return get_site_for_hostname(name, port)
+    except Site.DoesNotExist:
+        return None
+
+
+def site_tree(site: Any) -> SiteTree:
+    """``site``'s roots (every locale's home page with Wagtail's i18n on) and nested sites."""
+    from wagtail.models import Site
+
+    Page = page_model()
+    home = site.root_page
+    rows: list[tuple[str, str, str]]
+    if i18n_enabled():
+        rows = list(
+            Page._default_manager.filter(translation_key=home.translation_key, depth=home.depth)
+            .order_by("path")
+            .values_list("path", "url_path", "locale__language_code")
+        )
+    else:
+        rows = [(home.path, home.url_path, home.locale.language_code)]
+    roots = []
+    for path, url_path, language in rows:
+        try:
+            prefix = _serve_prefix(language if i18n_enabled() else None)
+        except NoReverseMatch:  # Wagtail headless: no page has a URL
+            continue
+        roots.append(Root(path, url_path, language, prefix))
+    roots.sort(key=lambda root: len(root.url_path), reverse=True)
+    others = (
+        Site.objects.exclude(pk=site.pk)
+        .values_list("root_page__path", flat=True)
+        .order_by("root_page__path")
+    )
+    nested = tuple(
+        path
+        for path in others
+        if any(path.startswith(root.path) and path != root.path for root in roots)
+    )
+    return SiteTree(site.pk, site.hostname, site.port, tuple(roots), nested, slash=append_slash())
+
+
+def restricted_paths() -> tuple[str, ...]:
+    """The tree paths of pages under a view restriction: their subtrees are not public."""
+    from wagtail.models import PageViewRestriction
+
+    return tuple(sorted(set(PageViewRestriction.objects.values_list("page__path", flat=True))))
+
+
+@functools.lru_cache(maxsize=64)
+def _overrides_urls(model: type[models.Model]) -> bool:
+    base = page_model()
+    return any(getattr(model, name) is not getattr(base, name) for name in URL_METHODS)
+
+
+def url_types() -> dict[int, type[models.Model]]:
+    """Content type ID of each page type that makes its own URLs, and its model."""
+    from django.contrib.contenttypes.models import ContentType
+    from wagtail.models import get_page_models
+
+    found = [model for model in get_page_models() if _overrides_urls(model)]
+    types = ContentType.objects.get_for_models(*found) if found else {}
+    return {content_type.pk: model for model, content_type in types.items()}
+
+
+class WagtailPageSource(ModelSource):
+    """A Wagtail site's live, public pages: register it once, each site's host lists its own.
+
+    Listed: live pages, not expired (nor past ``expire_at``), under no view
+    restriction, in the tree of the ``Site`` serving the request's host (every
+    locale's tree with ``WAGTAIL_I18N_ENABLED``), less the trees of sites
+    nested in it. ``lastmod`` is ``last_published_at``. With Wagtail's
+    internationalisation on, each translation is a ``<url>`` with its
+    translations as hreflang alternates (``alternates``), and ``x-default``
+    pointing at the default locale's version (``x_default_locale``).
+
+    A page type overriding ``get_sitemap_urls()`` (or ``get_url_parts()``,
+    ``get_full_url()``) is asked for its URLs, read in bulk per type; it may
+    give none, or up to ``max_urls_per_page`` (more are skipped, counted).
+    """
+
+    lastmod_field = "last_published_at"
+    # Wagtail's own events invalidate (``handlers``): a draft saved is no change.
+    model_signals = False
+    fields = ROW_FIELDS[1:]
+    # Alternates and x-default of translations (Wagtail's i18n only).
+    hreflang: bool = True
+    x_default_locale: bool = True
+    # The most URLs one page's get_sitemap_urls() gives: pages are sized for it.
+    max_urls_per_page: int = 1
+    # The longest location, escaped (bytes): Wagtail's url_path has no bound, and pages
+    # are sized for the longest. A longer URL is left out and counted (logged).
+    max_location_length: int = 2_000
+
+    def __init__(
+        self, section: str = "", model: type[models.Model] | None = None, **options: Any
+    ) -> None:
+        super().__init__(section, model or page_model(), **options)
+
+    # -- which site ---------------------------------------------------------------------
+
+    def for_origin(self, origin: Origin) -> WagtailPageSource:
+        bound = super().for_origin(origin)
+        assert isinstance(bound, WagtailPageSource)
+        assert bound.origin is not None
+        site = site_for_host(bound.origin.host, bound.origin.scheme)
+        bound.__dict__["_tree"] = site_tree(site) if site is not None else None
+        return bound
+
+    @property
+    def tree(self) -> SiteTree | None:
+        """The bound host's site tree; None unbound, or where no Wagtail site serves the host."""
+        return self.__dict__.get("_tree")
+
+    def serves(self, origin: Origin) -> bool:
+        """Served where a Wagtail ``Site`` matches the host (the default site matches any)."""
+        return super().serves(origin) and site_for_host(origin.host, origin.scheme) is not None
+
+    # -- rows ---------------------------------------------------------------------------
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        """Live, unexpired, unrestricted pages; of the bound host's site when bound."""
+        now = timezone.now()
+        queryset = (
+            page_model()
+            ._default_manager.filter(live=True, expired=False, depth__gt=1)
+            .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=now))
+        )
+        for path in restricted_paths():
+            queryset = queryset.exclude(path__startswith=path)
+        if self.origin is None:
+            return queryset
+        tree = self.tree
+        if tree is None or not tree.roots:
+            # No page (depth 0 is no page's), in SQL the page table can read: none() has none.
+            return queryset.filter(depth=0)
+        under = Q()
+        for root in tree.roots:
+            under |= Q(path__startswith=root.path)
+        queryset = queryset.filter(under)
+        for path in tree.nested:
+            queryset = queryset.exclude(path__startswith=path)
+        return queryset
+
+    def location(self, row: Any) -> str:
+        """The path of a page row on the bound host (``Skip`` off it, or unbound)."""
+        tree = self.tree
+        found = tree.location(row.url_path) if tree is not None else None
+        if found is None:
+            raise Skip(SkipReason.NO_REVERSE_MATCH)
+        return found
+
+    # -- page sizing --------------------------------------------------------------------
+
+    def max_location_bytes(self) -> int:
+        return min(self.max_location_length, super().max_location_bytes())
+
+    def urls_per_row(self) -> int:
+        return max(1, self.max_urls_per_page)
+
+    def translated(self) -> bool:
+        """Whether URLs carry their translations as alternates."""
+        return self.hreflang and i18n_enabled()
+
+    def get_namespaces(self) -> dict[str, str]:
+        namespaces = super().get_namespaces()
+        if self.translated():
+            namespaces["xhtml"] = XHTML_NAMESPACE
+        return namespaces
+
+    def max_alternates_bytes(self) -> int:
+        if not self.translated():
+            return 0
+        codes = [code for code, _name in getattr(settings, "WAGTAIL_CONTENT_LANGUAGES", [])]
+        codes = codes or [code for code, _name in settings.LANGUAGES]
+        links = len(codes) + 1
+        hreflang = max([len("x-default"), *map(len, codes)])
+        return links * (ALTERNATE_FRAME_BYTES + hreflang + self.max_location_bytes())
+
+    def validate(self) -> None:
+        super().validate()
+        if not isinstance(self.max_location_length, int) or self.max_location_length < 1:
+            raise SourceConfigurationError(
+                f"{type(self).__name__}.max_location_length must be a positive integer, "
+                f"not {self.max_location_length!r}"
+            )
+        if not isinstance(self.max_urls_per_page, int) or self.max_urls_per_page < 1:
+            raise SourceConfigurationError(
+                f"{type(self).__name__}.max_urls_per_page must be a positive integer, "
+                f"not {self.max_urls_per_page!r}"
+            )
+
+    def check(self) -> list[CheckMessage]:
+        """W402: registered without the app that connects Wagtail's page events."""
+        if apps.is_installed("django_sitemapx.contrib.wagtail"):
+            return []
+        return [
+            checks.Warning(
+                f"Section {self.section!r} lists Wagtail pages but "
+                "django_sitemapx.contrib.wagtail is not in INSTALLED_APPS: publishing, "
+                "moving or deleting a page invalidates nothing.",
+                hint="Add 'django_sitemapx.contrib.wagtail' to INSTALLED_APPS.",
+                obj=self,
+                id="django_sitemapx.W402",
+            )
+        ]
+
+    # -- pages --------------------------------------------------------------------------
+
+    def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
+        table = self.page_table()
+        found = table.bounds(table.states(set() if summary is not None else {number}), number)
+        if found is None:
+            return None
+        state, bounds = found
+        if summary is None:
+            if not state.rows:
+                return None
+            summary = PageSummary(number, state.rows, state.lastmod, state.undated)
+        rows = in_range(self, self.listed_rows(), bounds)
+        return Page(summary, PlainChunkEntries(functools.partial(self.entries, rows)))
+
+    def entries(
+        self, page_rows: models.QuerySet[Any], builder: LocationBuilder, plain: bool = False
+    ) -> ChunkStream:
+        """The entries of ``page_rows``, chunk by chunk, each followed by what it skipped."""
+        tree = self.tree
+        if tree is None:
+            return
+        skipped = SkipCounter()
+        queryset = self.rows_queryset(page_rows, named=False, fields=ROW_FIELDS).order_by("pk")
+        index = len(ROW_FIELDS)
+        if lastmod_in_sql(self, queryset.db):
+            lastmod_of: Any = lambda row: row[index]  # noqa: E731 - already W3C text
+        else:
+            lastmod_of = checked_reader(lambda row: row[index], "lastmod", skipped.count)
+        changefreq = static_value(self, "changefreq")
+        priority = static_value(self, "priority")
+        writer = _Locator(self, tree, builder)
+        specific = url_types()
+        for batch in row_batches(queryset, conf.CHUNK_SIZE):
+            writer.memo = {}
+            alternates = writer.alternates(batch) if self.translated() else {}
+            own = _own_urls(batch, specific, builder, skipped, self.max_urls_per_page)
+            chunk: list[EntryTuple] = []
+            for row in batch:
+                key, url_path, content_type, translation_key = row[:index]
+                extras = alternates.get(translation_key)
+                if content_type in specific:
+                    for own_loc, lastmod, freq, prio in own.get(key, ()):
+                        chunk.append(
+                            (own_loc, lastmod, freq or changefreq, prio or priority, None)
+                        )
+                    continue
+                loc = writer.uri(url_path, skipped)
+                if loc is not None:
+                    extra = Extras(alternates=extras) if extras else None
+                    chunk.append((loc, lastmod_of(row), changefreq, priority, extra))
+            if chunk:
+                yield chunk
+            yield from skipped.flush()
+
+
+class _Locator:
+    """Absolute URIs of page rows on one host, and their translations' alternates."""
+
+    def __init__(self, source: WagtailPageSource, tree: SiteTree, builder: LocationBuilder):
+        self.source = source
+        self.tree = tree
+        self.builder = builder
+        self.hreflangs = {root.url_path: format_hreflang(root.language) for root in tree.roots}
+        default = _default_language() if source.x_default_locale else None
+        self.default = format_hreflang(default) if default is not None else None
+        self.restricted = restricted_paths()
+        # URIs of the batch being written, by url_path (its rows and their translations).
+        self.memo: dict[str, str] = {}
+
+    def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
+        """The absolute URI of ``url_path`` on this host; None (counted) off it."""
+        found = self.memo.get(url_path)
+        if found is not None:
+            return found
+        path = self.tree.location(url_path)
+        try:
+            if path is None:
+                raise Skip(SkipReason.NO_REVERSE_MATCH)
+            if not path.strip(_PLAIN) and len(self.builder.prefix) + len(path) <= MAX_URI:
+                # Letters, digits, "-", "_" and "/" (an ASCII slug's): nothing to encode,
+                # escape or check, what LocationBuilder.absolute() would give.
+                found = self.builder.prefix + path
+            else:
+                found = self.builder.absolute(path)
+        except Skip as skip:
+            if skipped is not None:
+                skipped.count(skip.reason)
+            return None
+        self.memo[url_path] = found
+        return found
+
+    def alternates(self, batch: Sequence[Any]) -> dict[Any, tuple[tuple[str, str], ...]]:
+        """Each translation key of ``batch`` with 2+ listed versions: its alternates.
+
+        One query for the batch; the URIs found are kept for the batch's own rows.
+        """
+        keys = {row[3] for row in batch}
+        versions: dict[Any, list[tuple[str, str]]] = {}
+        # By Wagtail's (translation_key, locale) index; what listed_rows() filters in SQL
+        # is checked here, on a handful of rows per key (a query planned on the whole
+        # filter scanned the table once a batch).
+        rows = (
+            page_model()
+            ._default_manager.filter(translation_key__in=keys)
+            .order_by()
+            .values_list("translation_key", "url_path", "path", "live", "expired", "expire_at")
+        )
+        now = timezone.now()
+        roots = tuple(root.path for root in self.tree.roots)
+        excluded = self.tree.nested + self.restricted  # startswith(()) is False
+        for chunk in row_batches(rows, conf.CHUNK_SIZE):  # plain tuples, no Django per row
+            for key, url_path, path, live, expired, expire_at in chunk:
+                if not live or expired or (expire_at is not None and expire_at <= now):
+                    continue
+                if not path.startswith(roots) or path.startswith(excluded):
+                    continue
+                root = self.tree.root_of(url_path)
+                href = self.uri(url_path) if root is not None else None
+                if root is None or href is None:
+                    continue
+                versions.setdefault(key, []).append((self.hreflangs[root.url_path], href))
+        found = {}
+        for key, links in versions.items():
+            if len(links) < 2:
+                continue
+            links.sort()
+            found[key] = tuple(
+                [*links, *[("x-default", href) for code, href in links if code == self.default]]
+            )
+        return found
+
+
+def _default_language() -> str | None:
+    from wagtail.models import Locale
+
+    try:
+        language: str = Locale.get_default().language_code
+    except Locale.DoesNotExist:
+        return None
+    return language
+
+
+def _own_urls(
+    batch: Sequence[Any],
+    specific: dict[int, type[models.Model]],
+    builder: LocationBuilder,
+    skipped: SkipCounter,
+    most: int,
+) -> dict[Any, list[tuple[str, str | None, str | None, str | None]]]:
+    """The URLs of ``batch``'s pages whose type makes its own: one query per type."""
+    wanted: dict[int, list[Any]] = {}
+    for row in batch:
+        if row[2] in specific:
+            wanted.setdefault(row[2], []).append(row[0])
+    found: dict[Any, list[tuple[str, str | None, str | None, str | None]]] = {}
+    if not wanted:
+        return found
+    request = _request_for(builder.origin)
+    for content_type, keys in wanted.items():
+        model: Any = specific[content_type]
+        pages = model._default_manager.filter(pk__in=keys)
+        for page in _iterate(pages):
+            urls = list(page.get_sitemap_urls(request) or ())
+            if len(urls) > most:
+                skipped.count(SkipReason.OVER_URL_LIMIT, len(urls) - most)
+                urls = urls[:most]
+            entries = found.setdefault(page.pk, [])
+            for url in urls:
+                try:
+                    loc = builder.absolute(url.get("location"))
+                except Skip as skip:
+                    skipped.count(skip.reason)
+                    continue
+                entries.append(
+                    (
+                        loc,
+                        _value("lastmod", url.get("lastmod"), skipped),
+                        _value("changefreq", url.get("changefreq"), skipped),
+                        _value("priority", url.get("priority"), skipped),
+                    )
+                )
+    return found
+
+
+def _iterate(pages: Any) -> Iterator[Any]:
+    # Wagtail's PageQuerySet.defer_streamfields(): a sitemap never reads page bodies.
+    defer = getattr(pages, "defer_streamfields", None)
+    return iter(defer() if defer is not None else pages)
+
+
+def _value(name: Any, raw: Any, skipped: SkipCounter) -> str | None:
+    if raw is None:
+        return None
+    if name == "lastmod" and isinstance(raw, datetime.datetime) and timezone.is_naive(raw):
+        raw = timezone.make_aware(raw)
+    return formatted(name, raw, skipped.count)
+
+
+class _OriginRequest(HttpRequest):
+    """A request with ``origin``'s scheme, without a server's environ to read it from."""
+
+    def __init__(self, scheme: str) -> None:
+        super().__init__()
+        self._origin_scheme = scheme
+
+    def _get_scheme(self) -> str:
+        return self._origin_scheme
+
+
+def _request_for(origin: Origin) -> HttpRequest:
+    """A request for ``origin``, handed to ``get_sitemap_urls()`` as Wagtail's view hands one."""
+    request = _OriginRequest(origin.scheme)
+    name = host_name(origin.host)
+    port = origin.host[len(name) + 1 :] if origin.host.startswith(f"{name}:") else ""
+    request.META.update(
+        {
+            "HTTP_HOST": origin.host,
+            "SERVER_NAME": name,
+            "SERVER_PORT": port or ("443" if origin.scheme == "https" else "80"),
+        }
+    )
+    return request

@@ -1,0 +1,30 @@
+"""Settings of the ``wagtail`` leg: Wagtail's apps, its URLs under ``/pages/``, two languages.
+
+Wagtail's internationalisation is off here; the locale tests switch it on.
+"""
+
+from tests.settings import *  # noqa: F403
+from tests.settings import INSTALLED_APPS
+
+INSTALLED_APPS = [
+    *INSTALLED_APPS,
+    "django_sitemapx.contrib.wagtail",
+    "tests.wagtailsite",
+    "wagtail.contrib.sitemaps",
+    "wagtail.sites",
+    "wagtail.users",
+    "wagtail.documents",
+    "wagtail.images",
+    "wagtail.admin",
+    "wagtail",
+    "modelcluster",
+    "taggit",
+]
+ROOT_URLCONF = "tests.wagtailsite.urls"
+ALLOWED_HOSTS = ["testserver", "a.example", "b.example", "example.com"]
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("fr", "Français")]
+WAGTAIL_CONTENT_LANGUAGES = LANGUAGES
+WAGTAIL_I18N_ENABLED = False
+WAGTAIL_SITE_NAME = "sitemapx tests"
+WAGTAILADMIN_BASE_URL = "http://a.example"

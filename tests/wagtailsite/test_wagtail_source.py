@@ -1,0 +1,469 @@
+"""``WagtailPageSource`` against real Wagtail: sites, privacy, page types, locales, events.
+
+Needs Wagtail (the ``test-cms`` extra) and ``tests.wagtailsite.settings``:
+``SITEMAPX_TEST_LEGS=wagtail scripts/test``. Elsewhere these tests are skipped,
+saying why; in that leg a skip is a failure.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import os
+from collections.abc import Iterator
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+if importlib.util.find_spec("wagtail") is None:
+    REASON = "wagtail not installed: pip install -e '.[test-cms]' (SITEMAPX_TEST_LEGS=wagtail)"
+elif "tests.wagtailsite" not in settings.INSTALLED_APPS:
+    REASON = "needs DJANGO_SETTINGS_MODULE=tests.wagtailsite.settings (SITEMAPX_TEST_LEGS=wagtail)"
+else:
+    REASON = ""
+if REASON and os.environ.get("SITEMAPX_TEST_WAGTAIL"):
+    raise RuntimeError(f"The wagtail leg cannot run its tests: {REASON}")
+if REASON:
+    pytest.skip(REASON, allow_module_level=True)
+
+from django.core.cache import cache
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client, RequestFactory, override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from wagtail.contrib.sitemaps import views as wagtail_views
+from wagtail.models import Locale, Page, PageViewRestriction, Site
+
+from django_sitemapx.contrib.wagtail import WagtailPageSource
+from django_sitemapx.models import PendingUrl
+from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.signals import sitemap_invalidated
+from tests.conftest import NS, content, validate_sitemap
+from tests.wagtailsite.models import ArticlePage, EventPage
+
+pytestmark = pytest.mark.django_db
+XHTML = "{http://www.w3.org/1999/xhtml}link"
+
+
+def urls(data: bytes) -> list[tuple[str, str]]:
+    """Each URL's location and the day of its lastmod, the document validated."""
+    root = validate_sitemap(data)
+    return [
+        (
+            str(element.findtext("sm:loc", namespaces=NS)),
+            (element.findtext("sm:lastmod", namespaces=NS) or "")[:10],
+        )
+        for element in root.iterfind("sm:url", NS)
+    ]
+
+
+def document(host: str, number: int = 1, section: str = "wagtail") -> bytes:
+    response = Client().get(f"/sitemap-{section}-{number}.xml", HTTP_HOST=host)
+    assert response.status_code == 200, response
+    return content(response)
+
+
+def index(host: str) -> bytes:
+    response = Client().get("/sitemap.xml", HTTP_HOST=host)
+    assert response.status_code == 200, response
+    return content(response)
+
+
+def every_loc(host: str) -> set[str]:
+    """The locations of every page of the index of ``host``."""
+    root = validate_sitemap(index(host))
+    found: set[str] = set()
+    for loc in root.iterfind("sm:sitemap/sm:loc", NS):
+        path = str(loc.text).split(host, 1)[1]
+        response = Client().get(path, HTTP_HOST=host)
+        found |= {found for found, _ in urls(content(response))}
+    return found
+
+
+def theirs(host: str) -> list[tuple[str, str]]:
+    """What ``wagtail.contrib.sitemaps`` serves on ``host``."""
+    response = wagtail_views.sitemap(RequestFactory().get("/sitemap.xml", HTTP_HOST=host))
+    response.render()
+    return urls(response.content)
+
+
+def publish(page: Page) -> Page:
+    page.save_revision().publish()
+    page.refresh_from_db()
+    return page
+
+
+@pytest.fixture(autouse=True)
+def _fresh_site_root_paths() -> Iterator[None]:
+    # Wagtail keeps its sites' root paths in the default cache.
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def wagtail(registry: SitemapRegistry) -> WagtailPageSource:
+    # EventPage lists up to two URLs (its schedule).
+    source = registry.register("wagtail", WagtailPageSource, max_urls_per_page=2)
+    assert isinstance(source, WagtailPageSource)
+    return source
+
+
+@pytest.fixture
+def two_sites() -> dict[str, Page]:
+    """a.example (the default site) and b.example, each with pages of both types."""
+    root = Page.get_first_root_node()
+    Site.objects.all().delete()
+    pages: dict[str, Page] = {}
+    for host, default in (("a.example", True), ("b.example", False)):
+        home = root.add_child(instance=Page(title=host, slug=host.replace(".", "-")))
+        publish(home)
+        pages[host] = home
+        Site.objects.create(hostname=host, port=80, root_page=home, is_default_site=default)
+    a, b = pages["a.example"], pages["b.example"]
+    pages["news"] = publish(a.add_child(instance=ArticlePage(title="News", slug="news")))
+    pages["story"] = publish(
+        pages["news"].add_child(instance=ArticlePage(title="Story", slug="story"))
+    )
+    pages["event"] = publish(a.add_child(instance=EventPage(title="Fair", slug="fair")))
+    pages["hidden"] = publish(
+        a.add_child(instance=EventPage(title="Hidden", slug="hidden", hidden=True))
+    )
+    pages["scheduled"] = publish(
+        a.add_child(instance=EventPage(title="Gala", slug="gala", has_schedule=True))
+    )
+    pages["shop"] = publish(b.add_child(instance=ArticlePage(title="Shop", slug="shop")))
+    # A Unicode slug: percent-encoded as Wagtail's reverse() encodes it.
+    pages["café"] = publish(pages["shop"].add_child(instance=ArticlePage(title="C", slug="café")))
+    return pages
+
+
+# -- what each site lists -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["a.example", "b.example"])
+def test_each_site_lists_its_own_pages_as_wagtails_sitemap_does(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], host: str
+) -> None:
+    ours = urls(document(host))
+    assert ours == theirs(host)
+    assert all(loc.startswith(f"http://{host}/pages/") for loc, _ in ours)
+
+
+def test_urls_are_wagtails_own_and_overrides_of_get_sitemap_urls_are_honoured(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    data = document("a.example")
+    locs = [loc for loc, _ in urls(data)]
+    expected = [
+        two_sites[name].get_full_url()
+        for name in ("a.example", "news", "story", "event", "scheduled")
+    ]
+    assert locs == [*expected[:4], expected[4], expected[4] + "schedule/"]
+    assert two_sites["hidden"].get_full_url() not in locs  # its override lists no URL
+    root = validate_sitemap(data)
+    priorities = {
+        element.findtext("sm:loc", namespaces=NS): element.findtext("sm:priority", namespaces=NS)
+        for element in root.iterfind("sm:url", NS)
+    }
+    assert priorities[expected[3]] == "0.8"  # from the type's own get_sitemap_urls()
+    assert priorities[expected[1]] is None
+
+
+def test_lastmod_is_last_published_at(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    moment = datetime.datetime(2024, 3, 1, 12, tzinfo=datetime.UTC)
+    Page.objects.filter(pk=two_sites["news"].pk).update(last_published_at=moment)
+    found = dict(urls(document("a.example")))
+    assert found[two_sites["news"].get_full_url()] == "2024-03-01"
+
+
+@override_settings(WAGTAIL_APPEND_SLASH=False)
+def test_no_trailing_slash_without_wagtail_append_slash(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    locs = [loc for loc, _ in urls(document("a.example"))]
+    assert "http://a.example/pages/news/story" in locs
+    assert "http://a.example/pages" in locs  # as Wagtail strips it: not the bare "/"
+
+
+def test_a_site_on_its_own_port_is_served_there(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    Site.objects.filter(hostname="b.example").update(port=8000)
+    response = Client().get("/sitemap-wagtail-1.xml", HTTP_HOST="b.example:8000", SERVER_PORT=8000)
+    locs = [loc for loc, _ in urls(content(response))]
+    assert locs == [
+        "http://b.example:8000/pages/",
+        "http://b.example:8000/pages/shop/",
+        "http://b.example:8000/pages/shop/caf%C3%A9/",
+    ]
+
+
+def test_no_specific_query_per_page_for_types_that_do_not_override(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    def queries() -> int:
+        cache.clear()
+        document("a.example")  # counts the pages once
+        with CaptureQueriesContext(connection) as captured:
+            document("a.example")
+        return len(captured)
+
+    before = queries()
+    news = two_sites["news"]
+    for number in range(20):
+        publish(news.add_child(instance=ArticlePage(title=f"A{number}", slug=f"a{number}")))
+    assert queries() == before
+
+
+# -- privacy --------------------------------------------------------------------------------
+
+
+def test_drafts_expired_and_restricted_pages_are_left_out(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    a = two_sites["a.example"]
+    draft = a.add_child(instance=ArticlePage(title="Draft", slug="draft", live=False))
+    past = timezone.now() - datetime.timedelta(days=1)
+    # Live, past its expiry: the scheduler has not unpublished it yet.
+    stale = publish(a.add_child(instance=ArticlePage(title="Old", slug="old")))
+    Page.objects.filter(pk=stale.pk).update(expire_at=past)
+    PageViewRestriction.objects.create(
+        page=two_sites["news"], restriction_type=PageViewRestriction.PASSWORD, password="x"
+    )
+    locs = [loc for loc, _ in urls(document("a.example"))]
+    for page in (draft, stale, two_sites["news"], two_sites["story"]):
+        assert page.get_full_url() not in locs
+    assert two_sites["event"].get_full_url() in locs
+    # Wagtail's own sitemap leaves out the restricted subtree and the draft too.
+    assert set(locs) <= {loc for loc, _ in theirs("a.example")}
+
+
+def test_a_nested_sites_pages_are_its_own(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    Site.objects.create(hostname="example.com", port=80, root_page=two_sites["news"])
+    cache.clear()
+    a = [loc for loc, _ in urls(document("a.example"))]
+    nested = [loc for loc, _ in urls(document("example.com"))]
+    assert nested == ["http://example.com/pages/", "http://example.com/pages/story/"]
+    assert not any("news" in loc for loc in a)
+
+
+# -- locales --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def translated(two_sites: dict[str, Page], settings: Any) -> dict[str, Page]:
+    settings.WAGTAIL_I18N_ENABLED = True
+    settings.ROOT_URLCONF = "tests.wagtailsite.i18n_urls"
+    french = Locale.objects.create(language_code="fr")
+    pages = dict(two_sites)
+    for name in ("a.example", "news", "story"):
+        page = two_sites[name]
+        copy = page.copy_for_translation(french, copy_parents=True)
+        pages[f"{name}:fr"] = publish(copy)
+    cache.clear()
+    return pages
+
+
+def test_each_translation_is_a_url_with_reciprocal_alternates_and_x_default(
+    wagtail: WagtailPageSource, translated: dict[str, Page]
+) -> None:
+    root = validate_sitemap(document("a.example"))
+    links: dict[str, dict[str, str]] = {}
+    for element in root.iterfind("sm:url", NS):
+        loc = str(element.findtext("sm:loc", namespaces=NS))
+        links[loc] = {link.get("hreflang"): link.get("href") for link in element.iter(XHTML)}
+    english, french = translated["story"].get_full_url(), translated["story:fr"].get_full_url()
+    assert english != french and french.startswith("http://a.example/fr/")
+    expected = {"en": english, "fr": french, "x-default": english}
+    assert links[english] == expected
+    assert links[french] == expected
+    # A page with no translation has no alternates.
+    assert links[translated["event"].get_full_url()] == {}
+
+
+def test_every_locale_tree_of_a_site_is_listed(
+    wagtail: WagtailPageSource, translated: dict[str, Page]
+) -> None:
+    locs = {loc for loc, _ in urls(document("a.example"))}
+    for name in ("a.example:fr", "news:fr", "story:fr"):
+        assert translated[name].get_full_url() in locs
+
+
+# -- events ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def invalidated() -> Iterator[list[tuple[str | None, int | None]]]:
+    found: list[tuple[str | None, int | None]] = []
+
+    def receiver(sender: Any, section: str | None, page: int | None, **kwargs: Any) -> None:
+        found.append((section, page))
+
+    sitemap_invalidated.connect(receiver)
+    yield found
+    sitemap_invalidated.disconnect(receiver)
+
+
+@pytest.fixture
+def paged(registry: SitemapRegistry, two_sites: dict[str, Page]) -> dict[str, Page]:
+    """Two pages a site: a.example has six URLs on pages of at most four rows."""
+    registry.register("wagtail", WagtailPageSource, limit=4, max_urls_per_page=2)
+    index("a.example")  # counts the pages
+    index("b.example")
+    return two_sites
+
+
+def _page_of(host: str, loc: str) -> int:
+    for number in (1, 2, 3):
+        try:
+            data = document(host, number)
+        except AssertionError:
+            break
+        if loc in {found for found, _ in urls(data)}:
+            return number
+    raise AssertionError(f"{loc} is on no page")
+
+
+def test_publishing_invalidates_only_the_page_holding_it(
+    paged: dict[str, Page],
+    invalidated: list[tuple[str | None, int | None]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    story = paged["story"]
+    number = _page_of("a.example", story.get_full_url())
+    with django_capture_on_commit_callbacks(execute=True):
+        publish(story)
+    assert invalidated == [("wagtail", number)]
+
+
+def test_unpublishing_invalidates_the_page_and_drops_the_url(
+    paged: dict[str, Page],
+    invalidated: list[tuple[str | None, int | None]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    shop = paged["shop"]
+    loc = shop.get_full_url()
+    with django_capture_on_commit_callbacks(execute=True):
+        shop.unpublish()
+    assert invalidated == [("wagtail", 1)]
+    assert loc not in {found for found, _ in urls(document("b.example"))}
+
+
+def test_moving_invalidates_the_pages_of_the_page_and_its_descendants(
+    paged: dict[str, Page],
+    invalidated: list[tuple[str | None, int | None]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    news = Page.objects.get(pk=paged["news"].pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        news.move(paged["b.example"], pos="last-child")
+    assert invalidated and all(section == "wagtail" for section, _ in invalidated)
+    assert all(page is not None for _, page in invalidated)
+    b = every_loc("b.example")
+    assert {"http://b.example/pages/news/", "http://b.example/pages/news/story/"} <= b
+    assert not any("/news/" in loc for loc in every_loc("a.example"))
+
+
+def test_deleting_invalidates_the_page_holding_it(
+    paged: dict[str, Page],
+    invalidated: list[tuple[str | None, int | None]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    event = paged["event"]
+    number = _page_of("a.example", event.get_full_url())
+    with django_capture_on_commit_callbacks(execute=True):
+        Page.objects.get(pk=event.pk).delete()
+    # Deleting a live page unpublishes it first: two events, the one page.
+    assert set(invalidated) == {("wagtail", number)}
+    assert event.get_full_url() not in every_loc("a.example")
+
+
+def test_a_sites_hostname_change_invalidates_the_section(
+    paged: dict[str, Page],
+    invalidated: list[tuple[str | None, int | None]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    site = Site.objects.get(hostname="b.example")
+    site.hostname = "example.com"
+    with django_capture_on_commit_callbacks(execute=True):
+        site.save()
+    assert invalidated == [("wagtail", None)]
+    assert urls(document("example.com"))[0][0] == "http://example.com/pages/"
+
+
+@override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
+def test_publishing_queues_the_pages_url_for_indexnow(
+    wagtail: WagtailPageSource,
+    two_sites: dict[str, Page],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        page = publish(two_sites["news"].add_child(instance=ArticlePage(title="N", slug="n")))
+    assert list(PendingUrl.objects.values_list("url", flat=True)) == [page.get_full_url()]
+
+
+# -- checks ---------------------------------------------------------------------------------
+
+
+def test_a_wagtail_site_outside_allowed_hosts_is_warned(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    Site.objects.create(hostname="c.example", port=80, root_page=two_sites["news"])
+    out = StringIO()
+    call_command("check", databases=["default"], stdout=out, stderr=out)
+    assert "django_sitemapx.W401" in out.getvalue()
+    assert "'c.example'" in out.getvalue()
+    assert "'a.example'" not in out.getvalue()
+
+
+def test_the_source_warns_without_its_app(wagtail: WagtailPageSource) -> None:
+    out = StringIO()
+    call_command("check", stdout=out, stderr=out)
+    assert "W402" not in out.getvalue()
+    # Swapping INSTALLED_APPS reloads URLconfs Wagtail's API cannot mount twice: the
+    # app registry's answer is changed for the one app instead.
+    from django.apps import apps
+
+    installed = apps.is_installed
+    apps.is_installed = lambda name: name != "django_sitemapx.contrib.wagtail" and installed(name)  # type: ignore[method-assign]
+    try:
+        assert [message.id for message in wagtail.check()] == ["django_sitemapx.W402"]
+    finally:
+        del apps.is_installed
+
+
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_without_a_cache_publishing_marks_the_hosts_own_page_changed(
+    paged: dict[str, Page],
+    invalidated: list[tuple[str | None, int | None]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from django_sitemapx.models import PageState
+
+    before = dict(
+        PageState.objects.filter(section__startswith="wagtail@").values_list("section", "changes")
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        page = publish(paged["b.example"].add_child(instance=ArticlePage(title="T", slug="t")))
+    after = dict(
+        PageState.objects.filter(section__startswith="wagtail@").values_list("section", "changes")
+    )
+    assert [name for name in after if after[name] != before.get(name)] == ["wagtail@b.example"]
+    assert invalidated == [("wagtail", _page_of("b.example", page.get_full_url()))]
+
+
+def test_a_host_no_wagtail_site_serves_has_no_section(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    Site.objects.update(is_default_site=False)  # no fallback for unknown hosts
+    assert Client().get("/sitemap-wagtail-1.xml", HTTP_HOST="example.com").status_code == 404
+    assert b"sitemap-wagtail" not in Client().get("/sitemap.xml", HTTP_HOST="example.com").content
+    assert b"sitemap-wagtail" in index("b.example")
