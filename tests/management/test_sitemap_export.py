@@ -53,8 +53,10 @@ def test_verbosity(items: SitemapRegistry, tmp_path: Path) -> None:
     out, _ = run("--output-dir", str(tmp_path), "--base-url", BASE, "-v", "0")
     assert out == ""
     out, _ = run("--output-dir", str(tmp_path), "--base-url", BASE)
-    assert out.count("\n") == 1 and out.startswith("Wrote 5 files (9 URLs, ")
-    out, _ = run("--output-dir", str(tmp_path), "--base-url", BASE, "-v", "2")
+    # Nothing changed since the first run: every file is left as it is.
+    assert out.count("\n") == 1 and out.startswith("Wrote 0 files (0 URLs, 0 bytes) to ")
+    assert "; 5 unchanged; removed 0 stale files." in out
+    out, _ = run("--output-dir", str(tmp_path), "--base-url", BASE, "-v", "2", "--full")
     assert "sitemap-news-1.xml: 3 URLs, " in out
     assert "sitemap.xml: 4 pages, " in out
     assert "\r" not in out
@@ -79,7 +81,7 @@ def test_progress_bar_only_on_a_terminal(
     )
     assert ("\r[" in out.getvalue()) is bar
     if bar:
-        assert "] 9/9 URLs" in out.getvalue()
+        assert "] 4/4 pages, 9/9 URLs" in out.getvalue()
 
 
 def test_storage_alias_and_default_storage_setting(items: SitemapRegistry, tmp_path: Path) -> None:
