@@ -102,6 +102,8 @@ class ExportResult:
     files: list[ExportedFile] = field(default_factory=list)
     # Files already holding the bytes this export made, or proven to: not written.
     unchanged: list[ExportedFile] = field(default_factory=list)
+    # Pages the manifest and the page table proved unchanged: not made at all.
+    proven: int = 0
     removed: list[str] = field(default_factory=list)
     # Pages of sections left out by ``sections`` that the index lists but the destination lacks.
     missing: list[str] = field(default_factory=list)
@@ -204,7 +206,8 @@ def export_sitemap(
         previous = destination.read_manifest()
         if not full:
             run.previous = destination.read_records()
-            run.configuration = configuration_digest(registry, origin)
+        # Recorded by a full export too, for the next run to compare with.
+        run.configuration = configuration_digest(registry, origin)
         try:
             exported = [listed_page for listed_page in listed if listed_page.section in selected]
             written = run.stage_pages(registry, exported, origin)
@@ -374,14 +377,14 @@ class _Run:
         ]
         expected = sum(counts)
         # Read before any page is: a change committed after this gives a new proof.
-        proofs = self._proofs(registry, listed, origin) if self.previous else {}
+        proofs = self._proofs(registry, listed, origin)
         done = 0
         written = []
         for position, listed_page in enumerate(listed):
             name = self.page_name(listed_page)
             number = listed_page.summary.number
             proof = proofs.get((listed_page.section, number))
-            if proof is not None and self._keep(name, listed_page.section, number, proof):
+            if proof is not None and self.previous and self._keep(name, listed_page.section, number, proof):
                 done += counts[position]
                 written.append(listed_page)
                 self._page_done(position + 1, len(listed), done, expected)
@@ -436,6 +439,7 @@ class _Run:
             return False
         if any(self.destination.size(n) != r.size for n, r in zip(names, found, strict=True)):
             return False
+        self.result.proven += 1
         for file_name, record in zip(names, found, strict=True):
             self.records[file_name] = record
             self.names[file_name] = section
