@@ -186,6 +186,24 @@ class Settings:
         value: str | None = getattr(settings, "SITEMAPX_INDEXNOW_TASK_BACKEND", "default")
         return value
 
+    @property
+    def EXPORT_TASK_BACKEND(self) -> str:
+        """``TASKS`` alias the tasks of an export split over workers are enqueued on."""
+        value: str = getattr(settings, "SITEMAPX_EXPORT_TASK_BACKEND", "default")
+        return value
+
+    @property
+    def EXPORT_LEASE(self) -> float:
+        """Seconds without a heartbeat after which an export task's worker is taken as dead."""
+        value: float = getattr(settings, "SITEMAPX_EXPORT_LEASE", 300)
+        return value
+
+    @property
+    def EXPORT_DEBOUNCE(self) -> float:
+        """Seconds ``schedule_export`` waits for more changes before exporting."""
+        value: float = getattr(settings, "SITEMAPX_EXPORT_DEBOUNCE", 60)
+        return value
+
 
 # The setting names this app reads; check W002 reports any other SITEMAPX_* name.
 SETTING_NAMES = frozenset(

@@ -36,6 +36,7 @@ from typing import Any
 
 from django.apps import apps
 from django.conf import settings
+from django.db import router
 
 from ..compression import GZIP_SUFFIX
 from ..documents import (
@@ -188,11 +189,7 @@ def export_sitemap(
     started = time.monotonic()
     registry = registry if registry is not None else default_registry
     selected = _selected_sections(registry, sections)
-    if files_base_url is None:
-        files_origin, files_prefix = Origin(scheme_for(None, origin.scheme), origin.host), ""
-    else:
-        with _as_export_error():
-            files_origin, files_prefix = files_root_from_url(files_base_url)
+    files_origin, files_prefix = files_root(origin, files_base_url)
     listed = listed_pages(registry, origin)
     if not listed:
         raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
@@ -202,6 +199,7 @@ def export_sitemap(
     run.on_file, run.on_progress, run.on_pages = on_file, on_progress, on_pages
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
+            refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
         previous = destination.read_manifest()
         if not full:
@@ -236,6 +234,38 @@ def export_sitemap(
         result.removed = stale
     result.seconds = time.monotonic() - started
     return result
+
+
+def files_root(origin: Origin, files_base_url: str | None) -> tuple[Origin, str]:
+    """Where the index says the files are: the origin (default) or ``files_base_url``."""
+    if files_base_url is None:
+        return Origin(scheme_for(None, origin.scheme), origin.host), ""
+    with _as_export_error():
+        return files_root_from_url(files_base_url)
+
+
+def refuse_while_split_export_runs(destination: Destination) -> None:
+    """Raise ``ExportError`` if an export split into tasks is running to ``destination``."""
+    from ..models import ExportPart, table_exists
+
+    using = router.db_for_read(ExportPart)
+    if not table_exists(ExportPart, using):
+        return
+    found = (
+        ExportPart.objects.using(using)
+        .filter(destination=destination_key(destination), number=0)
+        .values_list("run", flat=True)
+        .first()
+    )
+    if found is not None:
+        raise ExportError(
+            f"An export to {destination.description} split into tasks is running (run {found})."
+        )
+
+
+def destination_key(destination: Destination) -> str:
+    """The name of ``destination`` in the table of running exports (``ExportPart``)."""
+    return hashlib.sha256(destination.description.encode()).hexdigest()[:40]
 
 
 @dataclass(frozen=True)
@@ -324,7 +354,12 @@ def configuration_digest(registry: SitemapRegistry, origin: Origin) -> str:
         for source in registry.for_origin(origin)
     ]
     text = json.dumps(
-        [version, origin.prefix, [[name, repr(getattr(settings, name))] for name in names], sections],
+        [
+            version,
+            origin.prefix,
+            [[name, repr(getattr(settings, name))] for name in names],
+            sections,
+        ],
         default=repr,
     )
     return hashlib.sha256(text.encode()).hexdigest()
@@ -368,23 +403,35 @@ class _Run:
         ]
 
     def stage_pages(
-        self, registry: SitemapRegistry, listed: list[ListedPage], origin: Origin
+        self,
+        registry: SitemapRegistry,
+        listed: list[ListedPage],
+        origin: Origin,
+        proofs: dict[tuple[str, int], str] | None = None,
     ) -> list[ListedPage]:
-        """Write the pages of ``listed`` that changed; return those that have a URL."""
+        """Write the pages of ``listed`` that changed; return those that have a URL.
+
+        ``proofs`` are the pages' (``proofs()``), when read before already.
+        """
         counts = [
             registry.get(listed_page.section).url_count(listed_page.summary)
             for listed_page in listed
         ]
         expected = sum(counts)
         # Read before any page is: a change committed after this gives a new proof.
-        proofs = self._proofs(registry, listed, origin)
+        if proofs is None:
+            proofs = self.proofs(registry, listed, origin)
         done = 0
         written = []
         for position, listed_page in enumerate(listed):
             name = self.page_name(listed_page)
             number = listed_page.summary.number
             proof = proofs.get((listed_page.section, number))
-            if proof is not None and self.previous and self._keep(name, listed_page.section, number, proof):
+            if (
+                proof is not None
+                and self.previous
+                and self._keep(name, listed_page.section, number, proof)
+            ):
                 done += counts[position]
                 written.append(listed_page)
                 self._page_done(position + 1, len(listed), done, expected)
@@ -416,7 +463,7 @@ class _Run:
             self._page_done(position + 1, len(listed), done, max(expected, done))
         return written
 
-    def _proofs(
+    def proofs(
         self, registry: SitemapRegistry, listed: list[ListedPage], origin: Origin
     ) -> dict[tuple[str, int], str]:
         """Each page's proof (``Source.page_proofs``) with this export's configuration."""

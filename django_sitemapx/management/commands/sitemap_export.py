@@ -79,6 +79,24 @@ class Command(BaseCommand):
             help="Make and write every file, even those the manifest proves unchanged.",
         )
         parser.add_argument(
+            "--tasks",
+            action="store_true",
+            help="Split the export into tasks of page ranges on Django's Tasks framework "
+            "(SITEMAPX_EXPORT_TASK_BACKEND), for any number of workers; needs --output-dir.",
+        )
+        parser.add_argument(
+            "--pages-per-task",
+            type=int,
+            default=None,
+            metavar="N",
+            help="With --tasks: pages each task makes (default: 20).",
+        )
+        parser.add_argument(
+            "--wait",
+            action="store_true",
+            help="With --tasks: wait until the workers have published the export.",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true", help="Say what would be written; write nothing."
         )
 
@@ -96,6 +114,9 @@ class Command(BaseCommand):
         full: bool,
         dry_run: bool,
         verbosity: int,
+        tasks: bool = False,
+        pages_per_task: int | None = None,
+        wait: bool = False,
         **options: Any,
     ) -> None:
         self.verbosity = verbosity
@@ -111,6 +132,14 @@ class Command(BaseCommand):
             "on_file": self._file_written if verbosity >= 2 else None,
             "on_pages": self._progress if show_bar else None,
         }
+        if tasks:
+            if all_sites or sections or dry_run or storage:
+                raise CommandError(
+                    "--tasks exports every section to --output-dir; it takes no --all-sites, "
+                    "--section, --dry-run or --storage."
+                )
+            self._in_tasks(output_dir, base_url, site, options_, pages_per_task, wait=wait)
+            return
         try:
             destination = _destination(output_dir, storage)
             if all_sites:
@@ -128,6 +157,51 @@ class Command(BaseCommand):
                 self.stdout.write("")
         for result in results:
             self._summary(result)
+
+    def _in_tasks(
+        self,
+        output_dir: str | None,
+        base_url: str | None,
+        site: int | None,
+        options: dict[str, Any],
+        pages_per_task: int | None,
+        *,
+        wait: bool,
+    ) -> None:
+        from django_sitemapx.export import parallel
+
+        if output_dir is None or not os.fspath(output_dir).strip():
+            raise CommandError("--tasks needs --output-dir (a folder every worker writes to).")
+        try:
+            run = parallel.start_export(
+                os.fspath(output_dir),
+                origin=_origin(base_url, site),
+                files_base_url=options["files_base_url"],
+                gzip=options["gzip"],
+                full=options["full"],
+                pages_per_task=pages_per_task or parallel.PAGES_PER_TASK,
+            )
+        except ExportError as error:
+            raise CommandError(str(error)) from error
+        if self.verbosity >= 1:
+            self.stdout.write(f"Export run {run} enqueued.")
+        if not wait:
+            return
+        while True:
+            found = [found for found in parallel.running_exports() if found[0] == run]
+            if not found:
+                break
+            _, _, done, parts = found[0]
+            if self.verbosity >= 1 and self.stdout.isatty():
+                self.stdout.write(f"\r{done:,}/{parts:,} tasks done\033[K", ending="")
+                self.stdout.flush()
+            time.sleep(0.5)
+        if self.verbosity >= 1:
+            if self.stdout.isatty():
+                self.stdout.write("")
+            self.stdout.write(
+                f"Export run {run} published in {time.monotonic() - self._started:.1f} s."
+            )
 
     def _every_site(self, destination: Destination, options: dict[str, Any]) -> list[ExportResult]:
         results = []
