@@ -8,6 +8,8 @@ typed as what a valid value is.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 
 # sitemaps.org protocol: "no more than 50,000 URLs and must be no larger than
@@ -202,6 +204,12 @@ class Settings:
     def EXPORT_DEBOUNCE(self) -> float:
         """Seconds ``schedule_export`` waits for more changes before exporting."""
         value: float = getattr(settings, "SITEMAPX_EXPORT_DEBOUNCE", 60)
+        return value
+
+    @property
+    def EXPORT_ON_CHANGE(self) -> dict[str, Any] | None:
+        """Export what changed after each change, debounced: ``export_changed``'s arguments."""
+        value: dict[str, Any] | None = getattr(settings, "SITEMAPX_EXPORT_ON_CHANGE", None)
         return value
 
 

@@ -12,8 +12,7 @@ from django.test import override_settings
 
 from django_sitemapx.compat import tasks_module
 from django_sitemapx.exceptions import ExportError
-from django_sitemapx.export import FolderDestination, export_sitemap
-from django_sitemapx.export import parallel
+from django_sitemapx.export import FolderDestination, export_sitemap, parallel
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import ExportPart
 from django_sitemapx.registry import SitemapRegistry
@@ -34,7 +33,9 @@ ORIGIN = Origin("http", "example.com")
 def immediate(settings: Any) -> None:
     module = tasks_module()
     assert module is not None
-    settings.TASKS = {"default": {"BACKEND": f"{module.__name__}.backends.immediate.ImmediateBackend"}}
+    settings.TASKS = {
+        "default": {"BACKEND": f"{module.__name__}.backends.immediate.ImmediateBackend"}
+    }
 
 
 def _full(folder: Path, gzip: bool) -> dict[str, bytes]:
@@ -54,7 +55,9 @@ def test_tasks_publish_the_bytes_of_a_full_export(
     registry.register("static", ItemSource, items=lambda: pages("static", 5), limit=2)
     with django_capture_on_commit_callbacks(execute=True):
         for key in range(1, 40):
-            Document.objects.create(id=key, path=f"/d/{key}/", published_on=datetime.date(2024, 1, 1))
+            Document.objects.create(
+                id=key, path=f"/d/{key}/", published_on=datetime.date(2024, 1, 1)
+            )
     folder = tmp_path / "out"
     parallel.start_export(str(folder), origin=ORIGIN, gzip=gzip, pages_per_task=4)
     assert not ExportPart.objects.exists()
@@ -92,7 +95,9 @@ def test_a_running_export_refuses_another(
     parallel.start_export(str(tmp_path / "other"), origin=ORIGIN)
     # A run whose workers all stopped beating is abandoned by the next export.
     with override_settings(SITEMAPX_EXPORT_LEASE=0):
-        ExportPart.objects.filter(run=run).update(heartbeat=datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC))
+        ExportPart.objects.filter(run=run).update(
+            heartbeat=datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+        )
         parallel.start_export(str(folder), origin=ORIGIN)
     assert not ExportPart.objects.filter(run=run).exists()
 

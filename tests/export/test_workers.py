@@ -44,9 +44,7 @@ def _run(tmp_path: Path, *args: str) -> str:
 
 
 def _worker(tmp_path: Path, markers: Path) -> subprocess.Popen[bytes]:
-    env = _env(
-        tmp_path, SITEMAPX_WORKERS_MARKERS=str(markers), SITEMAPX_WORKERS_SLOW="0.01"
-    )
+    env = _env(tmp_path, SITEMAPX_WORKERS_MARKERS=str(markers), SITEMAPX_WORKERS_SLOW="0.01")
     command = ["-m", "django", "db_worker", "--interval", "0.1", "--no-startup-delay"]
     return subprocess.Popen(
         [sys.executable, *command, "-v", "0"],
@@ -103,7 +101,8 @@ def test_two_workers_one_killed_mid_task_publish_a_full_export(tmp_path: Path) -
 
     enqueued = _count(
         db,
-        "SELECT COUNT(*) FROM django_tasks_database_dbtaskresult WHERE task_path LIKE '%export_part'",
+        "SELECT COUNT(*) FROM django_tasks_database_dbtaskresult"
+        " WHERE task_path LIKE '%export_part'",
     )
     assert enqueued > 15  # the killed worker's part was enqueued again
     _run(tmp_path, "-m", "tests.export_workers.cli", "full", str(tmp_path / "full"))
