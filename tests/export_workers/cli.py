@@ -1,4 +1,4 @@
-"""``python -m tests.export_workers.cli seed N | start FOLDER | full FOLDER``."""
+"""``python -m tests.export_workers.cli seed N | start FOLDER | full FOLDER | empty-queue -``."""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ def main() -> None:
         )
     elif command == "start":
         print(parallel.start_export(argument, origin=origin, gzip=True, pages_per_task=2))
+    elif command == "empty-queue":
+        import django_rq
+
+        django_rq.get_queue("default").empty()
     elif command == "full":
         export_sitemap(FolderDestination(argument), origin=origin, gzip=True, full=True)
     else:

@@ -19,5 +19,11 @@ SITEMAPX_CACHE_ALIAS = None
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.export_workers"]
 if "django_tasks_db" not in INSTALLED_APPS:
     INSTALLED_APPS.append("django_tasks_db")
-TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+if os.environ.get("SITEMAPX_WORKERS_BACKEND") == "rq":
+    # RQ on the Redis database SITEMAPX_WORKERS_REDIS names, queue "default".
+    INSTALLED_APPS.append("django_rq")
+    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend"}}
+    RQ_QUEUES = {"default": {"URL": os.environ["SITEMAPX_WORKERS_REDIS"]}}
+else:
+    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 SITEMAPX_EXPORT_LEASE = 2
