@@ -53,11 +53,10 @@ def _check_on_change(options: Any) -> Messages:
             problem = f"it has unknown keys {', '.join(map(repr, unknown))}"
         elif wrong:
             problem = f"{', '.join(map(repr, wrong))} has the wrong type"
-        elif not (options.get("output_dir") or options.get("storage")):
-            if not app_settings.EXPORT_STORAGE:
-                problem = (
-                    "it names no output_dir nor storage, and SITEMAPX_EXPORT_STORAGE is unset"
-                )
+        elif not (
+            options.get("output_dir") or options.get("storage") or app_settings.EXPORT_STORAGE
+        ):
+            problem = "it names no output_dir nor storage, and SITEMAPX_EXPORT_STORAGE is unset"
     if problem is None:
         return []
     return [
