@@ -65,6 +65,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.conf import settings
 from django.db import (
     DatabaseError,
     IntegrityError,
@@ -375,7 +376,7 @@ class PageTable:
         this call gives a new token at the next call.
         """
         states = self._load()
-        if states is None:
+        if states is None or not self._cache_is_shared():
             return {}
         digests = self._digests([state.number for state in states])
         if digests is None and not self.uncached:
@@ -395,6 +396,19 @@ class PageTable:
                 [self.section_name, self.fingerprint, state.first, high, str(state.changes), mark]
             )
         return proofs
+
+    def _cache_is_shared(self) -> bool:
+        """Whether the cache's generations are those every process sees (or there is none).
+
+        A local-memory cache is each process's own: a save in a web process
+        replaces a generation the exporting process never sees, so its tokens
+        prove nothing there.
+        """
+        alias = app_settings.CACHE_ALIAS
+        if alias is None:
+            return True
+        backend = str(settings.CACHES.get(alias, {}).get("BACKEND", ""))
+        return not backend.endswith(".LocMemCache")
 
     def bounds(self, states: Sequence[State], number: int) -> tuple[State, Bounds] | None:
         """Page ``number``'s state and key range, or None if there is no such page."""
