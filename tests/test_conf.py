@@ -39,6 +39,10 @@ DEFAULTS: dict[str, object] = {
     "INDEXNOW_KEY": None,
     "INDEXNOW_ENDPOINT": "https://api.indexnow.org/indexnow",
     "INDEXNOW_TASK_BACKEND": "default",
+    "EXPORT_TASK_BACKEND": "default",
+    "EXPORT_LEASE": 300,
+    "EXPORT_ON_CHANGE": None,
+    "EXPORT_DEBOUNCE": 60,
 }
 
 
