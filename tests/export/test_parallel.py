@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management.base import CommandError
 from django.test import override_settings
 
 from django_sitemapx.compat import tasks_module
@@ -18,7 +19,7 @@ from django_sitemapx.models import ExportPart
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ItemSource
 from tests.export.test_incremental import _DatedPathSource
-from tests.support.exports import exported, pages, validate_all
+from tests.support.exports import exported, pages, run, validate_all
 from tests.testapp.models import Document
 
 pytestmark = [
@@ -123,3 +124,19 @@ def test_a_dead_workers_part_runs_again_and_the_run_publishes(
     published = parallel.finish(run)
     assert published["state"] == "published" and published["written"] == 6
     assert exported(folder) == _full(tmp_path / "full", False)
+
+
+def test_the_command_splits_into_tasks_and_waits(
+    registry: SitemapRegistry, tmp_path: Path, immediate: None
+) -> None:
+    registry.register("static", ItemSource, items=lambda: pages("static", 5), limit=2)
+    folder = tmp_path / "out"
+    out, _ = run(
+        "--tasks", "--wait", "--output-dir", str(folder), "--base-url", "http://example.com"
+    )
+    assert "enqueued." in out and "published in" in out
+    assert exported(folder) == _full(tmp_path / "full", False)
+    with pytest.raises(CommandError, match="--tasks exports every section to --output-dir"):
+        run("--tasks", "--storage", "x", "--base-url", "http://example.com")
+    with pytest.raises(CommandError, match="--tasks needs --output-dir"):
+        run("--tasks", "--base-url", "http://example.com")
