@@ -260,3 +260,14 @@ def test_files_base_url_defaults_to_the_setting(items: SitemapRegistry, tmp_path
         run(output_dir=tmp_path, base_url=BASE, files_base_url=BASE)  # the option wins
         index = validate_sitemap(exported(tmp_path)["sitemap.xml"])
         assert {loc.rsplit("/", 1)[0] for loc in locs(index)} == {BASE}
+
+
+def test_progress_line_says_pages_urls_rate_and_time_left() -> None:
+    from django_sitemapx.management.commands.sitemap_export import progress_line
+
+    line = progress_line(1_200, 2_000, 60_000_000, 100_000_000, 150.0)
+    assert line == (
+        "[##################............] 1,200/2,000 pages, 60,000,000/100,000,000 URLs, "
+        "400,000 URLs/s, 1m40s left"
+    )
+    assert progress_line(0, 10, 0, 500, 0.0).endswith("0/10 pages, 0/500 URLs")
