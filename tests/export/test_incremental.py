@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.cache import caches as django_caches
 from django.test import override_settings
 
 import django_sitemapx as sitemapx
@@ -42,7 +43,11 @@ def cache_mode(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     whose generations prove nothing to another process: no page is proven there.
     """
     caches = {
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        # A location of its own: local-memory caches of one location share their entries.
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "sitemapx-export-per-process",
+        },
         "shared": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(tmp_path / "cache"),
@@ -51,6 +56,7 @@ def cache_mode(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     alias = {"cached": "shared", "uncached": None, "per-process": "default"}[request.param]
     with override_settings(CACHES=caches, SITEMAPX_CACHE_ALIAS=alias):
         yield request.param
+        django_caches["default"].clear()
 
 
 class Exports:
