@@ -20,6 +20,7 @@ class SimpleSitemapxConfig(AppConfig):
             check_cache_capacity,
             check_deployment,
             check_discovery,
+            check_export,
             check_people,
             check_settings,
             check_site_id,
@@ -31,6 +32,7 @@ class SimpleSitemapxConfig(AppConfig):
         checks.register(check_settings)
         checks.register(check_discovery)
         checks.register(check_people)
+        checks.register(check_export)
         checks.register(check_sources, checks.Tags.urls)
         checks.register(check_site_ids, checks.Tags.database)
         checks.register(check_cache_capacity, checks.Tags.database)

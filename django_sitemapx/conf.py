@@ -8,6 +8,8 @@ typed as what a valid value is.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 
 # sitemaps.org protocol: "no more than 50,000 URLs and must be no larger than
@@ -203,6 +205,30 @@ class Settings:
     def AUDIT_TASK_BACKEND(self) -> str:
         """``TASKS`` alias the audit task (``audit.tasks``) is declared on."""
         value: str = getattr(settings, "SITEMAPX_AUDIT_TASK_BACKEND", "default")
+        return value
+
+    @property
+    def EXPORT_TASK_BACKEND(self) -> str:
+        """``TASKS`` alias the tasks of an export split over workers are enqueued on."""
+        value: str = getattr(settings, "SITEMAPX_EXPORT_TASK_BACKEND", "default")
+        return value
+
+    @property
+    def EXPORT_LEASE(self) -> float:
+        """Seconds without a heartbeat after which an export task's worker is taken as dead."""
+        value: float = getattr(settings, "SITEMAPX_EXPORT_LEASE", 300)
+        return value
+
+    @property
+    def EXPORT_DEBOUNCE(self) -> float:
+        """Seconds ``schedule_export`` waits for more changes before exporting."""
+        value: float = getattr(settings, "SITEMAPX_EXPORT_DEBOUNCE", 60)
+        return value
+
+    @property
+    def EXPORT_ON_CHANGE(self) -> dict[str, Any] | None:
+        """Export what changed after each change, debounced: ``export_changed``'s arguments."""
+        value: dict[str, Any] | None = getattr(settings, "SITEMAPX_EXPORT_ON_CHANGE", None)
         return value
 
 

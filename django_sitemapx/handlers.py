@@ -12,11 +12,12 @@ from django.db import models, transaction
 from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
+from .conf import app_settings
 from .exceptions import NotRegistered
 from .invalidation import invalidate, keys_touched_by, pages_holding, replace_generations
 from .models import Override, Rule
 from .overrides import NOT_OVERRIDDEN, Place, Shown, send_overrides_changed, shown
-from .signals import overrides_changed
+from .signals import overrides_changed, sitemap_invalidated
 
 
 def _remember(instance: Override) -> None:
@@ -152,3 +153,14 @@ def overrides_changed_invalidate(
             invalidate(section, page)
         except NotRegistered:  # an override left on a section that is gone
             continue
+
+
+@receiver(sitemap_invalidated)
+def export_after_change(**kwargs: Any) -> None:
+    """With ``SITEMAPX_EXPORT_ON_CHANGE``: schedule an export of what changed, debounced."""
+    options = app_settings.EXPORT_ON_CHANGE
+    if options is None:
+        return
+    from .export.tasks import schedule_export
+
+    schedule_export(**options)

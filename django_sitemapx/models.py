@@ -532,6 +532,38 @@ class PendingUrl(models.Model):
         return self.url
 
 
+class ExportPart(models.Model):
+    """One part of an export split into tasks (``export.parallel``), while it runs.
+
+    Part 0 of a run is its plan (the destination, the options, the pages in
+    the index) and marks the destination taken: one export at a time. Parts
+    1 and on each make a range of pages; a worker holding a part beats
+    ``heartbeat``, and a part whose worker stopped beating is run again. The
+    rows of a run are deleted once it is published.
+    """
+
+    run = models.CharField(max_length=32)
+    destination = models.CharField(max_length=255)
+    number = models.PositiveIntegerField()
+    state = models.CharField(max_length=10, default="queued")
+    # The claim of the worker running it: only that worker's result is kept.
+    token = models.CharField(max_length=32, blank=True, default="")
+    heartbeat = models.DateTimeField(null=True)
+    attempts = models.PositiveIntegerField(default=0)
+    plan = models.JSONField(default=dict)
+    result = models.JSONField(null=True)
+
+    class Meta:
+        verbose_name = _("sitemap export part")
+        constraints = (
+            models.UniqueConstraint(fields=["run", "number"], name="sitemapx_exportpart_unique"),
+        )
+        indexes = (models.Index(fields=["destination"], name="sitemapx_exportpart_dest"),)
+
+    def __str__(self) -> str:
+        return f"{self.run}:{self.number}"
+
+
 # (database alias, table) pairs known to exist: each is looked for once per process.
 _FOUND_TABLES: set[tuple[str, str]] = set()
 

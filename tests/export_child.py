@@ -1,8 +1,8 @@
 """An export in its own process, for ``test_export_kill``.
 
-``python -m tests.export_child FOLDER MARKER COUNT [--hang]`` exports COUNT URLs
-in pages of 100 to FOLDER; with ``--hang`` it touches MARKER when it reaches the
-third page and then waits to be killed.
+``python -m tests.export_child FOLDER MARKER COUNT [--hang] [--full]`` exports
+COUNT URLs in pages of 100 to FOLDER; with ``--hang`` it touches MARKER when it
+reaches the third page and then waits to be killed; ``--full`` writes every page.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def main() -> None:
             output_dir=folder,
             base_url="https://example.com",
             gzip=True,
+            full="--full" in sys.argv,
             verbosity=0,
         )
 

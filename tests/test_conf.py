@@ -41,6 +41,10 @@ DEFAULTS: dict[str, object] = {
     "INDEXNOW_TASK_BACKEND": "default",
     "AUDIT_TASK_BACKEND": "default",
     "XML_STYLESHEET": None,
+    "EXPORT_TASK_BACKEND": "default",
+    "EXPORT_LEASE": 300,
+    "EXPORT_ON_CHANGE": None,
+    "EXPORT_DEBOUNCE": 60,
 }
 
 

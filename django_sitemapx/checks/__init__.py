@@ -3,8 +3,8 @@
 ``docs/reference/checks.md`` lists them with their fixes. Settings are
 checked here rather than when they are read, so a bad value makes ``manage.py
 check`` report its ID instead of failing with a traceback. One module per
-range: ``settings`` (0xx), ``sources`` (1xx), ``discovery`` (2xx), ``people`` (6xx); ``apps.py``
-registers the functions this package exports.
+range: ``settings`` (0xx), ``sources`` (1xx), ``discovery`` (2xx), ``export`` (3xx),
+``people`` (6xx); ``apps.py`` registers the functions this package exports.
 
 Settings:
 
@@ -57,6 +57,17 @@ Discovery and push (robots.txt, IndexNow):
 - W202 IndexNow submissions run on an ``ImmediateBackend``: inside the request.
 - W203 the IndexNow key file is not served at the site root by ``django_sitemapx.urls``.
 
+Exports run as tasks or after changes:
+
+- E301 ``SITEMAPX_EXPORT_TASK_BACKEND`` is not an alias in ``TASKS`` (checked when set to
+  another alias than ``"default"``, or when ``SITEMAPX_EXPORT_ON_CHANGE`` is set), or
+  ``SITEMAPX_EXPORT_ON_CHANGE`` is set where no Tasks framework is installed.
+- E302 ``SITEMAPX_EXPORT_LEASE`` is not a positive number.
+- E303 ``SITEMAPX_EXPORT_DEBOUNCE`` is not a number of seconds, 0 or more.
+- E304 ``SITEMAPX_EXPORT_ON_CHANGE`` is not ``None`` nor a dict of ``export_changed``'s
+  arguments naming a destination.
+- W301 ``SITEMAPX_EXPORT_ON_CHANGE`` runs on an ``ImmediateBackend``: inside the request.
+
 Sources, in every registry:
 
 - E101 a source's own ``limit``, ``protocol``, ``changefreq``, ``priority`` or ``lastmod``
@@ -94,6 +105,7 @@ For people, and the audit:
 from __future__ import annotations
 
 from .discovery import check_discovery
+from .export import check_export
 from .people import check_people
 from .settings import check_cache_capacity, check_deployment, check_settings, check_site_id
 from .sources import check_site_ids, check_source, check_sources
@@ -102,6 +114,7 @@ __all__ = [
     "check_cache_capacity",
     "check_deployment",
     "check_discovery",
+    "check_export",
     "check_people",
     "check_settings",
     "check_site_id",

@@ -13,11 +13,21 @@ runs, so an export that fails or is killed leaves the previous one intact. Then
 each file is put in place in one step, pages first and the index last, so the
 index never lists a page that is not there yet. Only then are the files of the
 previous export that the new one no longer has removed.
+
+An export is incremental: the destination's manifest (written last) records
+what each file holds, the digest of its bytes and what proves them current (the
+export's configuration and the page's state in the page table, see
+``Source.page_proofs``). A page whose proof is unchanged is not made at all; any
+other page is made and written only if its bytes differ from the file's. The
+files are then the same bytes a full export (``full=True``) writes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import importlib.metadata
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
+from django.db import router
 
 from ..compression import GZIP_SUFFIX
 from ..documents import (
@@ -45,6 +57,7 @@ from ..registry import SitemapRegistry, default_registry
 from ..sources import ListedPage
 from .destinations import (
     Destination,
+    FileRecord,
     FolderDestination,
     StagedFile,
     StorageDestination,
@@ -82,11 +95,16 @@ class ExportedFile:
 
 @dataclass
 class ExportResult:
-    """What an export wrote, removed, and found missing."""
+    """What an export wrote, left unchanged, removed, and found missing."""
 
     destination: str
     dry_run: bool
+    # Files written (or, in a dry run, that would be).
     files: list[ExportedFile] = field(default_factory=list)
+    # Files already holding the bytes this export made, or proven to: not written.
+    unchanged: list[ExportedFile] = field(default_factory=list)
+    # Pages the manifest and the page table proved unchanged: not made at all.
+    proven: int = 0
     removed: list[str] = field(default_factory=list)
     # Pages of sections left out by ``sections`` that the index lists but the destination lacks.
     missing: list[str] = field(default_factory=list)
@@ -137,6 +155,8 @@ def _as_export_error() -> Iterator[None]:
 
 FileCallback = Callable[[ExportedFile], None]
 ProgressCallback = Callable[[int, int], None]
+# (Pages done, pages to do, URLs done, URLs expected).
+PagesCallback = Callable[[int, int, int, int], None]
 
 
 def export_sitemap(
@@ -148,8 +168,10 @@ def export_sitemap(
     gzip: bool = False,
     dry_run: bool = False,
     registry: SitemapRegistry | None = None,
+    full: bool = False,
     on_file: FileCallback | None = None,
     on_progress: ProgressCallback | None = None,
+    on_pages: PagesCallback | None = None,
 ) -> ExportResult:
     """Write the index and the pages of ``sections`` (default: all) to ``destination``.
 
@@ -157,29 +179,33 @@ def export_sitemap(
     the scheme rule is the views': a source's ``protocol``, else
     ``SITEMAPX_PROTOCOL``, else ``origin``'s. The index lists the pages at
     ``files_base_url`` (default: the origin), pointing at the ``.xml.gz`` copies
-    when ``gzip``. ``on_file`` is called per file written, ``on_progress`` with
-    (URLs written, URLs expected). Raises ``ExportError`` before writing
-    anything if an argument or the destination is unusable.
+    when ``gzip``. Only files whose bytes changed are written (see the module's
+    docstring); ``full`` makes and writes every one. ``on_file`` is called per
+    file written, ``on_progress`` with (URLs written, URLs expected) as they
+    are written, ``on_pages`` with (pages done, pages, URLs done, URLs
+    expected) after each page, written or not. Raises ``ExportError`` before
+    writing anything if an argument or the destination is unusable.
     """
     started = time.monotonic()
     registry = registry if registry is not None else default_registry
     selected = _selected_sections(registry, sections)
-    if files_base_url is None:
-        files_origin, files_prefix = Origin(scheme_for(None, origin.scheme), origin.host), ""
-    else:
-        with _as_export_error():
-            files_origin, files_prefix = files_root_from_url(files_base_url)
+    files_origin, files_prefix = files_root(origin, files_base_url)
     listed = listed_pages(registry, origin)
     if not listed:
         raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
     destination.validate(dry_run=dry_run)
     result = ExportResult(destination.description, dry_run)
     run = _Run(destination, gzip=gzip, dry_run=dry_run, result=result)
-    run.on_file, run.on_progress = on_file, on_progress
+    run.on_file, run.on_progress, run.on_pages = on_file, on_progress, on_pages
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
+            refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
         previous = destination.read_manifest()
+        if not full:
+            run.previous = destination.read_records()
+        # Recorded by a full export too, for the next run to compare with.
+        run.configuration = configuration_digest(registry, origin)
         try:
             exported = [listed_page for listed_page in listed if listed_page.section in selected]
             written = run.stage_pages(registry, exported, origin)
@@ -202,12 +228,44 @@ def export_sitemap(
                 if section in scope and name not in run.names
             )
             if not dry_run:
-                run.commit(previous, stale)
+                run.commit(previous, stale, full=full)
         finally:
             run.discard()
         result.removed = stale
     result.seconds = time.monotonic() - started
     return result
+
+
+def files_root(origin: Origin, files_base_url: str | None) -> tuple[Origin, str]:
+    """Where the index says the files are: the origin (default) or ``files_base_url``."""
+    if files_base_url is None:
+        return Origin(scheme_for(None, origin.scheme), origin.host), ""
+    with _as_export_error():
+        return files_root_from_url(files_base_url)
+
+
+def refuse_while_split_export_runs(destination: Destination) -> None:
+    """Raise ``ExportError`` if an export split into tasks is running to ``destination``."""
+    from ..models import ExportPart, table_exists
+
+    using = router.db_for_read(ExportPart)
+    if not table_exists(ExportPart, using):
+        return
+    found = (
+        ExportPart.objects.using(using)
+        .filter(destination=destination_key(destination), number=0)
+        .values_list("run", flat=True)
+        .first()
+    )
+    if found is not None:
+        raise ExportError(
+            f"An export to {destination.description} split into tasks is running (run {found})."
+        )
+
+
+def destination_key(destination: Destination) -> str:
+    """The name of ``destination`` in the table of running exports (``ExportPart``)."""
+    return hashlib.sha256(destination.description.encode()).hexdigest()[:40]
 
 
 @dataclass(frozen=True)
@@ -264,11 +322,59 @@ def export_every_site(
     return exports
 
 
+def configuration_digest(registry: SitemapRegistry, origin: Origin) -> str:
+    """A digest of what every page's bytes depend on besides its rows.
+
+    The origin, the package's version, every ``SITEMAPX_*`` setting and the
+    settings of languages and time, and each section's class and limits: a
+    change to any of them proves no page unchanged, and every page is made
+    again (and compared). A value whose ``repr`` differs in each process (an
+    object's address) makes every export made again in full: slower, never wrong.
+    """
+    try:
+        version = importlib.metadata.version("django-sitemapx")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - not installed
+        version = ""
+    names = sorted(
+        name
+        for name in dir(settings)
+        if name.startswith("SITEMAPX_")
+        or name in {"LANGUAGE_CODE", "LANGUAGES", "USE_I18N", "USE_TZ", "TIME_ZONE", "SITE_ID"}
+    )
+    sections = [
+        [
+            source.section,
+            f"{type(source).__module__}.{type(source).__qualname__}",
+            source.get_limit(),
+            source.rows_per_page(),
+            sorted(source.get_namespaces().items()),
+            source.get_languages(),
+            source.scheme(origin.scheme),
+        ]
+        for source in registry.for_origin(origin)
+    ]
+    text = json.dumps(
+        [
+            version,
+            origin.prefix,
+            [[name, repr(getattr(settings, name))] for name in names],
+            sections,
+        ],
+        default=repr,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class _Run:
     """One export: documents written to staging files, then committed."""
 
     on_file: FileCallback | None = None
     on_progress: ProgressCallback | None = None
+    on_pages: PagesCallback | None = None
+    # What the destination's files hold (empty for a full export), and the digest
+    # of this export's configuration (``configuration_digest``).
+    previous: dict[str, FileRecord]
+    configuration = ""
 
     def __init__(
         self, destination: Destination, *, gzip: bool, dry_run: bool, result: ExportResult
@@ -280,6 +386,10 @@ class _Run:
         self.staged: list[StagedFile] = []
         # Every file name of this export, with its section ("" for the index).
         self.names: dict[str, str] = {}
+        self.previous = {}
+        # What each file of this export holds, and the names of those being written.
+        self.records: dict[str, FileRecord] = {}
+        self.written: set[str] = set()
 
     def page_name(self, listed_page: ListedPage) -> str:
         return _file_name(page_path(listed_page.section, listed_page.summary.number))
@@ -293,21 +403,44 @@ class _Run:
         ]
 
     def stage_pages(
-        self, registry: SitemapRegistry, listed: list[ListedPage], origin: Origin
+        self,
+        registry: SitemapRegistry,
+        listed: list[ListedPage],
+        origin: Origin,
+        proofs: dict[tuple[str, int], str] | None = None,
     ) -> list[ListedPage]:
-        """Write the pages of ``listed``; return those that had a URL."""
-        expected = sum(
+        """Write the pages of ``listed`` that changed; return those that have a URL.
+
+        ``proofs`` are the pages' (``proofs()``), when read before already.
+        """
+        counts = [
             registry.get(listed_page.section).url_count(listed_page.summary)
             for listed_page in listed
-        )
+        ]
+        expected = sum(counts)
+        # Read before any page is: a change committed after this gives a new proof.
+        if proofs is None:
+            proofs = self.proofs(registry, listed, origin)
         done = 0
         written = []
-        for listed_page in listed:
+        for position, listed_page in enumerate(listed):
+            name = self.page_name(listed_page)
+            number = listed_page.summary.number
+            proof = proofs.get((listed_page.section, number))
+            if (
+                proof is not None
+                and self.previous
+                and self._keep(name, listed_page.section, number, proof)
+            ):
+                done += counts[position]
+                written.append(listed_page)
+                self._page_done(position + 1, len(listed), done, expected)
+                continue
             registered = registry.get(listed_page.section)
             source = registered.for_origin(origin)
             page_origin = source.origin
             assert page_origin is not None
-            page = source.page(listed_page.summary.number, listed_page.summary)
+            page = source.page(number, listed_page.summary)
             stream = None if page is None else render_page(source, page, page_origin)
             if stream is None:
                 # Emptied since the index was read, or every entry skipped: leave it
@@ -315,23 +448,56 @@ class _Run:
                 logger.warning(
                     "Sitemap section %r page %s has no URL; not exported.",
                     listed_page.section,
-                    listed_page.summary.number,
+                    number,
                 )
+                self._page_done(position + 1, len(listed), done, expected)
                 continue
             before = done
-            for urls in self._write(
-                self.page_name(listed_page),
-                listed_page.section,
-                listed_page.summary.number,
-                stream,
-            ):
+            for urls in self._write(name, listed_page.section, number, stream, proof):
                 if before + urls == done:
                     continue  # a chunk with no URL (the closing tag): no progress
                 done = before + urls
                 if self.on_progress is not None:
                     self.on_progress(done, max(expected, done))
             written.append(listed_page)
+            self._page_done(position + 1, len(listed), done, max(expected, done))
         return written
+
+    def proofs(
+        self, registry: SitemapRegistry, listed: list[ListedPage], origin: Origin
+    ) -> dict[tuple[str, int], str]:
+        """Each page's proof (``Source.page_proofs``) with this export's configuration."""
+        proofs = {}
+        for section in dict.fromkeys(listed_page.section for listed_page in listed):
+            source = registry.get(section).for_origin(origin)
+            if source.expires() is not None:
+                continue  # its pages age by themselves: nothing proves one unchanged
+            for number, token in source.page_proofs().items():
+                text = f"{self.configuration}|{section}|{number}|{token}"
+                proofs[section, number] = hashlib.sha256(text.encode()).hexdigest()
+        return proofs
+
+    def _keep(self, name: str, section: str, page: int, proof: str) -> bool:
+        """Whether ``name`` (and its gzip copy) holds what ``proof`` says: it is not made."""
+        names = [name, name + GZIP_SUFFIX] if self.gzip else [name]
+        records = [self.previous.get(file_name) for file_name in names]
+        found = [record for record in records if record is not None and record.proof == proof]
+        if len(found) != len(names):
+            return False
+        if any(self.destination.size(n) != r.size for n, r in zip(names, found, strict=True)):
+            return False
+        self.result.proven += 1
+        for file_name, record in zip(names, found, strict=True):
+            self.records[file_name] = record
+            self.names[file_name] = section
+            self.result.unchanged.append(
+                ExportedFile(file_name, section, page, record.urls, record.size)
+            )
+        return True
+
+    def _page_done(self, pages: int, total: int, urls: int, expected: int) -> None:
+        if self.on_pages is not None:
+            self.on_pages(pages, total, urls, expected)
 
     def stage_index(
         self, listed: list[ListedPage], files_origin: Origin, files_prefix: str
@@ -348,7 +514,8 @@ class _Run:
         for number, part in enumerate(parts, 1):
             stream = render_index(part, files_origin, file_path)
             assert stream is not None
-            for _urls in self._write(_file_name(index_part_path(number)), "", None, stream):
+            name = _file_name(index_part_path(number))
+            for _urls in self._write(name, "", None, stream, None):
                 pass
 
     def missing(self, listed: list[ListedPage]) -> list[str]:
@@ -358,9 +525,13 @@ class _Run:
         return [name for name in names if not self.destination.exists(name)]
 
     def _write(
-        self, name: str, section: str, page: int | None, stream: DocumentStream
+        self, name: str, section: str, page: int | None, stream: DocumentStream, proof: str | None
     ) -> Iterator[int]:
-        """Write ``stream`` to ``name`` (and its gzip copy), yielding its URL count as it grows."""
+        """Write ``stream`` to ``name`` (and its gzip copy), yielding its URL count as it grows.
+
+        A file that already holds these bytes (its manifest record says so, and
+        its size agrees) is left as it is.
+        """
         names = [name, name + GZIP_SUFFIX] if self.gzip else [name]
         staged = [] if self.dry_run else [self.destination.stage(n) for n in names]
         self.staged.extend(staged)
@@ -369,28 +540,56 @@ class _Run:
                 doc.write(chunk)
                 yield stream.stats.urls
         urls = stream.stats.urls
-        self._report(ExportedFile(name, section, page, urls, doc.size))
+        made = [ExportedFile(name, section, page, urls, doc.size)]
+        records = [FileRecord(doc.digest, doc.size, urls, proof)]
         if self.gzip:
-            self._report(ExportedFile(name + GZIP_SUFFIX, section, page, urls, doc.gzip_size))
-        for file_name in names:
-            self.names[file_name] = section
+            made.append(ExportedFile(name + GZIP_SUFFIX, section, page, urls, doc.gzip_size))
+            records.append(FileRecord(doc.gzip_digest, doc.gzip_size, urls, proof))
+        for position, (exported, record) in enumerate(zip(made, records, strict=True)):
+            self.names[exported.name] = section
+            self.records[exported.name] = record
+            if self._holds(exported.name, record):
+                self.result.unchanged.append(exported)
+                if staged:
+                    staged[position].discard()
+                    self.staged.remove(staged[position])
+            else:
+                self.written.add(exported.name)
+                self._report(exported)
+
+    def _holds(self, name: str, record: FileRecord) -> bool:
+        """Whether the destination's ``name`` holds the bytes of ``record`` already."""
+        before = self.previous.get(name)
+        return (
+            before is not None
+            and (before.digest, before.size) == (record.digest, record.size)
+            and self.destination.size(name) == record.size
+        )
 
     def _report(self, exported: ExportedFile) -> None:
         self.result.files.append(exported)
         if self.on_file is not None:
             self.on_file(exported)
 
-    def commit(self, previous: dict[str, str], stale: list[str]) -> None:
+    def commit(self, previous: dict[str, str], stale: list[str], *, full: bool) -> None:
         # Recorded before anything moves, so that a run killed from here on leaves
-        # a manifest naming every file that may exist, for the next run to clean.
-        self.destination.write_manifest({**previous, **self.names})
+        # a manifest naming every file that may exist, for the next run to clean,
+        # and proving nothing of the files being replaced.
+        kept_records = {
+            name: record
+            for name, record in {**self.previous, **self.records}.items()
+            if name not in self.written
+        }
+        self.destination.write_manifest({**previous, **self.names}, kept_records)
         # Pages first, the index last: the index never lists a page not yet in place.
         while self.staged:
             self.destination.commit(self.staged.pop(0))
         for name in stale:
             self.destination.delete(name)
         kept = {name: section for name, section in previous.items() if name not in stale}
-        self.destination.write_manifest({**kept, **self.names})
+        # Files of sections this export left out keep their records.
+        records = {**({} if full else self.previous), **self.records}
+        self.destination.write_manifest({**kept, **self.names}, records)
 
     def discard(self) -> None:
         for staged in self.staged:

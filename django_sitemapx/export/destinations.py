@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.core.files import File
@@ -136,25 +137,82 @@ class Destination:
     def read_bytes(self, name: str) -> bytes | None:
         raise NotImplementedError
 
+    def size(self, name: str) -> int | None:
+        """The size of file ``name`` in bytes; None when it is missing or unknowable."""
+        raise NotImplementedError
+
     def read_manifest(self) -> dict[str, str]:
         """File name to section (``""`` for the index) of the previous export."""
+        return self._read_manifest()[0]
+
+    def read_records(self) -> dict[str, FileRecord]:
+        """What each file of the previous export holds (none before format 2)."""
+        return self._read_manifest()[1]
+
+    def _read_manifest(self) -> tuple[dict[str, str], dict[str, FileRecord]]:
         data = self.read_bytes(MANIFEST_NAME)
         if data is None:
-            return {}
+            return {}, {}
         try:
-            files = json.loads(data)["files"]
+            manifest = json.loads(data)
+            files = manifest["files"]
+            if not isinstance(files, dict):
+                return {}, {}
+            found = {str(name): str(section) for name, section in files.items()}
         except (ValueError, KeyError, TypeError):
-            return {}
-        if not isinstance(files, dict):
-            return {}
-        return {str(name): str(section) for name, section in files.items()}
+            return {}, {}
+        records = {}
+        documents = manifest.get("documents")
+        for name, fields in (documents if isinstance(documents, dict) else {}).items():
+            record = FileRecord.from_json(fields)
+            # A record of a file the manifest does not list proves nothing.
+            if record is not None and name in found:
+                records[str(name)] = record
+        return found, records
 
-    def write_manifest(self, files: dict[str, str]) -> None:
+    def write_manifest(
+        self, files: dict[str, str], records: dict[str, FileRecord] | None = None
+    ) -> None:
+        """Record the files of this export (and what each holds) in one atomic write."""
+        manifest: dict[str, object] = {"format": 2, "files": dict(sorted(files.items()))}
+        manifest["documents"] = {
+            name: record.as_json()
+            for name, record in sorted((records or {}).items())
+            if name in files
+        }
         staged = self.stage(MANIFEST_NAME)
-        staged.path.write_bytes(
-            json.dumps({"format": 1, "files": dict(sorted(files.items()))}, indent=1).encode()
-        )
+        staged.path.write_bytes(json.dumps(manifest, indent=1).encode())
         self.commit(staged)
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What one exported file holds, as the manifest records it.
+
+    ``digest`` is the SHA-256 of its bytes and ``size`` their count: a file of
+    that size at the destination is taken to hold them. ``proof`` says what
+    they were made from (the export's configuration and the page's state in
+    the page table, see ``Source.page_proofs``); None when nothing could
+    prove it, and the page is made again on the next run.
+    """
+
+    digest: str
+    size: int
+    urls: int
+    proof: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {"sha256": self.digest, "bytes": self.size, "urls": self.urls, "proof": self.proof}
+
+    @classmethod
+    def from_json(cls, fields: object) -> FileRecord | None:
+        if not isinstance(fields, dict):
+            return None
+        digest, size, urls = fields.get("sha256"), fields.get("bytes"), fields.get("urls")
+        proof = fields.get("proof")
+        if not isinstance(digest, str) or not isinstance(size, int) or not isinstance(urls, int):
+            return None
+        return cls(digest, size, urls, proof if isinstance(proof, str) else None)
 
 
 class FolderDestination(Destination):
@@ -233,6 +291,12 @@ class FolderDestination(Destination):
     def delete(self, name: str) -> None:
         (self.root / name).unlink(missing_ok=True)
 
+    def size(self, name: str) -> int | None:
+        try:
+            return (self.root / name).stat().st_size
+        except OSError:
+            return None
+
     def read_bytes(self, name: str) -> bytes | None:
         try:
             return (self.root / name).read_bytes()
@@ -303,6 +367,15 @@ class StorageDestination(Destination):
 
     def delete(self, name: str) -> None:
         self.storage.delete(self._name(name))
+
+    def size(self, name: str) -> int | None:
+        try:
+            return self.storage.size(self._name(name))
+        except (OSError, NotImplementedError):
+            return None
+        except Exception:  # each backend raises its client's errors (S3: ClientError)
+            logger.info("Cannot read the size of %s; it is written again.", name, exc_info=True)
+            return None
 
     def read_bytes(self, name: str) -> bytes | None:
         name = self._name(name)

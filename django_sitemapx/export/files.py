@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,12 +29,15 @@ class DocumentFile:
         self._compressor = gzip_compressor() if compress else None
         self.size = 0
         self.gzip_size = 0
+        self._digest = hashlib.sha256()
+        self._gzip_digest = hashlib.sha256()
 
     def write(self, chunk: bytes) -> None:
         """Write a chunk of the document."""
         if self._plain is not None:
             self._plain.write(chunk)
         self.size += len(chunk)
+        self._digest.update(chunk)
         if self._compressor is not None:
             self._write_packed(self._compressor.compress(chunk))
 
@@ -41,6 +45,17 @@ class DocumentFile:
         if self._packed is not None:
             self._packed.write(data)
         self.gzip_size += len(data)
+        self._gzip_digest.update(data)
+
+    @property
+    def digest(self) -> str:
+        """The SHA-256 of the document's bytes (once written)."""
+        return self._digest.hexdigest()
+
+    @property
+    def gzip_digest(self) -> str:
+        """The SHA-256 of the compressed copy's bytes (once written)."""
+        return self._gzip_digest.hexdigest()
 
     def __enter__(self) -> DocumentFile:
         return self

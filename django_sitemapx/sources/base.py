@@ -496,6 +496,16 @@ class Source:
         """Every non-empty page, in order."""
         raise NotImplementedError
 
+    def page_proofs(self) -> dict[int, str]:
+        """Page number to a token that changes whenever the page's bytes may change.
+
+        The export rewrites only the pages whose token is not the one it
+        recorded (``export.export_sitemap``). A page this leaves out has no
+        proof: it is made again and its bytes compared. None has here; a model
+        section's come from its page table.
+        """
+        return {}
+
     def scheme(self, default: str) -> str:
         """The scheme of this section's URLs and of the index's links to its pages.
 

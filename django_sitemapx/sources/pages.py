@@ -65,6 +65,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.conf import settings
 from django.db import (
     DatabaseError,
     IntegrityError,
@@ -387,6 +388,52 @@ class PageTable:
         # A cache configured but failing: nothing says which page changed, so
         # the index counts every page; a page alone keeps its last count.
         return everything or state.counted is None
+
+    def proofs(self) -> dict[int, str]:
+        """A token per page that changes whenever the page's rows may have changed.
+
+        For the export (``Source.page_proofs``): a page whose token is the one
+        recorded with its file was not changed since, as far as the page table
+        knows what the views' cache knows (saves, deletes, ``invalidate()``,
+        splits and merges). A page is left out (no proof) when it was changed
+        since it was last counted, or when the cache that says what changed
+        does not answer. Read before the pages are: a change committed after
+        this call gives a new token at the next call.
+        """
+        states = self._load()
+        if states is None or not self._cache_is_shared():
+            return {}
+        digests = self._digests([state.number for state in states])
+        if digests is None and not self.uncached:
+            return {}
+        proofs = {}
+        for position, state in enumerate(states):
+            if digests is not None:
+                if state.generation != digests[state.number]:
+                    continue
+                mark = digests[state.number]
+            elif state.counted != state.changes or state.generation != UNCACHED:
+                continue
+            else:
+                mark = UNCACHED
+            high = states[position + 1].first if position + 1 < len(states) else ""
+            proofs[state.number] = "|".join(
+                [self.section_name, self.fingerprint, state.first, high, str(state.changes), mark]
+            )
+        return proofs
+
+    def _cache_is_shared(self) -> bool:
+        """Whether the cache's generations are those every process sees (or there is none).
+
+        A local-memory cache is each process's own: a save in a web process
+        replaces a generation the exporting process never sees, so its tokens
+        prove nothing there.
+        """
+        alias = app_settings.CACHE_ALIAS
+        if alias is None:
+            return True
+        backend = str(settings.CACHES.get(alias, {}).get("BACKEND", ""))
+        return not backend.endswith(".LocMemCache")
 
     def bounds(self, states: Sequence[State], number: int) -> tuple[State, Bounds] | None:
         """Page ``number``'s state and key range, or None if there is no such page."""

@@ -276,6 +276,9 @@ class ModelSource(Source):
             if state.rows
         ]
 
+    def page_proofs(self) -> dict[int, str]:
+        return self.page_table().proofs()
+
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         table = self.page_table()
         # The export hands the index's summary in: the page was counted already.

@@ -44,7 +44,7 @@ def test_storage_that_renames_instead_of_replacing_still_gets_the_same_names(
     items: SitemapRegistry, caplog: pytest.LogCaptureFixture
 ) -> None:
     run("--storage", "plain_memory", "--base-url", BASE)
-    run("--storage", "plain_memory", "--base-url", BASE)
+    run("--storage", "plain_memory", "--base-url", BASE, "--full")
     assert "does not overwrite files: sitemap.xml is missing while" in caplog.text
     _, names = storages["plain_memory"].listdir("")
     assert len(names) == 6 and not any("_" in name for name in names)

@@ -29,7 +29,8 @@ def test_killed_export_leaves_the_previous_one_intact(tmp_path: Path) -> None:
     previous = visible(folder)
     assert len(previous) == 8  # index + 3 pages, each with its .gz
 
-    child = export(folder, 450, "--hang")
+    # In full: pages 1 and 2 are the same bytes, which an incremental run would not stage.
+    child = export(folder, 450, "--hang", "--full")
     marker = tmp_path / "m"
     try:
         deadline = time.monotonic() + 60

@@ -53,8 +53,10 @@ def test_verbosity(items: SitemapRegistry, tmp_path: Path) -> None:
     out, _ = run("--output-dir", str(tmp_path), "--base-url", BASE, "-v", "0")
     assert out == ""
     out, _ = run("--output-dir", str(tmp_path), "--base-url", BASE)
-    assert out.count("\n") == 1 and out.startswith("Wrote 5 files (9 URLs, ")
-    out, _ = run("--output-dir", str(tmp_path), "--base-url", BASE, "-v", "2")
+    # Nothing changed since the first run: every file is left as it is.
+    assert out.count("\n") == 1 and out.startswith("Wrote 0 files (0 URLs, 0 bytes) to ")
+    assert "; 5 unchanged; removed 0 stale files." in out
+    out, _ = run("--output-dir", str(tmp_path), "--base-url", BASE, "-v", "2", "--full")
     assert "sitemap-news-1.xml: 3 URLs, " in out
     assert "sitemap.xml: 4 pages, " in out
     assert "\r" not in out
@@ -79,7 +81,7 @@ def test_progress_bar_only_on_a_terminal(
     )
     assert ("\r[" in out.getvalue()) is bar
     if bar:
-        assert "] 9/9 URLs" in out.getvalue()
+        assert "] 4/4 pages, 9/9 URLs" in out.getvalue()
 
 
 def test_storage_alias_and_default_storage_setting(items: SitemapRegistry, tmp_path: Path) -> None:
@@ -258,3 +260,14 @@ def test_files_base_url_defaults_to_the_setting(items: SitemapRegistry, tmp_path
         run(output_dir=tmp_path, base_url=BASE, files_base_url=BASE)  # the option wins
         index = validate_sitemap(exported(tmp_path)["sitemap.xml"])
         assert {loc.rsplit("/", 1)[0] for loc in locs(index)} == {BASE}
+
+
+def test_progress_line_says_pages_urls_rate_and_time_left() -> None:
+    from django_sitemapx.management.commands.sitemap_export import progress_line
+
+    line = progress_line(1_200, 2_000, 60_000_000, 100_000_000, 150.0)
+    assert line == (
+        "[##################............] 1,200/2,000 pages, 60,000,000/100,000,000 URLs, "
+        "400,000 URLs/s, 1m40s left"
+    )
+    assert progress_line(0, 10, 0, 500, 0.0).endswith("0/10 pages, 0/500 URLs")

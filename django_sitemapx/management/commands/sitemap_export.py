@@ -74,6 +74,29 @@ class Command(BaseCommand):
             help="Also write .xml.gz files, and point the index at them.",
         )
         parser.add_argument(
+            "--full",
+            action="store_true",
+            help="Make and write every file, even those the manifest proves unchanged.",
+        )
+        parser.add_argument(
+            "--tasks",
+            action="store_true",
+            help="Split the export into tasks of page ranges on Django's Tasks framework "
+            "(SITEMAPX_EXPORT_TASK_BACKEND), for any number of workers; needs --output-dir.",
+        )
+        parser.add_argument(
+            "--pages-per-task",
+            type=int,
+            default=None,
+            metavar="N",
+            help="With --tasks: pages each task makes (default: 20).",
+        )
+        parser.add_argument(
+            "--wait",
+            action="store_true",
+            help="With --tasks: wait until the workers have published the export.",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true", help="Say what would be written; write nothing."
         )
 
@@ -88,21 +111,35 @@ class Command(BaseCommand):
         files_base_url: str | None,
         sections: list[str] | None,
         gzip: bool,
+        full: bool,
         dry_run: bool,
         verbosity: int,
+        tasks: bool = False,
+        pages_per_task: int | None = None,
+        wait: bool = False,
         **options: Any,
     ) -> None:
         self.verbosity = verbosity
         self._bar_shown = 0.0
+        self._started = time.monotonic()
         show_bar = verbosity >= 1 and self.stdout.isatty()
         options_: dict[str, Any] = {
             "files_base_url": files_base_url or app_settings.FILES_BASE_URL,
             "sections": sections,
             "gzip": gzip,
+            "full": full,
             "dry_run": dry_run,
             "on_file": self._file_written if verbosity >= 2 else None,
-            "on_progress": self._progress if show_bar else None,
+            "on_pages": self._progress if show_bar else None,
         }
+        if tasks:
+            if all_sites or sections or dry_run or storage:
+                raise CommandError(
+                    "--tasks exports every section to --output-dir; it takes no --all-sites, "
+                    "--section, --dry-run or --storage."
+                )
+            self._in_tasks(output_dir, base_url, site, options_, pages_per_task, wait=wait)
+            return
         try:
             destination = _destination(output_dir, storage)
             if all_sites:
@@ -120,6 +157,51 @@ class Command(BaseCommand):
                 self.stdout.write("")
         for result in results:
             self._summary(result)
+
+    def _in_tasks(
+        self,
+        output_dir: str | None,
+        base_url: str | None,
+        site: int | None,
+        options: dict[str, Any],
+        pages_per_task: int | None,
+        *,
+        wait: bool,
+    ) -> None:
+        from django_sitemapx.export import parallel
+
+        if output_dir is None or not os.fspath(output_dir).strip():
+            raise CommandError("--tasks needs --output-dir (a folder every worker writes to).")
+        try:
+            run = parallel.start_export(
+                os.fspath(output_dir),
+                origin=_origin(base_url, site),
+                files_base_url=options["files_base_url"],
+                gzip=options["gzip"],
+                full=options["full"],
+                pages_per_task=pages_per_task or parallel.PAGES_PER_TASK,
+            )
+        except ExportError as error:
+            raise CommandError(str(error)) from error
+        if self.verbosity >= 1:
+            self.stdout.write(f"Export run {run} enqueued.")
+        if not wait:
+            return
+        while True:
+            found = [found for found in parallel.running_exports() if found[0] == run]
+            if not found:
+                break
+            _, _, done, parts = found[0]
+            if self.verbosity >= 1 and self.stdout.isatty():
+                self.stdout.write(f"\r{done:,}/{parts:,} tasks done\033[K", ending="")
+                self.stdout.flush()
+            time.sleep(0.5)
+        if self.verbosity >= 1:
+            if self.stdout.isatty():
+                self.stdout.write("")
+            self.stdout.write(
+                f"Export run {run} published in {time.monotonic() - self._started:.1f} s."
+            )
 
     def _every_site(self, destination: Destination, options: dict[str, Any]) -> list[ExportResult]:
         results = []
@@ -139,14 +221,13 @@ class Command(BaseCommand):
         count = f"{exported.urls:,} {'URLs' if exported.page else 'pages'}"
         self.stdout.write(f"{exported.name}: {count}, {exported.bytes:,} bytes")
 
-    def _progress(self, done: int, expected: int) -> None:
+    def _progress(self, pages: int, total: int, urls: int, expected: int) -> None:
         now = time.monotonic()
-        if done < expected and now - self._bar_shown < 0.2:
+        if pages < total and now - self._bar_shown < 0.2:
             return
         self._bar_shown = now
-        filled = BAR_WIDTH * done // max(expected, 1)
-        bar = "#" * filled + "." * (BAR_WIDTH - filled)
-        self.stdout.write(f"\r[{bar}] {done:,}/{expected:,} URLs", ending="")
+        line = progress_line(pages, total, urls, expected, now - self._started)
+        self.stdout.write(f"\r{line}\033[K", ending="")
         self.stdout.flush()
 
     def _summary(self, result: ExportResult) -> None:
@@ -165,8 +246,26 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{verb} {len(result.files):,} files ({result.urls:,} URLs, {result.bytes:,} bytes) "
             f"to {result.destination} in {result.seconds:.1f} s; "
+            f"{len(result.unchanged):,} unchanged; "
             f"{removed} {len(result.removed):,} stale files."
         )
+
+
+def progress_line(pages: int, total: int, urls: int, expected: int, seconds: float) -> str:
+    """``[####....] 1,200/2,000 pages, 60,000,000/100,000,000 URLs, 410,000 URLs/s, 1m38s left``.
+
+    The rate counts every URL done, written or proven unchanged; the time left
+    assumes the pages still to do go at that rate.
+    """
+    filled = BAR_WIDTH * pages // max(total, 1)
+    bar = "#" * filled + "." * (BAR_WIDTH - filled)
+    line = f"[{bar}] {pages:,}/{total:,} pages, {urls:,}/{expected:,} URLs"
+    if seconds > 0 and urls:
+        rate = urls / seconds
+        left = max(expected - urls, 0) / rate
+        minutes, secs = divmod(round(left), 60)
+        line += f", {rate:,.0f} URLs/s, {f'{minutes}m' if minutes else ''}{secs}s left"
+    return line
 
 
 def _destination(output_dir: str | os.PathLike[str] | None, alias: str | None) -> Destination:

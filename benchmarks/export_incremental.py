@@ -1,0 +1,260 @@
+"""A full export with 1 and 2 workers, then 1,000 rows changed and the incremental run.
+
+    BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/DB \\
+        python benchmarks/export_incremental.py --rows 10000000 \\
+        --output benchmarks/results/export_incremental-10m.json
+
+The example's articles (``data.ensure``: one ``INSERT ... SELECT``, every tenth
+unpublished), the articles section alone, no cache: the page table says what
+changed (``benchmarks/export_settings.py``). Each step runs in fresh processes:
+
+1. ``layout``: the section's first count (the page table cut and counted);
+2. ``full, 1 process``: ``sitemap_export --full``, in one process;
+3. ``full, N workers``: ``sitemap_export --tasks --full``, published by N
+   ``db_worker`` processes (django-tasks-db) started for it, for N = 1 and 2;
+4. ``--changes`` rows (1,000) saved through the ORM, spread evenly over the table
+   (published ones: row ``n`` is unpublished when ``n`` is a multiple of 10), which
+   touches every page; then as many rows in a row (the newest), which touch one or two;
+5. after each: ``incremental, 1 process``, ``sitemap_export`` into the folder of step 2,
+   and ``incremental, 2 workers``, ``sitemap_export --tasks`` into the folder of step 3.
+
+Prints and writes wall time, URLs per second and peak RSS per process. The
+machine is shared: compare ratios, not seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE_URL = "http://localhost"
+
+
+def _env() -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {
+        **os.environ,
+        "PYTHONPATH": path,
+        "DJANGO_SETTINGS_MODULE": "benchmarks.export_settings",
+        "DEBUG": "False",
+    }
+
+
+def _manage(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "django", *args],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def _child_rss() -> float:
+    """Peak RSS of the largest child process waited for so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def _step(name: str, run: Any) -> dict[str, Any]:
+    started = time.perf_counter()
+    detail = run()
+    seconds = time.perf_counter() - started
+    row = {"step": name, "seconds": round(seconds, 2), **(detail or {})}
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def _in_process(code: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh Django process; it prints one JSON line, with its peak RSS."""
+    script = (
+        "import django, json, resource; django.setup()\n"
+        + code
+        + "\nout['rss_mb'] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)"
+        + "\nprint(json.dumps(out))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+EXPORT = """
+from django_sitemapx.export import FolderDestination, export_sitemap, origin_from_url
+r = export_sitemap(FolderDestination({folder!r}), origin=origin_from_url({base!r}), full={full})
+out = {{'written': len(r.files), 'unchanged': len(r.unchanged), 'proven': r.proven,
+        'urls': r.urls, 'export_seconds': round(r.seconds, 2)}}
+"""
+
+
+# Published rows (n not a multiple of 10): evenly over the table, or the last ones in a row.
+_SAVE = """
+from django.utils import timezone
+from example_project.articles.models import Article
+if {spread}:
+    step = max({rows} // {changes}, 1)
+    ids = list(range(step // 2 + 1, {rows} + 1, step))[:{changes}]
+else:
+    ids = [n for n in range({rows} - {changes} * 2, {rows} + 1) if n % 10][-{changes}:]
+for article in Article.objects.filter(id__in=ids):
+    article.title = article.title + ' (edited)'
+    article.updated_at = timezone.now()
+    article.save()
+out = {{'saved': len(ids)}}
+"""
+
+
+def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:
+    """``sitemap_export --tasks --wait``, published by ``workers`` db_worker processes."""
+    _manage(
+        "shell",
+        "-c",
+        "from django_tasks_db.models import DBTaskResult as T; T.objects.all().delete()",
+    )
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "django",
+                "db_worker",
+                "--interval",
+                "0.2",
+                "--no-startup-delay",
+                "-v",
+                "0",
+            ],
+            cwd=ROOT,
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(workers)
+    ]
+    try:
+        started = time.perf_counter()
+        _manage(
+            "sitemap_export",
+            "--tasks",
+            "--wait",
+            "--output-dir",
+            str(folder),
+            "--base-url",
+            BASE_URL,
+            "--pages-per-task",
+            "10",
+            *extra,
+        )
+        seconds = time.perf_counter() - started
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=60)
+    return {
+        "workers": workers,
+        "wall_seconds": round(seconds, 2),
+        "workers_peak_rss_mb": round(_child_rss(), 1),
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--changes", type=int, default=1_000)
+    parser.add_argument("--output", type=Path)
+    args = parser.parse_args(argv)
+    if "BENCH_DATABASE_URL" not in os.environ:
+        parser.error("set BENCH_DATABASE_URL (PostgreSQL)")
+    rows: list[dict[str, Any]] = []
+    work = Path(tempfile.mkdtemp(prefix="sitemapx-export-inc-"))
+    try:
+        rows.append(
+            _step(
+                "seed",
+                lambda: _in_process(
+                    "from benchmarks import data\n"
+                    f"out = {{'rebuilt': data.ensure({args.rows})}}\n"
+                    "from django_sitemapx.models import PageState\n"
+                    "PageState.objects.all().delete()"
+                ),
+            )
+        )
+        rows.append(
+            _step(
+                "layout",
+                lambda: _in_process(
+                    "from django_sitemapx.documents import listed_pages\n"
+                    "from django_sitemapx.export import origin_from_url\n"
+                    "from django_sitemapx import default_registry\n"
+                    f"pages = listed_pages(default_registry, origin_from_url({BASE_URL!r}))\n"
+                    "out = {'pages': len(pages), 'rows': sum(p.summary.rows for p in pages)}"
+                ),
+            )
+        )
+        single, split = work / "single", work / "split"
+        rows.append(
+            _step(
+                "full, 1 process",
+                lambda: _in_process(EXPORT.format(folder=str(single), base=BASE_URL, full=True)),
+            )
+        )
+        for workers in (1, 2):
+            folder = split if workers == 2 else work / "split-1"
+            rows.append(
+                _step(
+                    f"full, {workers} workers",
+                    functools.partial(_with_workers, folder, workers, "--full"),
+                )
+            )
+            shutil.rmtree(work / "split-1", ignore_errors=True)
+        for spread in ("spread", "clustered"):
+            rows.append(
+                _step(
+                    f"{args.changes} rows saved, {spread}",
+                    functools.partial(
+                        _in_process,
+                        _SAVE.format(
+                            rows=args.rows, changes=args.changes, spread=spread == "spread"
+                        ),
+                    ),
+                )
+            )
+            rows.append(
+                _step(
+                    f"incremental after {spread}, 1 process",
+                    lambda: _in_process(
+                        EXPORT.format(folder=str(single), base=BASE_URL, full=False)
+                    ),
+                )
+            )
+            rows.append(
+                _step(f"incremental after {spread}, 2 workers", lambda: _with_workers(split, 2))
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report = {"rows": args.rows, "changes": args.changes, "cores": os.cpu_count(), "steps": rows}
+    if args.output:
+        args.output.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

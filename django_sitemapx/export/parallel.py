@@ -1,0 +1,385 @@
+"""An export split into tasks of page ranges, run by any number of workers.
+
+:func:`start_export` plans the export in the calling process: it reads the
+index (the page table), proves the pages that did not change (as an
+incremental export does), and enqueues one task per range of the others on
+Django's Tasks framework (``SITEMAPX_EXPORT_TASK_BACKEND``). Each task makes
+its pages into staging files next to their targets, beating a heartbeat in the
+``ExportPart`` table. The last task to finish enqueues the final step, which
+writes the index and publishes, pages first and the index last, then the
+manifest: until then the previous export is intact. The final step is also
+enqueued when the export starts and again while parts are left; it runs again
+the parts whose worker stopped beating for ``SITEMAPX_EXPORT_LEASE`` seconds
+(a worker that died), up to ``MAX_ATTEMPTS`` times each.
+
+One export runs to a destination at a time: a second one is refused while a
+run's plan (part 0) exists, as is ``export_sitemap`` to the same destination.
+A run that stopped beating for ``ABANDONED_LEASES`` leases is abandoned, and
+the next export takes over. The workers share the database and the folder
+(a local or network folder; every worker writes there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from django.db import router, transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from ..conf import app_settings
+from ..documents import listed_pages
+from ..exceptions import ExportError, NothingToExport
+from ..locations import Origin
+from ..models import ExportPart, SectionLock
+from ..registry import default_registry
+from ..sources import ListedPage, PageSummary
+from . import (
+    ExportResult,
+    _Run,
+    configuration_digest,
+    destination_key,
+    files_root,
+    refuse_while_split_export_runs,
+)
+from .destinations import FileRecord, FolderDestination, StagedFile
+
+logger = logging.getLogger("django_sitemapx")
+
+# Pages one task makes, by default: at 50,000 URLs a page, about a minute's work.
+PAGES_PER_TASK = 20
+# A part whose worker died is run again this many times at most; then the run is dropped.
+MAX_ATTEMPTS = 3
+# A run none of whose rows beat for this many leases is abandoned.
+ABANDONED_LEASES = 4
+
+QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+
+
+def start_export(
+    folder: str,
+    *,
+    origin: Origin,
+    files_base_url: str | None = None,
+    gzip: bool = False,
+    full: bool = False,
+    pages_per_task: int = PAGES_PER_TASK,
+) -> str:
+    """Plan an export of every section to ``folder`` and enqueue its tasks; return its run ID.
+
+    The options are :func:`~django_sitemapx.export.export_sitemap`'s. Raises
+    ``ExportError`` if the destination is unusable or taken by another export.
+    """
+    if pages_per_task < 1:
+        raise ExportError("pages_per_task must be at least 1.")
+    destination = FolderDestination(folder)
+    files_root(origin, files_base_url)  # a malformed URL is refused before anything runs
+    listed = listed_pages(default_registry, origin)
+    if not listed:
+        raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
+    destination.validate(dry_run=False)
+    run_id = secrets.token_hex(16)
+    key = destination_key(destination)
+    using = router.db_for_write(ExportPart)
+    result = ExportResult(destination.description, False)
+    run = _Run(destination, gzip=gzip, dry_run=False, result=result)
+    with destination.lock(), transaction.atomic(using=using):
+        _take(key, using)
+        refuse_while_split_export_runs(destination)
+        destination.clean_leftovers(run.names_of(listed))
+        previous = destination.read_records() if not full else {}
+        run.previous = previous
+        run.configuration = configuration_digest(default_registry, origin)
+        proofs = run.proofs(default_registry, listed, origin)
+        to_make: list[ListedPage] = []
+        for listed_page in listed:
+            proof = proofs.get((listed_page.section, listed_page.summary.number))
+            name = run.page_name(listed_page)
+            if (
+                proof is None
+                or not previous
+                or not run._keep(name, listed_page.section, listed_page.summary.number, proof)
+            ):
+                to_make.append(listed_page)
+        now = timezone.now()
+        plan = {
+            "folder": str(folder),
+            "scheme": origin.scheme,
+            "host": origin.host,
+            "files_base_url": files_base_url,
+            "gzip": gzip,
+            "full": full,
+            "listed": [_listed_json(listed_page) for listed_page in listed],
+            "kept": {name: record.as_json() for name, record in run.records.items()},
+            "proven": result.proven,
+            "started": time.time(),
+        }
+        parts = [
+            to_make[start : start + pages_per_task]
+            for start in range(0, len(to_make), pages_per_task)
+        ]
+        rows = [ExportPart(run=run_id, destination=key, number=0, plan=plan, heartbeat=now)]
+        for number, pages in enumerate(parts, 1):
+            names = [run.page_name(listed_page) for listed_page in pages]
+            if gzip:
+                names += [name + ".gz" for name in names]
+            part_plan = {
+                "pages": [
+                    [
+                        *_listed_json(listed_page),
+                        proofs.get((listed_page.section, listed_page.summary.number)),
+                    ]
+                    for listed_page in pages
+                ],
+                "previous": {name: previous[name].as_json() for name in names if name in previous},
+            }
+            rows.append(
+                ExportPart(
+                    run=run_id, destination=key, number=number, plan=part_plan, heartbeat=now
+                )
+            )
+        ExportPart.objects.using(using).bulk_create(rows)
+    from . import tasks
+
+    for number in range(1, len(parts) + 1):
+        tasks.enqueue_part(run_id, number)
+    tasks.enqueue_finish(run_id, defer=bool(parts))
+    return run_id
+
+
+def _take(key: str, using: str) -> None:
+    """Inside a transaction: lock the destination's row; refuse while another run is alive."""
+    locks = SectionLock.objects.using(using)
+    name = f"export:{key}"
+    if not locks.filter(section=name).exists():
+        locks.get_or_create(section=name)
+    list(locks.select_for_update().filter(section=name).values_list("pk"))
+    rows = ExportPart.objects.using(using).filter(destination=key)
+    runs = set(rows.filter(number=0).values_list("run", flat=True))
+    abandoned = timezone.now() - datetime.timedelta(
+        seconds=app_settings.EXPORT_LEASE * ABANDONED_LEASES
+    )
+    for run in runs:
+        if rows.filter(run=run, heartbeat__gte=abandoned).exists():
+            raise ExportError(f"Another export to this destination is running (run {run}).")
+        logger.warning("Export run %s stopped beating; abandoned.", run)
+        rows.filter(run=run).delete()
+
+
+def _listed_json(listed_page: ListedPage) -> list[Any]:
+    summary = listed_page.summary
+    return [listed_page.section, summary.number, summary.rows, summary.lastmod, summary.undated]
+
+
+def _listed_from(fields: list[Any]) -> ListedPage:
+    section, number, rows, lastmod, undated = fields[:5]
+    return ListedPage(section, PageSummary(number, rows, lastmod, undated))
+
+
+def _rows(run_id: str) -> QuerySet[ExportPart]:
+    return ExportPart.objects.using(router.db_for_write(ExportPart)).filter(run=run_id)
+
+
+def _origin(plan: dict[str, Any]) -> Origin:
+    return Origin(plan["scheme"], plan["host"])
+
+
+class _Superseded(Exception):
+    """This worker's claim on a part was taken by another (it was taken as dead)."""
+
+
+def run_part(run_id: str, number: int) -> dict[str, int]:
+    """Make the pages of part ``number`` of run ``run_id`` (a task calls this)."""
+    rows = _rows(run_id)
+    plan_row = rows.filter(number=0).first()
+    part = rows.filter(number=number).first()
+    if plan_row is None or part is None or part.state == DONE:
+        return {"pages": 0}
+    token = secrets.token_hex(16)
+    claimed = rows.filter(pk=part.pk, token=part.token).exclude(state=DONE)
+    if not claimed.update(
+        state=RUNNING, token=token, heartbeat=timezone.now(), attempts=F("attempts") + 1
+    ):
+        return {"pages": 0}  # another worker claimed it first
+    plan = plan_row.plan
+    mine = rows.filter(pk=part.pk, token=token)
+    destination = FolderDestination(plan["folder"])
+    run = _Run(
+        destination,
+        gzip=plan["gzip"],
+        dry_run=False,
+        result=ExportResult(destination.description, False),
+    )
+    run.previous = _records(part.plan["previous"])
+    listed = [_listed_from(fields) for fields in part.plan["pages"]]
+    proofs = {
+        (fields[0], fields[1]): fields[5] for fields in part.plan["pages"] if fields[5] is not None
+    }
+
+    def beat(*_: int) -> None:
+        if not mine.update(heartbeat=timezone.now()):
+            raise _Superseded
+
+    run.on_pages = beat
+    try:
+        made = run.stage_pages(default_registry, listed, _origin(plan), proofs)
+    except _Superseded:
+        run.discard()
+        return {"pages": 0}
+    except Exception:
+        run.discard()
+        mine.update(state=FAILED)
+        raise
+    result = {
+        "records": {name: record.as_json() for name, record in run.records.items()},
+        "written": sorted(run.written),
+        "staged": {staged.name: staged.path.name for staged in run.staged},
+        "empty": [
+            [listed_page.section, listed_page.summary.number]
+            for listed_page in listed
+            if listed_page not in made
+        ],
+    }
+    if not mine.update(state=DONE, result=result, heartbeat=timezone.now()):
+        run.discard()
+        return {"pages": 0}
+    if not rows.filter(number__gt=0).exclude(state=DONE).exists():
+        from . import tasks
+
+        tasks.enqueue_finish(run_id, defer=False)
+    return {"pages": len(listed)}
+
+
+def _records(fields: dict[str, Any]) -> dict[str, FileRecord]:
+    records = {}
+    for name, values in fields.items():
+        record = FileRecord.from_json(values)
+        if record is not None:
+            records[name] = record
+    return records
+
+
+def finish(run_id: str) -> dict[str, Any]:
+    """Publish run ``run_id`` once every part is done; else run again the parts of dead workers.
+
+    Returns what happened: ``{"state": "waiting"}``, ``{"state": "gone"}`` (published
+    or dropped already), or the published export's counts.
+    """
+    rows = _rows(run_id)
+    plan_row = rows.filter(number=0).first()
+    if plan_row is None:
+        return {"state": "gone"}
+    parts = list(rows.filter(number__gt=0).order_by("number"))
+    pending = [part for part in parts if part.state != DONE]
+    from . import tasks
+
+    if pending:
+        dead = timezone.now() - datetime.timedelta(seconds=app_settings.EXPORT_LEASE)
+        for part in pending:
+            stopped = part.state == FAILED or (
+                part.state == RUNNING and part.heartbeat is not None and part.heartbeat < dead
+            )
+            if not stopped:
+                continue
+            if part.attempts >= MAX_ATTEMPTS:
+                _drop(run_id, plan_row.plan, f"part {part.number} failed {part.attempts} times")
+                return {"state": "dropped"}
+            if rows.filter(pk=part.pk, token=part.token, state=part.state).update(
+                state=QUEUED, token=secrets.token_hex(16), heartbeat=timezone.now()
+            ):
+                logger.warning(
+                    "Export run %s: part %s stopped (its worker died?); it runs again.",
+                    run_id,
+                    part.number,
+                )
+                tasks.enqueue_part(run_id, part.number)
+        rows.filter(number=0).update(heartbeat=timezone.now())
+        tasks.enqueue_finish(run_id, defer=True)
+        return {"state": "waiting"}
+    return _publish(run_id, plan_row.plan, parts)
+
+
+def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict[str, Any]:
+    destination = FolderDestination(plan["folder"])
+    origin = _origin(plan)
+    using = router.db_for_write(ExportPart)
+    result = ExportResult(destination.description, False)
+    run = _Run(destination, gzip=plan["gzip"], dry_run=False, result=result)
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(destination.lock())
+        except ExportError:
+            return {"state": "publishing"}  # another worker's final step holds it
+        stack.callback(run.discard)
+        with transaction.atomic(using=using):
+            list(
+                SectionLock.objects.using(using)
+                .select_for_update()
+                .filter(section=f"export:{destination_key(destination)}")
+                .values_list("pk")
+            )
+            if not _rows(run_id).filter(number=0).exists():
+                return {"state": "gone"}
+            run.previous = destination.read_records() if not plan["full"] else {}
+            previous_files = destination.read_manifest()
+            run.records.update(_records(plan["kept"]))
+            empty: set[tuple[str, int]] = set()
+            for part in parts:
+                done = part.result or {}
+                run.records.update(_records(done.get("records", {})))
+                run.written.update(done.get("written", []))
+                for name, staged_name in done.get("staged", {}).items():
+                    path = (destination.root / name).with_name(staged_name)
+                    run.staged.append(StagedFile(name, path))
+                empty.update((section, number) for section, number in done.get("empty", []))
+            listed = [_listed_from(fields) for fields in plan["listed"]]
+            in_index = [
+                listed_page
+                for listed_page in listed
+                if (listed_page.section, listed_page.summary.number) not in empty
+            ]
+            for listed_page in in_index:
+                name = run.page_name(listed_page)
+                for file_name in [name, name + ".gz"] if plan["gzip"] else [name]:
+                    run.names[file_name] = listed_page.section
+            files_origin, files_prefix = files_root(origin, plan["files_base_url"])
+            run.stage_index(in_index, files_origin, files_prefix)
+            stale = sorted(name for name in previous_files if name not in run.names)
+            run.commit(previous_files, stale, full=plan["full"])
+            # Staging files of parts run twice (a worker taken as dead that was not).
+            destination.clean_leftovers(list(run.names))
+            _rows(run_id).delete()
+    written = len(run.written)
+    return {
+        "state": "published",
+        "written": written,
+        "unchanged": len(run.names) - written,
+        "removed": len(stale),
+        "proven": plan["proven"],
+        "seconds": round(time.time() - plan["started"], 3),
+    }
+
+
+def _drop(run_id: str, plan: dict[str, Any], why: str) -> None:
+    """Give a run up: its staging files go, the previous export stays."""
+    destination = FolderDestination(plan["folder"])
+    logger.error("Export run %s to %s dropped: %s.", run_id, destination.description, why)
+    for part in _rows(run_id).filter(number__gt=0):
+        for name, staged_name in ((part.result or {}).get("staged") or {}).items():
+            StagedFile(name, (destination.root / name).with_name(staged_name)).discard()
+    _rows(run_id).delete()
+
+
+def running_exports() -> Iterator[tuple[str, str, int, int]]:
+    """(run, folder, parts done, parts) of every export split into tasks now running."""
+    rows = ExportPart.objects.using(router.db_for_read(ExportPart))
+    for plan_row in rows.filter(number=0):
+        parts = rows.filter(run=plan_row.run, number__gt=0)
+        done = parts.filter(state=DONE).count()
+        yield plan_row.run, plan_row.plan.get("folder", ""), done, parts.count()

@@ -1,0 +1,238 @@
+"""An incremental export: only what changed is made and written, and the files are
+byte for byte those of a full export of the same data."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.cache import caches as django_caches
+from django.test import override_settings
+
+import django_sitemapx as sitemapx
+from django_sitemapx.export import ExportResult, FolderDestination, export_sitemap
+from django_sitemapx.export.destinations import LOCK_NAME, MANIFEST_NAME
+from django_sitemapx.locations import Origin
+from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.sources import ItemSource, ModelSource
+from tests.support.exports import exported, pages, validate_all
+from tests.testapp.models import Document
+
+pytestmark = pytest.mark.django_db
+
+ORIGIN = Origin("http", "example.com")
+
+
+class _DatedPathSource(ModelSource):
+    fields = ("path",)
+    lastmod_field = "published_on"
+
+    def location(self, row: Any) -> str:
+        return str(row.path)
+
+
+@pytest.fixture(params=["cached", "uncached", "per-process"])
+def cache_mode(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """With a cache (generations say what changed) and without (the page table's counts).
+
+    "cached" is a cache every process shares (files); "per-process" is local memory,
+    whose generations prove nothing to another process: no page is proven there.
+    """
+    caches = {
+        # A location of its own: local-memory caches of one location share their entries.
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "sitemapx-export-per-process",
+        },
+        "shared": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(tmp_path / "cache"),
+        },
+    }
+    alias = {"cached": "shared", "uncached": None, "per-process": "default"}[request.param]
+    with override_settings(CACHES=caches, SITEMAPX_CACHE_ALIAS=alias):
+        yield request.param
+        django_caches["default"].clear()
+
+
+class Exports:
+    """One destination exported again and again, each time checked against a full export."""
+
+    def __init__(self, root: Path, gzip: bool) -> None:
+        self.root = root
+        self.folder = root / "incremental"
+        self.gzip = gzip
+        self.runs = 0
+
+    def export(self, *, full: bool = False, folder: Path | None = None) -> ExportResult:
+        destination = FolderDestination(folder or self.folder)
+        return export_sitemap(destination, origin=ORIGIN, gzip=self.gzip, full=full)
+
+    def check(self) -> ExportResult:
+        """Export incrementally, then in full to a new folder: the two trees are the same."""
+        result = self.export()
+        self.runs += 1
+        reference = self.root / f"full-{self.runs}"
+        self.export(full=True, folder=reference)
+        assert exported(self.folder) == exported(reference)
+        validate_all(exported(self.folder))
+        # Nothing left over: no staging file, and the manifest lists exactly the files.
+        assert sorted(p.name for p in self.folder.rglob(".*")) == [LOCK_NAME, MANIFEST_NAME]
+        manifest = json.loads((self.folder / MANIFEST_NAME).read_bytes())
+        assert sorted(manifest["files"]) == sorted(exported(self.folder))
+        assert sorted(manifest["documents"]) == sorted(exported(self.folder))
+        return result
+
+
+def _written(result: ExportResult) -> set[str]:
+    return {exported.name for exported in result.files}
+
+
+def _page_of(key: int) -> str:
+    found = sitemapx.default_registry.get("d").page_table().page_of(key)
+    return f"sitemap-d-{found}.xml"
+
+
+@pytest.mark.parametrize("gzip", [False, True])
+def test_incremental_export_is_byte_identical_to_a_full_one(
+    registry: SitemapRegistry,
+    tmp_path: Path,
+    cache_mode: str,
+    gzip: bool,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    registry.register(Document, source_class=_DatedPathSource, section="d", limit=4)
+    registry.register("static", ItemSource, items=lambda: pages("static", 5), limit=2)
+    day = datetime.date(2024, 1, 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        for key in range(10, 310, 10):  # 30 rows: 8 pages of 4 (the last of 2)
+            Document.objects.create(id=key, path=f"/d/{key}/", published_on=day)
+    exports = Exports(tmp_path, gzip)
+    per_page = 2 if gzip else 1
+    proves = cache_mode != "per-process"
+
+    first = exports.check()
+    assert first.proven == 0 and first.unchanged == []
+    model_pages = len(sitemapx.default_registry.get("d").page_summaries())
+    assert model_pages == 8
+
+    # Nothing changed: no page of the model section is made; nothing is written.
+    again = exports.check()
+    assert again.files == [] and again.removed == []
+    assert again.proven == (model_pages if proves else 0)
+
+    # One save: its page, and the index (its lastmod moved); every other page proven.
+    with django_capture_on_commit_callbacks(execute=True):
+        saved = Document.objects.get(id=50)
+        saved.path, saved.published_on = "/d/50-renamed/", datetime.date(2025, 3, 1)
+        saved.save()
+    result = exports.check()
+    page = _page_of(50)
+    assert {name.removesuffix(".gz") for name in _written(result)} == {page, "sitemap.xml"}
+    assert len(result.files) == 2 * per_page
+    assert result.proven == (model_pages - 1 if proves else 0)
+
+    # A delete.
+    with django_capture_on_commit_callbacks(execute=True):
+        page = _page_of(120)
+        Document.objects.get(id=120).delete()
+    result = exports.check()
+    assert page in {name.removesuffix(".gz") for name in _written(result)}
+    assert result.proven == (model_pages - 1 if proves else 0)
+
+    # Rows inserted into a full page: it splits into a new page.
+    with django_capture_on_commit_callbacks(execute=True):
+        for key in (61, 62, 63):
+            Document.objects.create(id=key, path=f"/d/{key}/", published_on=day)
+    result = exports.check()
+    assert len(sitemapx.default_registry.get("d").page_summaries()) == model_pages + 1
+    assert result.proven >= (model_pages - 2 if proves else 0)
+
+    # Rows deleted until a page merges with its neighbour.
+    with django_capture_on_commit_callbacks(execute=True):
+        for key in (200, 210, 220):
+            Document.objects.filter(id=key).delete()
+    result = exports.check()
+    assert result.proven >= (model_pages - 3 if proves else 0)
+
+    # A bulk change the signals do not see, announced by invalidate().
+    with django_capture_on_commit_callbacks(execute=True):
+        Document.objects.filter(id__gte=250).update(published_on=datetime.date(2025, 5, 5))
+        sitemapx.invalidate("d")
+    result = exports.check()
+    assert result.proven == 0
+    assert any(b"2025-05-05" in data for data in exported(exports.folder).values())
+
+    # A section added, then removed: its files come, then go.
+    registry.register("extra", ItemSource, items=lambda: pages("extra", 3))
+    result = exports.check()
+    assert {name.removesuffix(".gz") for name in _written(result)} == {
+        "sitemap-extra-1.xml",
+        "sitemap.xml",
+    }
+    registry.unregister("extra")
+    result = exports.check()
+    assert {name.removesuffix(".gz") for name in result.removed} == {"sitemap-extra-1.xml"}
+    assert not any(name.startswith("sitemap-extra") for name in exported(exports.folder))
+
+    # A setting that changes every page: nothing is proven, every page is written.
+    with override_settings(SITEMAPX_PROTOCOL="https"):
+        result = exports.check()
+        assert result.proven == 0 and result.unchanged == []
+        assert all(
+            b"https://example.com/" in data
+            for name, data in exported(exports.folder).items()
+            if not name.endswith(".gz")
+        )
+    # And back.
+    result = exports.check()
+    assert result.proven == 0 and result.unchanged == []
+
+
+def test_a_file_changed_at_the_destination_is_written_again(
+    registry: SitemapRegistry, tmp_path: Path, cache_mode: str
+) -> None:
+    registry.register(Document, source_class=_DatedPathSource, section="d", limit=4)
+    for key in range(1, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    exports = Exports(tmp_path, gzip=False)
+    exports.check()
+    (exports.folder / "sitemap-d-1.xml").write_bytes(b"truncated")
+    (exports.folder / "sitemap-d-2.xml").unlink()
+    result = exports.check()
+    assert _written(result) == {"sitemap-d-1.xml", "sitemap-d-2.xml"}
+
+
+def test_a_manifest_that_proves_nothing_makes_every_page(
+    registry: SitemapRegistry, tmp_path: Path, cache_mode: str
+) -> None:
+    # A manifest of an older version (or damaged): nothing is taken as proven; files whose
+    # bytes are the same are still not written again.
+    registry.register(Document, source_class=_DatedPathSource, section="d", limit=4)
+    for key in range(1, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    exports = Exports(tmp_path, gzip=False)
+    exports.check()
+    manifest = exports.folder / MANIFEST_NAME
+    files = json.loads(manifest.read_bytes())["files"]
+    manifest.write_text(json.dumps({"format": 1, "files": files}))
+    result = exports.check()
+    assert result.proven == 0 and len(result.files) == len(files)
+    manifest.write_text("{not json")
+    result = exports.check()
+    assert result.proven == 0
+
+
+def test_full_rewrites_every_file(registry: SitemapRegistry, tmp_path: Path) -> None:
+    registry.register(Document, source_class=_DatedPathSource, section="d", limit=4)
+    for key in range(1, 10):
+        Document.objects.create(id=key, path=f"/d/{key}/")
+    exports = Exports(tmp_path, gzip=False)
+    exports.check()
+    result = exports.export(full=True)
+    assert result.proven == 0 and result.unchanged == []
+    assert _written(result) == set(exported(exports.folder))
