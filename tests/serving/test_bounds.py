@@ -32,6 +32,7 @@ from django_sitemapx.serving.cache import DocumentCache, local_copies
 from django_sitemapx.sources import ItemSource, Page, PageSummary
 from example_project.articles.factories import ArticleFactory
 from tests.conftest import close_thread_connections, content, locs, validate_sitemap
+from tests.support.memcached import MEMCACHED, MEMCACHED_HOST, MEMCACHED_PORT
 
 pytestmark = pytest.mark.django_db
 
@@ -353,7 +354,7 @@ def _free_port() -> int:
 
 def _answers(port: int) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        with socket.create_connection((MEMCACHED_HOST, port), timeout=0.5):
             return True
     except OSError:
         return False
@@ -372,15 +373,15 @@ def evicting_cache(request: pytest.FixtureRequest, settings: Any) -> Iterator[st
         yield kind
         return
     if kind == "memcached":
-        if not _answers(11211):
+        if not _answers(MEMCACHED_PORT):
             if _required():
-                pytest.fail("no Memcached on 127.0.0.1:11211")
-            pytest.skip("no Memcached on 127.0.0.1:11211")
+                pytest.fail(f"no Memcached on {MEMCACHED}")
+            pytest.skip(f"no Memcached on {MEMCACHED}")
         # A prefix of this test's own: the shared Memcached is never flushed.
         settings.CACHES = {
             "default": {
                 "BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
-                "LOCATION": "127.0.0.1:11211",
+                "LOCATION": MEMCACHED,
                 "KEY_PREFIX": secrets.token_hex(6),
             }
         }

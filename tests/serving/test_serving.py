@@ -29,6 +29,7 @@ from example_project.articles.factories import ArticleFactory
 from example_project.articles.models import Article
 from tests.conftest import close_thread_connections, content, locs, validate_sitemap
 from tests.support.collector import garbage_collector_off
+from tests.support.memcached import MEMCACHED, MEMCACHED_HOST, MEMCACHED_PORT
 from tests.support.sources import ClosingWatchedSource
 
 pytestmark = pytest.mark.django_db
@@ -497,7 +498,7 @@ def _backends(tmp_path: Any) -> dict[str, dict[str, Any]]:
         "capped": {"BACKEND": "tests.support.caches.SizeCappedCache", "LOCATION": "capped"},
         "memcached": {
             "BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
-            "LOCATION": "127.0.0.1:11211",
+            "LOCATION": MEMCACHED,
         },
     }
 
@@ -506,7 +507,7 @@ def _memcached_answers() -> bool:
     import socket
 
     try:
-        with socket.create_connection(("127.0.0.1", 11211), timeout=0.5):
+        with socket.create_connection((MEMCACHED_HOST, MEMCACHED_PORT), timeout=0.5):
             return True
     except OSError:
         return False
@@ -521,8 +522,8 @@ def test_every_builtin_backend_caches_and_invalidates(
     if backend == "memcached" and not _memcached_answers():
         # scripts/test starts one; under CI its absence is a failure, not a skip.
         if os.environ.get("SITEMAPX_REQUIRE_SERVICES") or os.environ.get("CI"):
-            pytest.fail("no Memcached on 127.0.0.1:11211")
-        pytest.skip("no Memcached on 127.0.0.1:11211")
+            pytest.fail(f"no Memcached on {MEMCACHED}")
+        pytest.skip(f"no Memcached on {MEMCACHED}")
 
     settings.CACHES = {"default": _backends(tmp_path)[backend]}
     if backend == "capped":  # a limit Django does not know of: the site says so
