@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -21,6 +21,9 @@ from .locations.keys import location_key
 from .rules import GLOB, PREFIX, pattern_text
 from .values import CHANGEFREQS
 
+if TYPE_CHECKING:
+    from django.utils.functional import _StrOrPromise
+
 # The protocol's seven values (``values.CHANGEFREQS``), worded for editors.
 _CHANGEFREQ_LABELS = {
     "always": _("always"),
@@ -34,6 +37,34 @@ _CHANGEFREQ_LABELS = {
 CHANGEFREQ_CHOICES = [(value, _CHANGEFREQ_LABELS[value]) for value in CHANGEFREQS]
 
 _PRIORITY_RANGE = _("Priority must be between 0.0 and 1.0.")
+
+
+def _value_constraints(
+    kind: str, changes_nothing: _StrOrPromise
+) -> tuple[models.CheckConstraint, ...]:
+    """The checks on the values an override or a rule sets (constraint names per ``kind``)."""
+    return (
+        models.CheckConstraint(
+            condition=Q(priority__isnull=True) | Q(priority__gte=0, priority__lte=1),
+            name=f"sitemapx_{kind}_priority_range",
+            violation_error_message=_PRIORITY_RANGE,
+        ),
+        models.CheckConstraint(
+            condition=Q(changefreq__in=["", *CHANGEFREQS]),
+            name=f"sitemapx_{kind}_changefreq_valid",
+            violation_error_message=_("Choose one of the seven change frequencies."),
+        ),
+        models.CheckConstraint(
+            condition=Q(exclude=True)
+            | Q(priority__isnull=False)
+            | ~Q(changefreq="")
+            | Q(lastmod__isnull=False),
+            name=f"sitemapx_{kind}_changes_something",
+            violation_error_message=changes_nothing,
+        ),
+    )
+
+
 _DUPLICATE_LOCATION = _(
     "An override for this URL already exists (locations are compared "
     "without host and trailing slash)."
@@ -160,23 +191,9 @@ class Override(models.Model):
                 name="sitemapx_override_location_is_path",
                 violation_error_message=_("The location must be stored as a path."),
             ),
-            models.CheckConstraint(
-                condition=Q(priority__isnull=True) | Q(priority__gte=0, priority__lte=1),
-                name="sitemapx_override_priority_range",
-                violation_error_message=_PRIORITY_RANGE,
-            ),
-            models.CheckConstraint(
-                condition=Q(changefreq__in=["", *CHANGEFREQS]),
-                name="sitemapx_override_changefreq_valid",
-                violation_error_message=_("Choose one of the seven change frequencies."),
-            ),
-            models.CheckConstraint(
-                condition=Q(exclude=True)
-                | Q(priority__isnull=False)
-                | ~Q(changefreq="")
-                | Q(lastmod__isnull=False),
-                name="sitemapx_override_changes_something",
-                violation_error_message=_(
+            *_value_constraints(
+                "override",
+                _(
                     "Set at least one of priority, change frequency, exclude or last "
                     "modified; an override that changes nothing is not needed."
                 ),
@@ -344,23 +361,9 @@ class Rule(models.Model):
                 name="sitemapx_rule_matching_valid",
                 violation_error_message=_("Choose prefix or glob."),
             ),
-            models.CheckConstraint(
-                condition=Q(priority__isnull=True) | Q(priority__gte=0, priority__lte=1),
-                name="sitemapx_rule_priority_range",
-                violation_error_message=_PRIORITY_RANGE,
-            ),
-            models.CheckConstraint(
-                condition=Q(changefreq__in=["", *CHANGEFREQS]),
-                name="sitemapx_rule_changefreq_valid",
-                violation_error_message=_("Choose one of the seven change frequencies."),
-            ),
-            models.CheckConstraint(
-                condition=Q(exclude=True)
-                | Q(priority__isnull=False)
-                | ~Q(changefreq="")
-                | Q(lastmod__isnull=False),
-                name="sitemapx_rule_changes_something",
-                violation_error_message=_(
+            *_value_constraints(
+                "rule",
+                _(
                     "Set at least one of exclude, last modified, change frequency or "
                     "priority; a rule that changes nothing is not needed."
                 ),

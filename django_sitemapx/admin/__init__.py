@@ -79,7 +79,7 @@ def _section_value() -> str:
 
 
 @admin.register(Override)
-class OverrideAdmin(_ModelAdmin):
+class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
     """Editors' overrides: list, search, filters, bulk actions and the two pages."""
 
     list_display = (
@@ -301,16 +301,7 @@ class OverrideAdmin(_ModelAdmin):
         return [
             path("inspect/", wrap(self.inspect_view), name="django_sitemapx_inspect"),
             path("overview/", wrap(self.overview_view), name="django_sitemapx_overview"),
-            path(
-                "export/",
-                wrap(self.export_view),
-                name="django_sitemapx_override_export",
-            ),
-            path(
-                "import/",
-                wrap(self.import_view),
-                name="django_sitemapx_override_import",
-            ),
+            *self.transfer_urls(),
             path(
                 "browse/<str:section>/",
                 wrap(self.browse_section_view),
@@ -326,19 +317,6 @@ class OverrideAdmin(_ModelAdmin):
 
     def inspect_view(self, request: HttpRequest) -> Any:
         return views.inspect(self, request)
-
-    def export_view(self, request: HttpRequest) -> Any:
-        return transfer.export_view(self, request)
-
-    def import_view(self, request: HttpRequest) -> Any:
-        return transfer.import_view(self, request)
-
-    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
-        extra_context = {
-            **(extra_context or {}),
-            "has_change_permission": self.has_change_permission(request),
-        }
-        return super().changelist_view(request, extra_context)
 
     def overview_view(self, request: HttpRequest) -> Any:
         return views.overview(self, request)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
-from django.urls import URLPattern, path
+from django.urls import URLPattern
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import format_html
@@ -63,7 +63,7 @@ class RuleForm(_ModelForm):
 
 
 @admin.register(Rule)
-class RuleAdmin(_ModelAdmin):
+class RuleAdmin(transfer.CsvTransfer, _ModelAdmin):
     """Editors' rules: the list in the order they apply, and the form."""
 
     form = RuleForm
@@ -135,30 +135,4 @@ class RuleAdmin(_ModelAdmin):
         super().save_model(request, obj, form, change)
 
     def get_urls(self) -> list[URLPattern]:
-        wrap = self.admin_site.admin_view
-        return [
-            path(
-                "export/",
-                wrap(self.export_view),
-                name="django_sitemapx_rule_export",
-            ),
-            path(
-                "import/",
-                wrap(self.import_view),
-                name="django_sitemapx_rule_import",
-            ),
-            *super().get_urls(),
-        ]
-
-    def export_view(self, request: HttpRequest) -> Any:
-        return transfer.export_view(self, request)
-
-    def import_view(self, request: HttpRequest) -> Any:
-        return transfer.import_view(self, request)
-
-    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
-        extra_context = {
-            **(extra_context or {}),
-            "has_change_permission": self.has_change_permission(request),
-        }
-        return super().changelist_view(request, extra_context)
+        return [*self.transfer_urls(), *super().get_urls()]

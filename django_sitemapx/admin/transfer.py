@@ -20,14 +20,14 @@ import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, models, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
@@ -49,6 +49,7 @@ MAX_IMPORT_BYTES = 5 * 1024 * 1024
 MAX_IMPORT_ROWS = 5_000
 
 OVERRIDE_COLUMNS = ("location", "exclude", "lastmod", "changefreq", "priority", "note")
+# The rule form's fields (admin/rules.py) are these but the id.
 RULE_COLUMNS = (
     "id",
     "matching",
@@ -398,3 +399,35 @@ def import_view(model_admin: ModelAdmin[Any], request: HttpRequest) -> HttpRespo
         "max_rows": MAX_IMPORT_ROWS,
     }
     return TemplateResponse(request, "admin/django_sitemapx/import.html", context)
+
+
+class CsvTransfer:
+    """The CSV export and import pages of a model admin, its change list linking them.
+
+    Mixed into ``OverrideAdmin`` and ``RuleAdmin`` (before ``ModelAdmin``): their
+    URLs are ``django_sitemapx_<model>_export`` and ``..._import``.
+    """
+
+    def transfer_urls(self) -> list[URLPattern]:
+        """The export and import URLs, for the admin's ``get_urls()``."""
+        model_admin = cast("ModelAdmin[Any]", self)
+        wrap = model_admin.admin_site.admin_view
+        name = model_admin.model._meta.model_name
+        return [
+            path("export/", wrap(self.export_view), name=f"django_sitemapx_{name}_export"),
+            path("import/", wrap(self.import_view), name=f"django_sitemapx_{name}_import"),
+        ]
+
+    def export_view(self, request: HttpRequest) -> StreamingHttpResponse:
+        return export_view(cast("ModelAdmin[Any]", self), request)
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        return import_view(cast("ModelAdmin[Any]", self), request)
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        model_admin = cast("ModelAdmin[Any]", self)
+        extra_context = {
+            **(extra_context or {}),
+            "has_change_permission": model_admin.has_change_permission(request),
+        }
+        return super().changelist_view(request, extra_context)  # type: ignore[misc]
