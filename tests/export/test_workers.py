@@ -8,6 +8,7 @@ processes share a SQLite file (``tests/export_workers``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -74,7 +75,16 @@ def _worker(tmp_path: Path, backend: str, markers: Path) -> subprocess.Popen[byt
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        # Its own process group: what it forks (RQ's work horse and scheduler) is
+        # stopped with it, and nothing outlives the test.
+        start_new_session=True,
     )
+
+
+def _stop_group(worker: subprocess.Popen[bytes]) -> None:
+    """Kill whatever is left of ``worker``'s process group (an orphaned scheduler)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(worker.pid, signal.SIGKILL)
 
 
 def _parts(db: Path) -> int:
@@ -122,9 +132,7 @@ def test_two_workers_one_killed_mid_task_publish_a_full_export(
         owner = victim if victim in pids else _parent(victim)
         assert owner in pids
         killed = workers[pids.index(owner)]
-        killed.send_signal(signal.SIGKILL)
-        if victim != owner:
-            os.kill(victim, signal.SIGKILL)
+        _stop_group(killed)  # the worker, its work horse and its scheduler at once
         killed.wait(timeout=30)
         assert not (out / "sitemap.xml").exists()  # nothing published meanwhile
 
@@ -144,6 +152,7 @@ def test_two_workers_one_killed_mid_task_publish_a_full_export(
                 except subprocess.TimeoutExpired:
                     worker.kill()
                     worker.wait(timeout=30)
+            _stop_group(worker)
 
     _run(tmp_path, backend, "-m", "tests.export_workers.cli", "full", str(tmp_path / "full"))
     files = exported(out)
