@@ -34,18 +34,7 @@ class RuleForm(_ModelForm):
 
     class Meta:
         model = Rule
-        fields = (
-            "matching",
-            "pattern",
-            "host",
-            "section",
-            "position",
-            "exclude",
-            "lastmod",
-            "changefreq",
-            "priority",
-            "note",
-        )
+        fields = transfer.RULE_COLUMNS[1:]  # what a CSV row holds, but the id
         widgets = {"pattern": forms.TextInput(attrs={"class": "vLargeTextField", "size": 80})}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -306,7 +306,8 @@ def _admitted(store: DocumentCache, origin: Origin) -> bool:
     wildcard takes one of a bounded number of host slots in the cache.
     """
     if app_settings.HOSTS is not None:
-        return origin.host in served_hosts() or origin.host.rpartition(":")[0] in served_hosts()
+        hosts = served_hosts()
+        return origin.host in hosts or origin.host.rpartition(":")[0] in hosts
     if uses_sites_framework():
         return True
     name = split_domain_port(origin.host)[0] or origin.host
