@@ -126,13 +126,19 @@ def test_a_host_the_project_does_not_serve_is_nobodys_alternate(
             "x-default": "http://example.com/en/articles/news/a2/",
         }
         # Reached all the same (ALLOWED_HOSTS lets it in), it lists nothing of the section.
-        response = Client(HTTP_HOST="example.fr").get("/sitemap-article.xml")
+        response = Client(HTTP_HOST="example.fr").get("/sitemap-article-1.xml")
         assert response.status_code == 404
 
 
 def test_a_host_no_language_is_on_does_not_serve_the_section(registry: SitemapRegistry) -> None:
     _register(registry)
-    assert Client(HTTP_HOST="example.org").get("/sitemap.xml").status_code == 404
+    registry.register("pages", sitemapx.StaticSource, url_names=["home"])
+    with override_settings(SITEMAPX_HOSTS=[*HOSTS, "example.org"]):
+        assert locs(validate_sitemap(_get("example.org", "/sitemap.xml"))) == [
+            "http://example.org/sitemap-pages-1.xml"
+        ]
+        assert Client(HTTP_HOST="example.org").get("/sitemap-article-1.xml").status_code == 404
+        assert Client(HTTP_HOST="example.de").get("/sitemap-article-1.xml").status_code == 200
 
 
 @pytest.mark.parametrize("how", ["rule of its host", "override"])
