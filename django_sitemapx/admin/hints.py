@@ -1,10 +1,10 @@
 """What the admin says about each value: lastmod first, change frequency and priority as hints.
 
-Google's sitemap documentation says it ignores ``<changefreq>`` and ``<priority>``,
-and Bing's Webmaster Blog said the same in July 2025 ("Keeping Content
-Discoverable with Sitemaps in AI Powered Search"), asking for an accurate
-``<lastmod>`` with its time instead (docs/guide/admin.md cites both). The
-override and rule forms share these texts, so they say it the same way.
+Google's sitemap documentation says it ignores ``<changefreq>`` and ``<priority>``;
+Bing's Webmaster Blog post of July 2025 ("Keeping Content Discoverable with
+Sitemaps in AI Powered Search") asks for an accurate ``<lastmod>`` with its time,
+and is reported to say Bing ignores the other two (docs/guide/admin.md cites the
+post and the reports). The override and rule forms share these texts.
 """
 
 from __future__ import annotations
