@@ -229,3 +229,20 @@ def test_e503_a_language_without_a_host(registry: SitemapRegistry) -> None:
 def test_the_hosts_of_every_language_pass_the_checks(registry: SitemapRegistry) -> None:
     _register(registry)
     call_command("check", stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_an_override_of_a_url_on_another_host_is_placed_on_its_page(
+    registry: SitemapRegistry,
+) -> None:
+    """The admin places an override where its URL is listed: on the host the URL names."""
+    from django_sitemapx.admin.lookup import place
+    from django_sitemapx.locations import Origin
+
+    _register(registry)
+    admin_host = Origin("http", "example.de")
+    english = "http://example.com/en/articles/news/a1/"
+    assert place(registry, english, admin_host) == ("article", 1)
+    # A path names no host: looked for on the admin's, which lists no English version.
+    assert place(registry, "/en/articles/news/a1/", admin_host) == ("", None)
+    # A host the project does not serve is not looked at.
+    assert place(registry, english.replace(".com", ".org"), admin_host) == ("", None)
