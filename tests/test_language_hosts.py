@@ -246,3 +246,16 @@ def test_an_override_of_a_url_on_another_host_is_placed_on_its_page(
     assert place(registry, "/en/articles/news/a1/", admin_host) == ("", None)
     # A host the project does not serve is not looked at.
     assert place(registry, english.replace(".com", ".org"), admin_host) == ("", None)
+
+
+def test_without_alternates_each_host_lists_its_own_languages(registry: SitemapRegistry) -> None:
+    bulk_published_articles(CategoryFactory(slug="news"), 2)
+    registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        i18n=True,
+    )
+    assert _sitemap("example.fr") == {
+        f"http://example.fr/fr/articles/news/a{n}/": {} for n in (1, 2)
+    }

@@ -157,6 +157,8 @@ def _placed(
             builders[code] = builder
             listed.add(code)
             continue
+        if not source.alternates:
+            continue  # listed elsewhere, and named by no alternate here: not located
         if host not in others:
             other = Origin(origin.scheme, host)
             others[host] = LocationBuilder(other) if source.serves(other) else None
