@@ -8,6 +8,7 @@ must be reciprocal, name only served hosts, and leave out what is excluded.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -259,3 +260,24 @@ def test_without_alternates_each_host_lists_its_own_languages(registry: SitemapR
     assert _sitemap("example.fr") == {
         f"http://example.fr/fr/articles/news/a{n}/": {} for n in (1, 2)
     }
+
+
+def test_the_export_of_every_site_writes_each_hosts_own_languages(
+    registry: SitemapRegistry, tmp_path: Path
+) -> None:
+    from django_sitemapx.export import FolderDestination, export_every_site
+
+    _register(registry)
+    exports = export_every_site(FolderDestination(tmp_path))
+    assert {e.origin.host for e in exports if e.result is not None} >= set(HOSTS)
+    page = validate_sitemap((tmp_path / "example.de" / "sitemap-article-1.xml").read_bytes())
+    urls = {
+        url.findtext("sm:loc", namespaces=NS): {
+            link.get("hreflang"): link.get("href") for link in url.iter(f"{XHTML}link")
+        }
+        for url in page.iterfind("sm:url", NS)
+    }
+    assert urls["https://example.de/de/artikel/news/a1/"]["fr"] == (
+        "https://example.fr/fr/articles/news/a1/"
+    )
+    assert all(loc.startswith("https://example.de/de/") for loc in urls)
