@@ -21,6 +21,7 @@ class SimpleSitemapxConfig(AppConfig):
             check_deployment,
             check_discovery,
             check_export,
+            check_language_hosts,
             check_people,
             check_settings,
             check_site_id,
@@ -33,6 +34,7 @@ class SimpleSitemapxConfig(AppConfig):
         checks.register(check_discovery)
         checks.register(check_people)
         checks.register(check_export)
+        checks.register(check_language_hosts)
         checks.register(check_sources, checks.Tags.urls)
         checks.register(check_site_ids, checks.Tags.database)
         checks.register(check_cache_capacity, checks.Tags.database)

@@ -162,6 +162,12 @@ class Settings:
         return value
 
     @property
+    def LANGUAGE_HOSTS(self) -> dict[str, str] | None:
+        """Language code to the served host its versions live on (a domain per country)."""
+        value: dict[str, str] | None = getattr(settings, "SITEMAPX_LANGUAGE_HOSTS", None)
+        return value
+
+    @property
     def FILES_BASE_URL(self) -> str | None:
         """Where exported files are served (a CDN), if not at the site's own URLs."""
         value: str | None = getattr(settings, "SITEMAPX_FILES_BASE_URL", None)

@@ -24,6 +24,7 @@ from .registry import SitemapRegistry
 from .skips import record_skips
 from .sources import ListedPage, Page, Source
 from .sources.base import PlainChunkEntries
+from .sources.languages import alternate_hosts
 from .writer import (
     DocumentWriter,
     WriteStats,
@@ -201,7 +202,9 @@ def page_entries(
     try:
         chunks = read_chunks(stream, skipped)
         if source.overridable:
-            chunks = apply_overrides(chunks, source.section, origin.host)
+            chunks = apply_overrides(
+                chunks, source.section, origin.host, alternate_hosts(source, origin)
+            )
         for chunk in chunks:
             entries.extend(chunk)
     finally:
@@ -269,7 +272,9 @@ def render_page(
     )
     chunks: Iterator[Sequence[EntryTuple] | PlainChunk] = read_chunks(stream, writer.stats.skipped)
     if source.overridable:
-        chunks = apply_overrides(chunks, source.section, origin.host)
+        chunks = apply_overrides(
+            chunks, source.section, origin.host, alternate_hosts(source, origin)
+        )
     try:
         for chunk in chunks:
             first = writer.render_entries(chunk)

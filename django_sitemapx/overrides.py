@@ -30,7 +30,7 @@ from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
 from .entries import EntryTuple, Extras, PlainChunk
-from .locations.hosts import canonical_host
+from .locations.hosts import ascii_host, canonical_host
 from .locations.keys import uri_key
 from .rules import EMPTY, CompiledRule, RuleSet
 from .signals import overrides_changed
@@ -68,29 +68,37 @@ def table_ready() -> bool:
 
 @overload
 def apply_overrides(
-    chunks: Iterable[Sequence[EntryTuple]], section: str = ..., host: str | None = ...
+    chunks: Iterable[Sequence[EntryTuple]],
+    section: str = ...,
+    host: str | None = ...,
+    alternate_hosts: Sequence[str] = ...,
 ) -> Iterator[Sequence[EntryTuple]]: ...
 @overload
 def apply_overrides(
     chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
     section: str = ...,
     host: str | None = ...,
+    alternate_hosts: Sequence[str] = ...,
 ) -> Iterator[Sequence[EntryTuple] | PlainChunk]: ...
 def apply_overrides(
     chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
     section: str = "",
     host: str | None = None,
+    alternate_hosts: Sequence[str] = (),
 ) -> Iterator[Sequence[EntryTuple] | PlainChunk]:
     """Yield each chunk with rules and overrides applied: at most one query per chunk.
 
     The rules of ``section`` on ``host`` are read and compiled once, before the
-    first chunk (one query). A ``PlainChunk`` stays one when no override
-    exists and no rule matches any of its URLs, else becomes its entries.
+    first chunk (one query), and those of each of ``alternate_hosts`` (the
+    other hosts the alternates name: one query each), so that a URL another
+    host's rule excludes is no alternate here either. A ``PlainChunk`` stays
+    one when no override exists and no rule matches any of its URLs, else
+    becomes its entries.
     """
     if not app_settings.OVERRIDES or not table_ready():
         yield from chunks
         return
-    lookup = _Lookup(section, host)
+    lookup = _Lookup(section, host, alternate_hosts)
     for chunk in chunks:
         yield lookup.apply(chunk)
 
@@ -99,12 +107,15 @@ class _Lookup:
     """The overrides of one document, read all at once when they are few, else chunk by chunk,
     and the rules that apply to it."""
 
-    def __init__(self, section: str, host: str | None) -> None:
+    def __init__(self, section: str, host: str | None, alternate_hosts: Sequence[str]) -> None:
         self.everything: dict[str, OverrideValues] | None = None
         self.first = True
         self.section = section
         self.host = host
         self.rules = EMPTY
+        self.alternate_hosts = alternate_hosts
+        # The rules of the other hosts alternates name, by the host as URIs spell it.
+        self.host_rules: dict[str, RuleSet] = {}
 
     def apply(self, chunk: Sequence[EntryTuple] | PlainChunk) -> Sequence[EntryTuple] | PlainChunk:
         if self.first:
@@ -114,11 +125,18 @@ class _Lookup:
             if len(preloaded) <= PRELOAD_LIMIT:
                 self.everything = preloaded
             self.rules = fetch_rules(self.section, self.host)
+            host_rules = {
+                ascii_host(other): fetch_rules(self.section, other)
+                for other in self.alternate_hosts
+            }
+            if any(host_rules.values()):
+                self.host_rules = host_rules  # else none is needed: no rule on those hosts
         if not chunk:
             return chunk
         rules = self.rules
+        host_rules = self.host_rules
         if self.everything == {}:
-            if not rules:
+            if not rules and not host_rules:
                 return chunk  # no override, no rule (most sites): no key per URL either
             if isinstance(chunk, PlainChunk):
                 # Its URIs share their first literal (the origin and the pattern's
@@ -134,7 +152,7 @@ class _Lookup:
         if isinstance(chunk, PlainChunk):
             chunk = chunk.entries()
         if self.everything == {}:
-            return _apply(chunk, None, {}, rules)  # no override: no key per URL
+            return _apply(chunk, None, {}, rules, host_rules)  # no override: no key per URL
         keys = [uri_key(loc) for loc, _lastmod, _changefreq, _priority, _extras in chunk]
         if self.everything is not None:
             found = self.everything
@@ -142,7 +160,7 @@ class _Lookup:
             wanted = set(keys)
             wanted.update(uri_key(href) for href in _alternate_hrefs(chunk))
             found = fetch(wanted)
-        return _apply(chunk, keys, found, rules)
+        return _apply(chunk, keys, found, rules, host_rules)
 
 
 def _has_alternates(chunk: Sequence[EntryTuple]) -> bool:
@@ -155,6 +173,16 @@ def _alternate_hrefs(chunk: Sequence[EntryTuple]) -> set[str]:
         if extras is not None and extras.alternates:
             hrefs.update(href for _hreflang, href in extras.alternates)
     return hrefs
+
+
+def _rules_of(href: str, rules: RuleSet, host_rules: Mapping[str, RuleSet] | None) -> RuleSet:
+    """The rules that decide ``href``: its host's, when it is on another host, else ``rules``."""
+    if not host_rules:
+        return rules
+    start = href.find("://") + 3
+    end = href.find("/", start)
+    host = href[start:] if end == -1 else href[start:end]
+    return host_rules.get(host, rules)
 
 
 def decide(uri: str, overridden: OverrideValues | None, rules: RuleSet) -> OverrideValues | None:
@@ -187,9 +215,13 @@ def _apply(
     keys: list[str] | None,
     found: dict[str, OverrideValues],
     rules: RuleSet = EMPTY,
+    host_rules: Mapping[str, RuleSet] | None = None,
 ) -> Sequence[EntryTuple]:
-    """``chunk`` with its overrides (by ``keys``, None when there is none) and rules applied."""
-    if not found and not rules:
+    """``chunk`` with its overrides (by ``keys``, None when there is none) and rules applied.
+
+    ``host_rules`` are the rules of other hosts an alternate may be on.
+    """
+    if not found and not rules and not host_rules:
         return chunk
     ruled = rules.decide([entry[0] for entry in chunk]) if rules else {}
     decided: list[OverrideValues | None]
@@ -218,22 +250,30 @@ def _apply(
             priority = priority if forced_priority is None else forced_priority
         if extras is not None and extras.alternates:
             extras = pruned.get(id(extras)) or pruned.setdefault(
-                id(extras), _prune(extras, excluded, found, rules)
+                id(extras), _prune(extras, excluded, found, rules, host_rules)
             )
         result.append((loc, lastmod, changefreq, priority, extras))
     return result
 
 
 def _prune(
-    extras: Extras, excluded: set[str], found: dict[str, OverrideValues], rules: RuleSet
+    extras: Extras,
+    excluded: set[str],
+    found: dict[str, OverrideValues],
+    rules: RuleSet,
+    host_rules: Mapping[str, RuleSet] | None = None,
 ) -> Extras:
-    """``extras`` without the alternates the sitemap leaves out."""
+    """``extras`` without the alternates the sitemap leaves out.
+
+    An alternate on another host is decided by that host's rules (``host_rules``,
+    by the host as the URI spells it); overrides name no host.
+    """
     kept = []
     for link in extras.alternates:
         href = link[1]
         if href in excluded:
             continue
-        values = decide(href, found.get(uri_key(href)), rules)
+        values = decide(href, found.get(uri_key(href)), _rules_of(href, rules, host_rules))
         if values is not None and values[0]:
             continue
         kept.append(link)

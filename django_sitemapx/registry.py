@@ -110,12 +110,14 @@ class SitemapRegistry:
         return [source.for_origin(origin) for source in self if source.serves(origin)]
 
     def site_hosts(self) -> list[str]:
-        """The host names the sections' ``sites`` options name, in registration order."""
+        """The host names the sections' ``sites`` options name, then the hosts their
+        languages are listed on (``Source.get_language_hosts``), in registration order."""
         hosts: dict[str, None] = {}
         for source in self:
             selection = source.site_selection()
             if selection is not None:
                 hosts.update(dict.fromkeys(sorted(selection.hosts)))
+            hosts.update(dict.fromkeys(source.get_language_hosts().values()))
         return list(hosts)
 
     def autodiscover(self) -> None:

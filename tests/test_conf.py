@@ -34,6 +34,7 @@ DEFAULTS: dict[str, object] = {
     "CACHE_BUILD_WAIT": 5.0,
     "WILDCARD_HOSTS": 10,
     "HOSTS": None,
+    "LANGUAGE_HOSTS": None,
     "FILES_BASE_URL": None,
     "ROBOTS_RULES": "User-agent: *\nDisallow:\n",
     "INDEXNOW_KEY": None,

@@ -29,6 +29,7 @@ from ..registry import default_registry
 from ..values import CHANGEFREQS
 from . import browse, transfer, views
 from . import rules as rules  # registers RuleAdmin
+from .hints import HELP_TEXTS, HINTS_FIELDSET
 from .lookup import place
 
 if TYPE_CHECKING:
@@ -43,12 +44,12 @@ class OverrideActionForm(ActionForm):
     # Plain text here: Django answers an invalid action form with "No action
     # selected", so the value is validated by the action, which can say why.
     priority = forms.CharField(
-        label=_("priority"),
+        label=_("priority (hint)"),
         required=False,
         widget=forms.TextInput(attrs={"size": 4, "placeholder": "0.5"}),
     )
     changefreq = forms.ChoiceField(
-        label=_("change frequency"),
+        label=_("change frequency (hint)"),
         required=False,
         choices=[("", "---------"), *CHANGEFREQ_CHOICES],
     )
@@ -82,21 +83,23 @@ def _section_value() -> str:
 class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
     """Editors' overrides: list, search, filters, bulk actions and the two pages."""
 
+    # What search engines read first: whether the URL is listed, then its lastmod;
+    # change frequency and priority last, as the hints they are (see admin.hints).
     list_display = (
         "location",
-        "effective_priority",
-        "effective_changefreq",
         "listed",
         "effective_lastmod",
+        "effective_changefreq",
+        "effective_priority",
         "placed_on",
         "last_changed",
     )
-    list_filter = ("changefreq", "exclude", SectionFilter)
+    list_filter = ("exclude", SectionFilter, "changefreq")
     search_fields = ("location",)
     readonly_fields = ("placed_on", "changed_by", "created_at", "updated_at")
     fieldsets = (
-        (None, {"fields": ("location", "exclude")}),
-        (_("Values"), {"fields": ("priority", "changefreq", "lastmod")}),
+        (None, {"fields": ("location", "exclude", "lastmod")}),
+        HINTS_FIELDSET,
         (None, {"fields": ("note",)}),
         (_("History"), {"fields": ("placed_on", "changed_by", "created_at", "updated_at")}),
     )
@@ -111,11 +114,11 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
 
     # -- list columns ---------------------------------------------------------
 
-    @admin.display(description=_("priority"), ordering="priority")
+    @admin.display(description=_("priority (hint)"), ordering="priority")
     def effective_priority(self, obj: Override) -> Any:
         return _section_value() if obj.priority is None else obj.priority
 
-    @admin.display(description=_("change frequency"), ordering="changefreq")
+    @admin.display(description=_("change frequency (hint)"), ordering="changefreq")
     def effective_changefreq(self, obj: Override) -> Any:
         return obj.get_changefreq_display() if obj.changefreq else _section_value()
 
@@ -152,6 +155,8 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "location":
             kwargs["widget"] = forms.TextInput(attrs={"class": "vLargeTextField", "size": 80})
+        if db_field.name in HELP_TEXTS:
+            kwargs["help_text"] = HELP_TEXTS[db_field.name]
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     # -- saving ---------------------------------------------------------------

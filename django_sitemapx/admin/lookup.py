@@ -23,7 +23,9 @@ from ..entries import EntryTuple
 from ..exceptions import InvalidLocation
 from ..extensions.declarations import declared_kinds
 from ..locations import LocationBuilder, Origin
+from ..locations.hosts import canonical_host
 from ..locations.keys import location_key, uri_key
+from ..locations.origins import is_served_host
 from ..registry import SitemapRegistry
 from ..sources import ModelSource, PageSummary, Source
 
@@ -135,8 +137,12 @@ def _has_extras(finding: Finding) -> bool:
 
 
 def place(registry: SitemapRegistry, value: str, origin: Origin) -> tuple[str, int | None]:
-    """``(section, page)`` of a URL, or ``("", None)`` if no section lists it."""
-    finding = locate(registry, value, origin)
+    """``(section, page)`` of a URL, or ``("", None)`` if no section lists it.
+
+    A full URL on another host the project serves is looked for on that host:
+    with a host per language, only its own host lists it.
+    """
+    finding = locate(registry, value, _named_origin(value, origin))
     return (finding.section, finding.page) if finding.found else ("", None)
 
 
@@ -234,3 +240,17 @@ def _resolves(key: str) -> bool:
             continue
         return True
     return False
+
+
+def _named_origin(value: str, origin: Origin) -> Origin:
+    """The served origin a full URL names, else ``origin``."""
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return origin
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return origin
+    host = canonical_host(parts.netloc, parts.scheme)
+    if host == origin.host or not is_served_host(host):
+        return origin
+    return Origin(parts.scheme, host)

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from ..models import Rule
 from ..registry import default_registry
 from . import transfer
+from .hints import HINTS_FIELDSET, RULE_HELP_TEXTS
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[Rule]
@@ -36,6 +37,7 @@ class RuleForm(_ModelForm):
         model = Rule
         fields = transfer.RULE_COLUMNS[1:]  # what a CSV row holds, but the id
         widgets = {"pattern": forms.TextInput(attrs={"class": "vLargeTextField", "size": 80})}
+        help_texts = RULE_HELP_TEXTS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -73,10 +75,8 @@ class RuleAdmin(transfer.CsvTransfer, _ModelAdmin):
     readonly_fields = ("changed_by", "created_at", "updated_at")
     fieldsets = (
         (None, {"fields": ("matching", "pattern", "host", "section", "position")}),
-        (
-            _("What matching URLs get"),
-            {"fields": ("exclude", "lastmod", "changefreq", "priority")},
-        ),
+        (_("What matching URLs get"), {"fields": ("exclude", "lastmod")}),
+        HINTS_FIELDSET,
         (None, {"fields": ("note",)}),
         (_("History"), {"fields": ("changed_by", "created_at", "updated_at")}),
     )

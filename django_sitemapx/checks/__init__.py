@@ -4,7 +4,8 @@
 checked here rather than when they are read, so a bad value makes ``manage.py
 check`` report its ID instead of failing with a traceback. One module per
 range: ``settings`` (0xx), ``sources`` (1xx), ``discovery`` (2xx), ``export`` (3xx),
-``people`` (6xx); ``apps.py`` registers the functions this package exports.
+``languages`` (5xx), ``people`` (6xx); ``apps.py`` registers the functions this package
+exports.
 
 Settings:
 
@@ -94,6 +95,14 @@ Contrib sources (4xx), registered by their own apps (``contrib.wagtail.checks``)
 - W401 a Wagtail ``Site``'s hostname is not in ``ALLOWED_HOSTS`` (a database check).
 - W402 a ``WagtailPageSource`` without ``django_sitemapx.contrib.wagtail`` installed.
 
+The hosts of the language versions (a domain per country):
+
+- E501 ``SITEMAPX_LANGUAGE_HOSTS`` or a source's ``language_hosts`` is not ``None`` nor a
+  dict of language codes to host names.
+- E502 it names a host the project does not serve (``SITEMAPX_HOSTS``, else the public
+  names of ``ALLOWED_HOSTS``; not checked when only the Sites framework's rows know them).
+- E503 a multilingual section puts some of its languages on their own hosts but not all.
+
 For people, and the audit:
 
 - E601 ``SITEMAPX_XML_STYLESHEET`` is not ``None`` nor the URL, path or static file name of
@@ -106,6 +115,7 @@ from __future__ import annotations
 
 from .discovery import check_discovery
 from .export import check_export
+from .languages import check_language_hosts
 from .people import check_people
 from .settings import check_cache_capacity, check_deployment, check_settings, check_site_id
 from .sources import check_site_ids, check_source, check_sources
@@ -115,6 +125,7 @@ __all__ = [
     "check_deployment",
     "check_discovery",
     "check_export",
+    "check_language_hosts",
     "check_people",
     "check_settings",
     "check_site_id",

@@ -33,6 +33,7 @@ from ..extensions.declarations import (
     max_urls_per_page,
     validate_extensions,
 )
+from ..locations.hosts import canonical_host
 from ..locations.origins import SiteSelection, parse_sites, scheme_for
 from ..values import VALUE_NAMES, format_hreflang, static_value
 
@@ -178,6 +179,9 @@ class Source:
     languages: Sequence[str] | None = None
     alternates: bool = False
     x_default: bool | str = False
+    # A domain per country: language code -> the host its versions are listed on
+    # (None: SITEMAPX_LANGUAGE_HOSTS; {}: every language on every host).
+    language_hosts: Mapping[str, str] | None = None
     # Image, video and news extensions (see ``extensions.declarations``): a value for
     # every item, a method taking one item, or a related-model declaration.
     images: Any = None
@@ -217,9 +221,18 @@ class Source:
         return parse_sites(sites)
 
     def serves(self, origin: Origin) -> bool:
-        """Whether this section is served on ``origin``'s host (its ``sites``)."""
+        """Whether this section is served on ``origin``'s host (its ``sites``).
+
+        With :meth:`get_language_hosts`, a host lists the versions of its own
+        languages only: a host no language is listed on serves none.
+        """
         selection = self.site_selection()
-        return selection is None or selection.matches(origin)
+        if selection is not None and not selection.matches(origin):
+            return False
+        hosts = self.get_language_hosts()
+        if not hosts or len(hosts) < len(self.get_languages()):
+            return True  # a language without a host is listed on every host
+        return canonical_host(origin.host, origin.scheme) in hosts.values()
 
     def for_origin(self, origin: Origin) -> Source:
         """This source as served on ``origin``: a copy whose ``origin`` is set.
@@ -350,6 +363,29 @@ class Source:
         if self.languages is not None:
             return list(self.languages)
         return language_codes()
+
+    def get_language_hosts(self) -> dict[str, str]:
+        """Language code to the host its versions are listed on, for the languages that have one.
+
+        ``language_hosts``, else ``SITEMAPX_LANGUAGE_HOSTS``; hosts in their
+        canonical form. Empty without ``i18n`` or a mapping: every version is
+        listed on the host serving the document, as ``reverse()`` locates it.
+        With one, each host lists its own languages' versions, and their
+        alternates name the versions on the other hosts the section is served
+        on (``sources.languages``); a language with no host stays on every host.
+        """
+        if not self.i18n:
+            return {}
+        mapping = self.language_hosts
+        if mapping is None:
+            mapping = app_settings.LANGUAGE_HOSTS
+        if not mapping or not isinstance(mapping, Mapping):
+            return {}  # an invalid setting is reported by the checks (E501)
+        return {
+            code: canonical_host(mapping[code], self.origin.scheme if self.origin else None)
+            for code in self.get_languages()
+            if isinstance(mapping.get(code), str) and mapping[code]
+        }
 
     def get_languages_for_item(self, item: Any) -> Sequence[str]:
         """The languages ``item`` is listed in: all of :meth:`get_languages` by default.

@@ -136,8 +136,11 @@ class ItemSource(Source):
         skips = SkipCounter()
         count = skips.count
 
-        def locate(_code: str, batch: list[Any]) -> list[str | Skip]:
-            return [self._located(item, builder) for item in batch]
+        versions = LanguageVersions(self, builder)
+
+        def locate(code: str, batch: list[Any]) -> list[str | Skip]:
+            located = versions.builders[code]  # the language's host
+            return [self._located(item, located) for item in batch]
 
         def values(listed: list[Any]) -> list[list[str | None]]:
             return [
@@ -149,7 +152,7 @@ class ItemSource(Source):
             iter(items),
             locate,
             values,
-            LanguageVersions(self),
+            versions,
             self.get_languages_for_item if self.has_languages_per_item else None,
             skips,
             extras_reader(self, builder, count),

@@ -6,6 +6,14 @@ located versions, and the loop that makes a page's chunks of them
 (:func:`language_chunks`). The entries of one item share one ``Extras``, so
 the alternates are reciprocal by construction: every version lists the same
 set, itself included.
+
+With a host per language (``Source.get_language_hosts``), each version is
+located on its language's host, and a host's documents list only the versions
+of its own languages: every host's documents locate every version the same
+way, so the alternates are the same set on each host, and reciprocal across
+them. A language whose host the project does not serve (``served_hosts()``),
+or that does not serve the section, is located nowhere: it is neither listed
+nor anyone's alternate.
 """
 
 from __future__ import annotations
@@ -19,6 +27,9 @@ from django.utils import translation
 from .. import conf
 from ..entries import EntryStream, EntryTuple, Extras, SkipCounter
 from ..exceptions import Skip, SkipReason
+from ..locations import LocationBuilder, Origin
+from ..locations.hosts import canonical_host
+from ..locations.origins import served_hosts
 from ..values import format_hreflang
 from .extras import with_extras
 
@@ -35,14 +46,20 @@ ReadValues = Callable[[list[Any]], Sequence[Iterable[str | None]]]
 
 
 class LanguageVersions:
-    """One document's view of a multilingual source's languages (read once per document)."""
+    """One document's view of a multilingual source's languages (read once per document).
 
-    def __init__(self, source: Source) -> None:
-        self.codes = source.get_languages()
-        self._known = frozenset(self.codes)
-        self._hreflang = {code: format_hreflang(code) for code in self.codes}
+    ``codes`` are the languages located, each by its own ``builders[code]``;
+    ``listed`` those whose versions this document lists (None: all of them).
+    """
+
+    def __init__(self, source: Source, builder: LocationBuilder) -> None:
+        every = source.get_languages()
+        self._known = frozenset(every)
+        self._hreflang = {code: format_hreflang(code) for code in every}
         self.alternates = source.alternates
         self._x_default = source.x_default_language()
+        self.builders, self.listed = _placed(source, builder, every)
+        self.codes = [code for code in every if code in self.builders]
 
     def for_item(self, codes: Iterable[str], count: Callable[[SkipReason], None]) -> Sequence[str]:
         """``codes`` (from ``get_languages_for_item``) less repeats and unknown languages."""
@@ -65,7 +82,10 @@ class LanguageVersions:
         (``uris[code][index]``); a location refused is counted, not listed."""
         found: list[Located] = []
         for code in codes:
-            uri = uris[code][index]
+            column = uris.get(code)
+            if column is None:
+                continue  # a language on a host the section is not served on
+            uri = column[index]
             if isinstance(uri, Skip):
                 count(uri.reason)
             else:
@@ -89,8 +109,13 @@ class LanguageVersions:
         """
         # Plain tuples, for the entries and the alternates alike (an Entry and an
         # Alternate are tuples too): this runs once per item of a page.
+        listed = self.listed
         if not self.alternates:
-            return [(uri, lastmod, changefreq, priority, extension) for _code, uri in located]
+            return [
+                (uri, lastmod, changefreq, priority, extension)
+                for code, uri in located
+                if listed is None or code in listed
+            ]
         hreflang = self._hreflang
         links = [(hreflang[code], uri) for code, uri in located]
         default = self._x_default if x_default is True else x_default
@@ -104,7 +129,51 @@ class LanguageVersions:
             if extension is None
             else extension._replace(alternates=tuple(links))
         )
-        return [(uri, lastmod, changefreq, priority, extras) for _code, uri in located]
+        return [
+            (uri, lastmod, changefreq, priority, extras)
+            for code, uri in located
+            if listed is None or code in listed
+        ]
+
+
+def _placed(
+    source: Source, builder: LocationBuilder, codes: list[str]
+) -> tuple[dict[str, LocationBuilder], frozenset[str] | None]:
+    """Each language's builder, and the languages this document lists (None: all)."""
+    hosts = source.get_language_hosts()
+    if not hosts:
+        return dict.fromkeys(codes, builder), None
+    origin = builder.origin
+    own = canonical_host(origin.host, origin.scheme)
+    served = {canonical_host(name, origin.scheme) for name in served_hosts()}
+    builders: dict[str, LocationBuilder] = {}
+    listed: set[str] = set()
+    others: dict[str, LocationBuilder | None] = {}
+    for code in codes:
+        host = hosts.get(code, own)  # a language without a host: on every host, as before
+        if code in hosts and host not in served:
+            continue  # written only for hosts the project serves
+        if host == own:
+            builders[code] = builder
+            listed.add(code)
+            continue
+        if not source.alternates:
+            continue  # listed elsewhere, and named by no alternate here: not located
+        if host not in others:
+            other = Origin(origin.scheme, host)
+            others[host] = LocationBuilder(other) if source.serves(other) else None
+        found = others[host]
+        if found is not None:
+            builders[code] = found
+    return builders, frozenset(listed)
+
+
+def alternate_hosts(source: Source, origin: Origin) -> list[str]:
+    """The other hosts whose URLs a document of ``source`` on ``origin`` may name as alternates."""
+    if not (source.i18n and source.alternates):
+        return []
+    own = canonical_host(origin.host, origin.scheme)
+    return sorted({host for host in source.get_language_hosts().values() if host != own})
 
 
 def language_chunks(
@@ -129,7 +198,7 @@ def language_chunks(
     count = skipped.count
     all_codes = versions.codes
     entries = versions.entries
-    per_batch = max(1, conf.CHUNK_SIZE // len(all_codes))
+    per_batch = max(1, conf.CHUNK_SIZE // max(1, len(all_codes)))
     while batch := list(islice(items, per_batch)):
         located: dict[str, Sequence[str | Skip]] = {}
         for code in all_codes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from django.utils import translation
 from ..conf import language_codes
 from ..exceptions import Skip, SourceConfigurationError
 from ..extensions.declarations import Related, validate_relation
+from ..locations.hosts import canonical_host
 from ..locations.reverse import CompiledUrl, compile_url
 from . import pages
 from .base import (
@@ -415,13 +417,25 @@ class ModelSource(Source):
         found = self.listed_rows().filter(pk=instance.pk)
         rows = list(found[:1] if self.uses_instances else self.rows_queryset(found)[:1])
         listings: list[tuple[str, Any]] = []
+        hosts = self.get_language_hosts()
         for builder in builders:
-            location, _bulk = row_location(self, builder)
-            for row in rows:
-                try:
-                    listings.append((location(row), self._entry_values(row)))
-                except Skip:
-                    continue
+            # With a host per language, a host lists its own languages' versions only
+            # (sources.languages): those are its URIs, never another language's path.
+            own = canonical_host(builder.origin.host, builder.origin.scheme)
+            codes: list[str | None] = (
+                [code for code in self.get_languages() if hosts.get(code, own) == own]
+                if hosts
+                else [None]
+            )
+            for code in codes:
+                location, _bulk = row_location(self, builder, code)
+                active = translation.override(code) if code else contextlib.nullcontext()
+                for row in rows:
+                    try:
+                        with active:
+                            listings.append((location(row), self._entry_values(row)))
+                    except Skip:
+                        continue
         return listings
 
     def _entry_values(self, row: Any) -> Any:

@@ -174,11 +174,14 @@ def _language_versions(
         rows = queryset.iterator(chunk_size=chunk_size)
         lastmod = _row_lastmod(source, count, queryset.db, fields)
     readers = _values(source, lastmod, count)
-    versions = LanguageVersions(source)
+    versions = LanguageVersions(source, builder)
     # Each language's URIs for a whole batch come from its own compiled URL (in
     # bulk when the values are plain), with the language active for a custom
-    # location(); get_languages_for_item() is called on the row already read.
-    locators = {code: row_location(source, builder, code) for code in versions.codes}
+    # location(), on its language's host; get_languages_for_item() is called on
+    # the row already read.
+    locators = {
+        code: row_location(source, versions.builders[code], code) for code in versions.codes
+    }
 
     def locate(code: str, batch: list[Any]) -> Sequence[str | Skip]:
         location, bulk = locators[code]

@@ -347,3 +347,53 @@ def test_editor_imports_overrides_from_csv_all_or_nothing(
         page.click("#export-csv")
     exported = Path(download.value.path()).read_text()
     assert exported.splitlines()[1].startswith("/articles/news/hello-world,false,,,0.8")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("model", ["override", "rule"])
+def test_the_forms_and_lists_lead_with_lastmod_and_call_the_rest_hints(
+    live_server: Any, browser_page: Any, model: str
+) -> None:
+    """lastmod (a date and a time) comes before change frequency and priority, which are
+    presented as the hints Google and Bing say they ignore (issue 26, item 6)."""
+    from django_sitemapx.models import Override, Rule
+
+    page = browser_page
+    base = live_server.url
+    admin_user = User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
+    if model == "override":
+        Override.objects.create(location="/about", priority="0.3", lastmod=WHEN)
+    else:
+        Rule.objects.create(pattern="/tag/", priority="0.3", lastmod=WHEN)
+    client = Client()
+    client.force_login(admin_user)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": base}]
+    )
+
+    page.goto(f"{base}/admin/django_sitemapx/{model}/add/")
+    page.wait_for_selector(f"#{model}_form")
+    order = page.evaluate(
+        """form => [...document.querySelectorAll(`${form} input, ${form} select`)]
+            .map(el => el.id).filter(id => id)""",
+        f"#{model}_form",
+    )
+    # The admin's split widget: a date and a time.
+    assert {"id_lastmod_0", "id_lastmod_1"} <= set(order)
+    assert order.index("id_lastmod_1") < order.index("id_changefreq") < order.index("id_priority")
+    hints = page.locator("fieldset", has=page.locator("#id_priority"))
+    assert "Hints most search engines ignore" in hints.locator("h2").inner_text()
+    assert "Google and Bing say they ignore" in hints.inner_text()
+    lastmod_help = page.locator("fieldset", has=page.locator("#id_lastmod_0")).inner_text()
+    assert "give the time too" in lastmod_help
+
+    page.goto(f"{base}/admin/django_sitemapx/{model}/")
+    page.wait_for_selector("#result_list")
+    columns = page.evaluate(
+        """() => [...document.querySelectorAll('#result_list thead th')]
+            .map(th => th.innerText.trim().toLowerCase())"""
+    )
+    lastmod = columns.index("last modified")
+    assert columns.index("in the sitemap") < lastmod
+    assert lastmod < columns.index("change frequency (hint)") < columns.index("priority (hint)")

@@ -308,3 +308,38 @@ def test_an_override_of_another_language_version_is_announced_if_listed(
 
     expected = on_every_host(path) if announced else []
     assert change(django_capture_on_commit_callbacks, exclude) == expected
+
+
+@pytest.mark.urls("tests.i18n_urls")
+def test_with_a_host_per_language_each_host_announces_its_own_languages_only(
+    registry: Any, settings: Any, endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A domain per country: a saved row's version on each host, never another
+    language's path on a host that does not list it (issue 26)."""
+    settings.LANGUAGES = [("en", "English"), ("de", "German")]
+    settings.LANGUAGE_CODE = "en"
+    settings.SITEMAPX_HOSTS = list(HOSTS)
+    settings.SITEMAPX_LANGUAGE_HOSTS = {"en": "example.com", "de": "other.example"}
+    registry.register(
+        Article,
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        i18n=True,
+        alternates=True,
+    )
+    category = CategoryFactory(slug="c")
+
+    def publish() -> None:
+        ArticleFactory(is_published=True, category=category, slug="listed")
+
+    assert change(django_capture_on_commit_callbacks, publish) == [
+        "https://example.com/en/articles/c/listed/",
+        "https://other.example/de/artikel/c/listed/",
+    ]
+
+    def exclude() -> None:
+        Override.objects.create(location="/de/artikel/c/listed/", exclude=True)
+
+    assert change(django_capture_on_commit_callbacks, exclude) == [
+        "https://other.example/de/artikel/c/listed/"
+    ]
