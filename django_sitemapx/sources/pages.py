@@ -96,8 +96,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("django_sitemapx")
 _T = TypeVar("_T")
 
-# A page's generation digest after a count with no cache.
-UNCACHED = "-"
+# A page's ``generation`` once counted under the change marks (``counted`` and
+# ``changes``); any other value is a summary of an older release, counted under
+# a cache's generations when the marks were not kept with one: counted again once.
+MARKED = "-"
 # Neighbouring stale pages counted in one grouped query (its parameters: one per page).
 _PAGES_PER_PASS = 500
 # Rebalancing converges in one pass; concurrent writers may need another.
@@ -241,9 +243,9 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
 
     Every page of every section with no argument; every page of ``section``
     (its hosts' pages too) without ``page``; else page ``page`` of the
-    section's shared pages. Called once a change is committed, when no cache
-    is configured (see ``invalidation.invalidate``): in every process, the
-    index then counts only what changed.
+    section's shared pages. Called once a change is committed, with a cache
+    or without (see ``invalidation.invalidate``): in every process, the index
+    then counts only what changed, and a cache flush changes nothing here.
     """
     from ..models import PageState, table_exists
 
@@ -350,16 +352,15 @@ class PageTable:
         counted: set[int] = set()
         targets = numbers
         for _ in range(_MAX_PASSES):
-            digests = self._digests([state.number for state in states])
             stale = [
                 state
                 for state in states
                 if (targets is None or state.number in targets)
                 and state.number not in counted
-                and self._is_stale(state, digests, everything=numbers is None)
+                and self._is_stale(state)
             ]
             if stale:
-                self._count(states, stale, digests)
+                self._count(states, stale)
                 counted.update(state.number for state in stale)
             changed, others = self._rebalance(states, counted)
             if not changed and not others:
@@ -378,44 +379,38 @@ class PageTable:
                 targets = targets | changed | moved
         return states
 
-    def _is_stale(self, state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
-        if digests is not None:
-            return state.generation != digests[state.number]
-        if self.uncached:
-            # Counted with no cache, and not marked changed since. A summary
-            # computed under a cache is counted again once (no mark was kept).
-            return state.counted != state.changes or state.generation != UNCACHED
-        # A cache configured but failing: nothing says which page changed, so
-        # the index counts every page; a page alone keeps its last count.
-        return everything or state.counted is None
+    def _is_stale(self, state: State) -> bool:
+        """Whether the page was marked changed since it was counted (or never counted).
+
+        The marks are in this table, cache or not (``mark_changed``, at each
+        committed change): a cache flush or a failing cache says nothing of the
+        rows, and no page is counted again for it.
+        """
+        return state.counted != state.changes or state.generation != MARKED
 
     def proofs(self) -> dict[int, str]:
         """A token per page that changes whenever the page's rows may have changed.
 
         For the export (``Source.page_proofs``): a page whose token is the one
         recorded with its file was not changed since, as far as the page table
-        knows what the views' cache knows (saves, deletes, ``invalidate()``,
-        splits and merges). A page is left out (no proof) when it was changed
-        since it was last counted, or when the cache that says what changed
-        does not answer. Read before the pages are: a change committed after
+        and the views' cache know (saves, deletes, ``invalidate()``, splits and
+        merges, cache flushes). A page is left out (no proof) when it was
+        changed since it was last counted, or when the configured cache does
+        not answer. Read before the pages are: a change committed after
         this call gives a new token at the next call.
         """
         states = self._load()
         if states is None or not self._cache_is_shared():
             return {}
-        digests = self._digests([state.number for state in states])
+        digests = None if self.uncached else self._digests([s.number for s in states])
         if digests is None and not self.uncached:
             return {}
         proofs = {}
         for position, state in enumerate(states):
-            if digests is not None:
-                if state.generation != digests[state.number]:
-                    continue
-                mark = digests[state.number]
-            elif state.counted != state.changes or state.generation != UNCACHED:
+            if PageTable._is_stale(self, state):  # marked changed (a news table: whatever it says)
                 continue
-            else:
-                mark = UNCACHED
+            # With a cache, its generations too: a flush or an invalidation gives a new token.
+            mark = digests[state.number] if digests is not None else MARKED
             high = states[position + 1].first if position + 1 < len(states) else ""
             proofs[state.number] = "|".join(
                 [self.section_name, self.fingerprint, state.first, high, str(state.changes), mark]
@@ -579,9 +574,7 @@ class PageTable:
             self._settle(owed, batch)
         return states
 
-    def _count(
-        self, states: list[State], stale: list[State], digests: dict[int, str] | None
-    ) -> None:
+    def _count(self, states: list[State], stale: list[State]) -> None:
         """Count each stale page again and store its summary.
 
         Neighbouring stale pages are counted together, one grouped pass over
@@ -605,7 +598,7 @@ class PageTable:
             for state, summary in zip(run, self._summarize(states, run, position), strict=True):
                 before = self._stored(state)
                 state.rows, state.lastmod, state.undated = summary
-                state.generation = digests[state.number] if digests is not None else UNCACHED
+                state.generation = MARKED
                 # The count read the rows after ``changes`` was loaded: a change
                 # committed meanwhile raised it, and the page stays stale.
                 state.counted = state.changes
