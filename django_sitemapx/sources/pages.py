@@ -8,14 +8,13 @@ page's first key. Where page state lives, and why (see docs/guide/pages.md):
   another page (which would shift every page after it); the table survives it;
 - each page's **summary** (row count, greatest lastmod) is kept with what says
   whether it still holds: the index counts again only the pages changed since.
-  With a cache, that is the digest of the cache generations it was computed
-  under (a saved row replaces its page's generation, ``invalidate()`` a
-  section's or everyone's); a flushed cache gives every page a new generation:
-  every page is counted again, the pages themselves stay put. With no cache
-  configured, it is the page's change count in the table (a committed save or
-  delete marks its page, ``invalidate()`` a section's or every page, see
-  ``mark_changed``): the save pays one ``UPDATE`` after commit, which a cached
-  site does not.
+  That is the page's change count in the table against the count it was
+  counted at (a committed save or delete marks its page, ``invalidate()`` a
+  section's or every page, see ``mark_changed``; a split or merge the pages it
+  moves), with a cache as without one: the save pays one ``UPDATE`` after
+  commit, and a cache flush, which loses the documents and their generations,
+  loses nothing of what changed: no page is counted again for it. The index
+  reads one row a page and no cache generation.
 
 The rule, with ``capacity = source.rows_per_page()``: every page but the last
 holds at least ``ceil(capacity / 2)`` rows and no page more than ``capacity``.
