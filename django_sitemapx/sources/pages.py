@@ -406,7 +406,8 @@ class PageTable:
             return {}
         proofs = {}
         for position, state in enumerate(states):
-            if PageTable._is_stale(self, state):  # marked changed (a news table: whatever it says)
+            # Marked changed since counted (the marks, also where a subclass counts every page).
+            if PageTable._is_stale(self, state):
                 continue
             # With a cache, its generations too: a flush or an invalidation gives a new token.
             mark = digests[state.number] if digests is not None else MARKED
