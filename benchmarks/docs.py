@@ -114,7 +114,7 @@ def _index_costs(results: list[dict[str, Any]]) -> str:
         if r["variant"] == "sitemapx-flushed" and "index_after_flush" in extra:
             flush, save = extra["index_after_flush"], extra.get("index_after_a_save")
             text = (
-                f"{r['database']} at N = {r['n']:,}: the index after a flush (every page "
+                f"{r['database']} at N = {r['n']:,}: the index after a flush (no page "
                 f"counted again) {flush['seconds'] * 1000:.0f} ms, {flush['queries']} queries"
             )
             if save:
@@ -222,8 +222,8 @@ LIMITS = """\
   characters, the size of each element, 50,000 URLs and 50 MB). The raw-cursor reference skips
   every check and the index, which is the remaining gap, with the per-page cost: a page reads
   the page table, the section's query is compiled, and the overrides are looked up, about 4 ms
-  a page here. The index reads the page table and counts again only the pages changed since
-  their last count (with no cache, the pages marked changed in the table: none in this crawl).
+  a page here. The index reads the page table and counts again only the pages marked changed
+  since their last count (the marks are in the table, with a cache or not: none in this crawl).
   Pages hold 49,000 URLs (the URL limit less 2%; 50 MB is kept as they are built, see
   [pages](guide/pages.md)), about as many as contrib's and the references' 50,000. On
   PostgreSQL a page's rows are read at once (a client-side cursor: a server-side one is declared
@@ -245,6 +245,7 @@ LIMITS = """\
   the later chunks while the table holds at most 5,000 overrides), whatever N. On PostgreSQL,
   lastmods outside the range Python can read are counted as the rows stream (one more query
   when the column is nullable). The index costs one query on the page table per model
-  section, one aggregate per page changed since its last count (every page after a cache
-  flush) and one for overrides. A cached page or a 304 costs none.
+  section, one aggregate per page marked changed since its last count (none after a cache
+  flush; a grouped pass for many, stored in one `UPDATE`) and one for overrides. A cached
+  page or a 304 costs none.
 """

@@ -1,8 +1,9 @@
 """Marking documents stale: :func:`invalidate`, and the pages a saved row touches.
 
 It sits above the registry, the page table and the cache generations, which
-it ties together: with a cache, invalidating replaces generations; with none,
-it marks pages changed in the page table.
+it ties together: invalidating marks pages changed in the page table (the
+index counts them again) and, with a cache, replaces generations (the
+documents are built again).
 """
 
 from __future__ import annotations
@@ -35,20 +36,19 @@ def invalidate(
 
     With no argument every document (every section, the index, every host) is
     stale; with ``section``, every page of that section and the index; with
-    ``section`` and ``page``, that page and the index. With no cache configured
-    the page table records the change instead, so the next index counts those
-    pages again: call it once the change is committed. Returns False when the
+    ``section`` and ``page``, that page and the index. The page table records
+    the change too, so the next index counts those pages again: call it once
+    the change is committed. Returns False when the
     configured cache could not be reached (the failure is logged), True
     otherwise, with no cache configured too. Raises ``NotRegistered`` for an
     unknown section.
     """
     names = _generations_of(section, page, registry)
+    # The page table keeps what changed, cache or not: a cache flush then
+    # counts nothing again (see ``sources.pages``).
+    mark_changed(section, page)
     cache = SitemapCache()
-    if cache.alias is None:
-        mark_changed(section, page)
-        done = True
-    else:
-        done = cache.replace(names)
+    done = True if cache.alias is None else cache.replace(names)
     if done:
         sitemap_invalidated.send(sender=invalidate, section=section, page=page)
     return done

@@ -402,12 +402,12 @@ class PageState(models.Model):
     is at least its ``first`` and below the next page's (``first`` is the key
     encoded so that the database orders it as it orders the keys, see
     ``sources.pages``; the first page's is empty, no lower bound). ``rows`` and
-    ``lastmod`` are the page's summary, computed under the generation whose digest
-    is ``generation``: a page is counted again only when its generation moved.
-    With no cache configured, ``changes`` counts the committed changes to the
-    page's rows (a saved or deleted row, ``invalidate()``, a split or merge) and
-    ``counted`` is the value it had when the summary was computed: the page is
-    counted again when they differ.
+    ``lastmod`` are the page's summary. ``changes`` counts the committed changes
+    to the page's rows (a saved or deleted row, ``invalidate()``, a split or
+    merge), with a cache or without, and ``counted`` is the value it had when
+    the summary was computed: the page is counted again when they differ.
+    ``generation`` is ``"-"`` for a summary counted so; an older release stored a
+    digest of cache generations there, and such a page is counted again once.
     ``fingerprint`` is a digest of the section's configuration (model, key, page
     capacity, query): a different one means the pages are cut again.
 

@@ -23,7 +23,7 @@ class AgingPageTable(PageTable):
     pages (one aggregate each) whenever the index or a page is built is cheap.
     """
 
-    def _is_stale(self, state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
+    def _is_stale(self, state: State) -> bool:
         return True
 
 

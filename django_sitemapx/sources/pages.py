@@ -8,14 +8,13 @@ page's first key. Where page state lives, and why (see docs/guide/pages.md):
   another page (which would shift every page after it); the table survives it;
 - each page's **summary** (row count, greatest lastmod) is kept with what says
   whether it still holds: the index counts again only the pages changed since.
-  With a cache, that is the digest of the cache generations it was computed
-  under (a saved row replaces its page's generation, ``invalidate()`` a
-  section's or everyone's); a flushed cache gives every page a new generation:
-  every page is counted again, the pages themselves stay put. With no cache
-  configured, it is the page's change count in the table (a committed save or
-  delete marks its page, ``invalidate()`` a section's or every page, see
-  ``mark_changed``): the save pays one ``UPDATE`` after commit, which a cached
-  site does not.
+  That is the page's change count in the table against the count it was
+  counted at (a committed save or delete marks its page, ``invalidate()`` a
+  section's or every page, see ``mark_changed``; a split or merge the pages it
+  moves), with a cache as without one: the save pays one ``UPDATE`` after
+  commit, and a cache flush, which loses the documents and their generations,
+  loses nothing of what changed: no page is counted again for it. The index
+  reads one row a page and no cache generation.
 
 The rule, with ``capacity = source.rows_per_page()``: every page but the last
 holds at least ``ceil(capacity / 2)`` rows and no page more than ``capacity``.
@@ -75,7 +74,7 @@ from django.db import (
     router,
     transaction,
 )
-from django.db.models import F, Max, Window
+from django.db.models import Case, F, Max, Value, When, Window
 from django.db.models.functions import Mod, RowNumber
 from django.utils import timezone
 
@@ -96,8 +95,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("django_sitemapx")
 _T = TypeVar("_T")
 
-# A page's generation digest after a count with no cache.
-UNCACHED = "-"
+# A page's ``generation`` once counted under the change marks (``counted`` and
+# ``changes``); any other value is a summary of an older release, counted under
+# a cache's generations when the marks were not kept with one: counted again once.
+MARKED = "-"
 # Neighbouring stale pages counted in one grouped query (its parameters: one per page).
 _PAGES_PER_PASS = 500
 # Rebalancing converges in one pass; concurrent writers may need another.
@@ -241,9 +242,9 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
 
     Every page of every section with no argument; every page of ``section``
     (its hosts' pages too) without ``page``; else page ``page`` of the
-    section's shared pages. Called once a change is committed, when no cache
-    is configured (see ``invalidation.invalidate``): in every process, the
-    index then counts only what changed.
+    section's shared pages. Called once a change is committed, with a cache
+    or without (see ``invalidation.invalidate``): in every process, the index
+    then counts only what changed, and a cache flush changes nothing here.
     """
     from ..models import PageState, table_exists
 
@@ -350,16 +351,15 @@ class PageTable:
         counted: set[int] = set()
         targets = numbers
         for _ in range(_MAX_PASSES):
-            digests = self._digests([state.number for state in states])
             stale = [
                 state
                 for state in states
                 if (targets is None or state.number in targets)
                 and state.number not in counted
-                and self._is_stale(state, digests, everything=numbers is None)
+                and self._is_stale(state)
             ]
             if stale:
-                self._count(states, stale, digests)
+                self._count(states, stale)
                 counted.update(state.number for state in stale)
             changed, others = self._rebalance(states, counted)
             if not changed and not others:
@@ -378,44 +378,39 @@ class PageTable:
                 targets = targets | changed | moved
         return states
 
-    def _is_stale(self, state: State, digests: dict[int, str] | None, *, everything: bool) -> bool:
-        if digests is not None:
-            return state.generation != digests[state.number]
-        if self.uncached:
-            # Counted with no cache, and not marked changed since. A summary
-            # computed under a cache is counted again once (no mark was kept).
-            return state.counted != state.changes or state.generation != UNCACHED
-        # A cache configured but failing: nothing says which page changed, so
-        # the index counts every page; a page alone keeps its last count.
-        return everything or state.counted is None
+    def _is_stale(self, state: State) -> bool:
+        """Whether the page was marked changed since it was counted (or never counted).
+
+        The marks are in this table, cache or not (``mark_changed``, at each
+        committed change): a cache flush or a failing cache says nothing of the
+        rows, and no page is counted again for it.
+        """
+        return state.counted != state.changes or state.generation != MARKED
 
     def proofs(self) -> dict[int, str]:
         """A token per page that changes whenever the page's rows may have changed.
 
         For the export (``Source.page_proofs``): a page whose token is the one
         recorded with its file was not changed since, as far as the page table
-        knows what the views' cache knows (saves, deletes, ``invalidate()``,
-        splits and merges). A page is left out (no proof) when it was changed
-        since it was last counted, or when the cache that says what changed
-        does not answer. Read before the pages are: a change committed after
+        and the views' cache know (saves, deletes, ``invalidate()``, splits and
+        merges, cache flushes). A page is left out (no proof) when it was
+        changed since it was last counted, or when the configured cache does
+        not answer. Read before the pages are: a change committed after
         this call gives a new token at the next call.
         """
         states = self._load()
         if states is None or not self._cache_is_shared():
             return {}
-        digests = self._digests([state.number for state in states])
+        digests = None if self.uncached else self._digests([s.number for s in states])
         if digests is None and not self.uncached:
             return {}
         proofs = {}
         for position, state in enumerate(states):
-            if digests is not None:
-                if state.generation != digests[state.number]:
-                    continue
-                mark = digests[state.number]
-            elif state.counted != state.changes or state.generation != UNCACHED:
+            # Marked changed since counted (the marks, also where a subclass counts every page).
+            if PageTable._is_stale(self, state):
                 continue
-            else:
-                mark = UNCACHED
+            # With a cache, its generations too: a flush or an invalidation gives a new token.
+            mark = digests[state.number] if digests is not None else MARKED
             high = states[position + 1].first if position + 1 < len(states) else ""
             proofs[state.number] = "|".join(
                 [self.section_name, self.fingerprint, state.first, high, str(state.changes), mark]
@@ -579,9 +574,7 @@ class PageTable:
             self._settle(owed, batch)
         return states
 
-    def _count(
-        self, states: list[State], stale: list[State], digests: dict[int, str] | None
-    ) -> None:
+    def _count(self, states: list[State], stale: list[State]) -> None:
         """Count each stale page again and store its summary.
 
         Neighbouring stale pages are counted together, one grouped pass over
@@ -605,7 +598,7 @@ class PageTable:
             for state, summary in zip(run, self._summarize(states, run, position), strict=True):
                 before = self._stored(state)
                 state.rows, state.lastmod, state.undated = summary
-                state.generation = digests[state.number] if digests is not None else UNCACHED
+                state.generation = MARKED
                 # The count read the rows after ``changes`` was loaded: a change
                 # committed meanwhile raised it, and the page stays stale.
                 state.counted = state.changes
@@ -617,10 +610,21 @@ class PageTable:
 
             def store() -> None:
                 # One transaction (one commit, not one per page), rows locked in
-                # number order, as every writer of several pages locks them.
+                # number order, as every writer of several pages locks them,
+                # then one UPDATE per batch of pages (not one per page).
+                ordered = sorted(changed, key=lambda found: found.number)
+                batch = self._store_batch()
                 with transaction.atomic(using=self.using):
-                    for state in sorted(changed, key=lambda found: found.number):
-                        self._store(state)
+                    list(
+                        self.table.filter(
+                            section=self.section_name, number__in=[s.number for s in ordered]
+                        )
+                        .select_for_update()
+                        .order_by("number")
+                        .values_list("pk")
+                    )
+                    for start in range(0, len(ordered), batch):
+                        self._store_many(ordered[start : start + batch])
 
             retrying(self.using, store, None, "storing pages' counts")
 
@@ -650,6 +654,47 @@ class PageTable:
             generation=state.generation,
             counted=state.counted,
         )
+
+    def _store_many(self, states: list[State]) -> None:
+        """``_store`` of several pages in one ``UPDATE``, each on the same condition.
+
+        Only the rows whose ``first`` and ``changes`` are as loaded match; each
+        takes its own values through a ``CASE`` on its number. ``counted`` is
+        the ``changes`` the row matched on.
+        """
+        matching = models.Q()
+        for state in states:
+            matching |= models.Q(number=state.number, first=state.first, changes=state.changes)
+
+        def each(field: str, value: Callable[[State], Any], output: models.Field[Any, Any]) -> Any:
+            return Case(
+                *(When(number=state.number, then=Value(value(state))) for state in states),
+                default=F(field),
+                output_field=output,
+            )
+
+        self.table.filter(matching, section=self.section_name).update(
+            rows=each("rows", lambda state: state.rows, models.PositiveIntegerField()),
+            lastmod=each("lastmod", lambda state: state.lastmod, models.CharField()),
+            undated=each("undated", lambda state: state.undated, models.PositiveIntegerField()),
+            generation=each("generation", lambda state: state.generation, models.CharField()),
+            counted=F("changes"),
+        )
+
+    def _store_batch(self) -> int:
+        """Pages one ``UPDATE`` of ``_store_many`` stores, within the database's parameters.
+
+        Eleven parameters a page. Django says 999 for SQLite, the oldest
+        builds' limit; the library in use says its own.
+        """
+        connection = connections[self.using]
+        most = connection.features.max_query_params
+        if connection.vendor == "sqlite":
+            import sqlite3
+
+            connection.ensure_connection()
+            most = connection.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        return max(1, min(_PAGES_PER_PASS, (most or 65535) // 12))
 
     def _summarize(
         self, states: list[State], run: list[State], position: dict[int, int]

@@ -231,10 +231,12 @@ def test_claim_returns_a_document_stored_just_before_the_lock() -> None:
 # -- invalidate() ---------------------------------------------------------------------
 
 
+@pytest.mark.django_db  # invalidate() marks the pages changed in the page table
 def test_invalidate_everything() -> None:
     assert changed_generations(lambda: invalidate()) == [global_generation()]
 
 
+@pytest.mark.django_db  # invalidate() marks the pages changed in the page table
 def test_invalidate_a_section() -> None:
     assert changed_generations(lambda: invalidate("article")) == [
         index_generation(),
@@ -242,6 +244,7 @@ def test_invalidate_a_section() -> None:
     ]
 
 
+@pytest.mark.django_db  # invalidate() marks the pages changed in the page table
 def test_invalidate_a_page() -> None:
     assert changed_generations(lambda: invalidate("article", 2)) == [
         index_generation(),
@@ -257,6 +260,7 @@ def test_invalidate_is_exported_and_checks_its_arguments() -> None:
         invalidate(page=3)
 
 
+@pytest.mark.django_db  # invalidate() marks the pages changed in the page table
 def test_invalidate_a_section_of_another_registry() -> None:
     custom = sitemapx.SitemapRegistry()
     custom.register("extra", sitemapx.StaticSource, url_names=["about"])
@@ -267,6 +271,7 @@ def test_invalidate_a_section_of_another_registry() -> None:
     ]
 
 
+@pytest.mark.django_db  # invalidate() marks the pages changed in the page table
 def test_invalidate_sends_a_signal() -> None:
     received: list[dict[str, Any]] = []
 
@@ -283,6 +288,7 @@ def test_invalidate_sends_a_signal() -> None:
 
 
 @override_settings(CACHES=BROKEN, SITEMAPX_CACHE_ALIAS="broken")
+@pytest.mark.django_db  # invalidate() marks the pages changed in the page table
 def test_invalidate_reports_an_unreachable_cache() -> None:
     received: list[object] = []
 

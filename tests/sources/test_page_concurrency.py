@@ -26,7 +26,7 @@ from django_sitemapx.models import PageState
 from django_sitemapx.registry import SitemapRegistry, default_registry
 from django_sitemapx.sources import ModelSource
 from django_sitemapx.sources import pages as pages_module
-from django_sitemapx.sources.pages import PageTable, table_section
+from django_sitemapx.sources.pages import PageTable, State, table_section
 from django_sitemapx.sources.summaries import Bounds, summarize
 from tests.conftest import close_thread_connections, content, locs, validate_sitemap
 from tests.testapp.models import Document
@@ -153,20 +153,20 @@ def test_a_page_split_while_it_is_counted_keeps_no_count_of_its_old_range(
     source = _layout(registry, range(10, 130, 10))
     Document.objects.bulk_create(Document(id=key, path=f"/d/{key}/") for key in (55, 65))
     sitemapx.invalidate("d", 2)
-    digests = PageTable._digests
+    is_stale = PageTable._is_stale
     played: list[bool] = []
 
-    def split_meanwhile(self: PageTable, numbers: list[int]) -> Any:
+    def split_meanwhile(self: PageTable, state: State) -> bool:
         if not played:
             # Another worker splits page 2 and replaces its generation, after this
-            # one loaded the table and before it reads the generations.
+            # one loaded the table and before it counts.
             played.append(True)
             with monkeypatch.context() as inner:
-                inner.setattr(PageTable, "_digests", digests)
+                inner.setattr(PageTable, "_is_stale", is_stale)
                 source.page_table().states({2})
-        return digests(self, numbers)
+        return is_stale(self, state)
 
-    monkeypatch.setattr(PageTable, "_digests", split_meanwhile)
+    monkeypatch.setattr(PageTable, "_is_stale", split_meanwhile)
     source.page_table().states({2})
     monkeypatch.undo()
     assert played

@@ -134,19 +134,21 @@ def test_random_inserts_and_deletes_keep_pages_dense_and_complete(
 
 
 def test_one_insert_changes_its_page_only_and_a_split_one_more(
-    client: Client, registry: SitemapRegistry
+    client: Client, registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:
     source = registry.register(Document, source_class=_PathSource, section="d", limit=4)
     for key in range(10, 130, 10):  # 12 rows: pages of 4
         Document.objects.create(id=key, path=f"/d/{key}/")
     before = _pages(source, client)
     assert sorted(before) == [1, 2, 3]
-    Document.objects.create(id=55, path="/d/55/")  # page 2 (50 60 70 80) overflows: it splits
+    with django_capture_on_commit_callbacks(execute=True):  # marked changed once committed
+        Document.objects.create(id=55, path="/d/55/")  # page 2 (50 60 70 80) overflows: it splits
     after = _pages(source, client)
     changed = {n for n in after if after[n] != before.get(n)}
     assert changed == {2, 4}  # the page, and the page it split into
     assert after[1] == before[1] and after[3] == before[3]
-    Document.objects.create(id=75, path="/d/75/")  # page 4 (70 80) has room: only it changes
+    with django_capture_on_commit_callbacks(execute=True):
+        Document.objects.create(id=75, path="/d/75/")  # page 4 (70 80) has room: only it changes
     again = _pages(source, client)
     assert {n for n in again if again[n] != after.get(n)} == {4}
 
@@ -219,13 +221,14 @@ def _check_rule_paths(source: ModelSource, client: Client, paths: list[str]) -> 
 
 
 def test_the_index_after_one_change_counts_one_page(
-    client: Client, registry: SitemapRegistry
+    client: Client, registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:
     registry.register(Document, source_class=_PathSource, section="d", limit=3)
     documents = [Document.objects.create(id=k, path=f"/d/{k}/") for k in range(1, 31)]
     validate_sitemap(content(client.get("/sitemap.xml")))
-    documents[14].path = "/d/changed/"
-    documents[14].save()
+    with django_capture_on_commit_callbacks(execute=True):  # marked changed once committed
+        documents[14].path = "/d/changed/"
+        documents[14].save()
     with CaptureQueriesContext(connection) as queries:
         validate_sitemap(content(client.get("/sitemap.xml")))
     counts = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
@@ -494,28 +497,39 @@ def test_pages_never_counted_since_the_migration_are_counted_once(
     assert _counts(again) == 0
 
 
-def test_with_a_cache_a_save_writes_nothing_to_the_page_table(
+def test_with_a_cache_a_save_marks_its_page_after_commit_and_a_flush_counts_nothing(
     registry: SitemapRegistry, django_capture_on_commit_callbacks: Any
 ) -> None:
-    _three_pages(registry)
+    source = _three_pages(registry)
     with (
-        CaptureQueriesContext(connection) as queries,
-        django_capture_on_commit_callbacks(execute=True),
+        CaptureQueriesContext(connection) as inside,
+        django_capture_on_commit_callbacks(execute=False) as callbacks,
     ):
         Document.objects.get(id=5).save()
-    assert _page_table_writes(queries) == []  # the cache generation says it changed
-    assert PageState.objects.filter(changes__gt=0).count() == 0
+    assert _page_table_writes(inside) == []  # the caller's transaction locks nothing there
+    with CaptureQueriesContext(connection) as committed:
+        for callback in callbacks:
+            callback()
+    assert len(_page_table_writes(committed)) == 1  # one row, by its unique key
+    assert list(PageState.objects.filter(changes__gt=0).values_list("number", flat=True)) == [2]
+    with CaptureQueriesContext(connection) as counted:
+        source.page_summaries()
+    assert _counts(counted) == 1  # the marked page
+    caches["default"].clear()
+    with CaptureQueriesContext(connection) as flushed:
+        assert [s.rows for s in source.page_summaries()] == [3, 3, 3]
+    assert _counts(flushed) == 0  # the marks are in the table: the flush lost nothing
 
 
-def test_a_summary_counted_under_a_cache_is_counted_once_without_one(
+def test_a_summary_counted_under_cache_generations_is_counted_once(
     registry: SitemapRegistry,
 ) -> None:
     source = _three_pages(registry)
-    Document.objects.filter(id=5).delete()  # with a cache: no mark in the table
-    with override_settings(SITEMAPX_CACHE_ALIAS=None):
-        with CaptureQueriesContext(connection) as first:
-            assert [s.rows for s in source.page_summaries()] == [3, 2, 3]
-        with CaptureQueriesContext(connection) as again:
-            source.page_summaries()
+    # As an older release left it with a cache: the generations' digest, no marks kept.
+    PageState.objects.filter(section="d").update(generation="0" * 40)
+    with CaptureQueriesContext(connection) as first:
+        assert [s.rows for s in source.page_summaries()] == [3, 3, 3]
+    with CaptureQueriesContext(connection) as again:
+        source.page_summaries()
     assert _counts(first) >= 1  # every page, one by one or grouped as the database counts best
     assert _counts(again) == 0

@@ -120,9 +120,10 @@ def _invalidate(source: WagtailPageSource, pages: list[tuple[Any, str]]) -> None
             places.add((table.section_name, number))
     done: set[int] = set()
     for table_name, number in sorted(places):
-        if app_settings.CACHE_ALIAS is None:
+        if app_settings.CACHE_ALIAS is None or table_name != source.section:
             # The host's own rows of the page table (invalidate() marks the shared ones).
             mark_changed(table_name, number)
+        if app_settings.CACHE_ALIAS is None:
             sitemap_invalidated.send(sender=invalidate, section=source.section, page=number)
         elif number not in done:
             # Page generations are named per section: the same page number of
