@@ -326,3 +326,16 @@ def test_image_pages_are_full_for_any_images_per_row(
         _assert_full(bodies, served, rows, URLS)
 
     example()
+
+
+@pytest.mark.parametrize("alias", ["default", None], ids=["cached", "streamed"])
+def test_pages_first_cut_by_rows_are_full_by_size_once_crawled(
+    client: Client, registry: SitemapRegistry, small_pages: None, alias: str | None
+) -> None:
+    # Pages of 196 rows of about 330 bytes: 65 kB each, over the 40 kB limit. Each
+    # was cut in equal parts in the middle of the section (about 80% of the limit).
+    registry.register(Document, _Paths, limit=200)
+    _documents(600)
+    with override_settings(SITEMAPX_CACHE_ALIAS=alias):
+        bodies, served = _crawled(client)
+    _assert_full(bodies, served, 600, 200)
