@@ -340,3 +340,22 @@ def test_pages_first_cut_by_rows_are_full_by_size_once_crawled(
     with override_settings(SITEMAPX_CACHE_ALIAS=alias):
         bodies, served = _crawled(client)
     _assert_full(bodies, served, 600, 200)
+
+
+def test_a_save_that_crosses_no_limit_moves_no_page(
+    client: Client, registry: SitemapRegistry, small_pages: None
+) -> None:
+    registry.register(Document, _Paths, limit=200)
+    _documents(600)
+    first, _ = _crawled(client)
+    layout = list(PageState.objects.order_by("first").values_list("number", "first"))
+    # A row of the second page (pages of about 115 rows) gets a longer path: its page
+    # (at 95% of the limit) stays within it.
+    document = Document.objects.get(id=150)
+    document.path = document.path + "x" * 40
+    document.save()
+    again, served = _crawled(client)
+    assert list(PageState.objects.order_by("first").values_list("number", "first")) == layout
+    assert len(served) == 600
+    changed = [n for n, (a, b) in enumerate(zip(first, again, strict=True)) if a != b]
+    assert len(changed) == 1 and len(again[changed[0]]) <= LIMIT
