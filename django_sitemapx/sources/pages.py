@@ -27,6 +27,12 @@ When a count breaks it, only that page and at most one neighbour change:
   (the next one for the first page) when both fit in one page, else the two
   share their rows equally; an empty page always goes.
 
+The protocol's 50 MB is kept as a page is built: a page that goes over it keeps
+the rows measured to fit in ``SPLIT_SHARE`` of it, and the rows after them are
+laid out again with the following pages not measured yet (``_recut``); a page
+cut so whose rows were shorter takes more (``refill``). Each page's size is
+recorded as measured (``record_size``).
+
 New pages take new numbers, so no other page is renumbered. Serving a page is
 ``WHERE key >= first AND key < next_first ORDER BY key``: the last page costs
 what the first costs. The first count of a section cuts full pages with one
