@@ -349,7 +349,7 @@ class _Rendering:
         """The page rendered again once its source split it; None if it was not split."""
         writer = self.writer
         if not self.repages or not self.source.page_overflowed(
-            self.number, writer.stats.urls, writer.stats.bytes
+            self.number, writer.stats.urls, writer.stats.bytes, fitting=writer.urls_within
         ):
             return None
         close_stream(self.stream)

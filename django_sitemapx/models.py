@@ -432,6 +432,10 @@ class PageState(models.Model):
     # the protocol's byte limit was split; NULL: not known. Only the split and
     # merge rule reads it: the byte limit itself is enforced as a page is built.
     bytes = models.PositiveBigIntegerField(null=True, blank=True)
+    # Whether ``bytes`` was measured by building the page over its current range
+    # (False: an estimate, or never built since the range last moved). A page that
+    # goes over 50 MB, or is built well under it, re-cuts the unmeasured pages after it.
+    measured = models.BooleanField(default=False)
 
     class Meta:
         verbose_name = _("sitemap page")

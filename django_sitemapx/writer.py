@@ -304,6 +304,10 @@ def sitemap_element(loc: str, lastmod: str | None) -> str:
     return f"<sitemap><loc>{loc.translate(_ESCAPES)}</loc><lastmod>{lastmod}</lastmod></sitemap>\n"
 
 
+# The share of its byte limit past which a document records each element's size.
+NEAR_SHARE = 0.85
+
+
 class DocumentWriter:
     """Frames rendered elements as one document and keeps it within protocol limits.
 
@@ -347,6 +351,11 @@ class DocumentWriter:
         self.started = False
         # Whether an element was left out for the document's byte limit (not its own size).
         self.overflowed = False
+        # Each element's size in the chunks that end past NEAR_SHARE of max_bytes:
+        # (URLs before the chunk, bytes before its first element, sizes). Where a page
+        # that goes over its limit is cut is measured from them (``urls_within``).
+        self._near: list[tuple[int, int, list[int]]] = []
+        self._near_from = NEAR_SHARE * max_bytes
 
     def render_entries(self, entries: Sequence[EntryTuple] | PlainChunk) -> bytes:
         """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
@@ -388,10 +397,33 @@ class DocumentWriter:
             chunk = chunk[:kept]
             if not kept:
                 return b""
+        if stats.bytes + len(data) > self._near_from:
+            # Near the limit only (a few chunks of a large page): one size per element.
+            sizes = list(map(len, chunk)) if data.isascii() else [len(e.encode()) for e in chunk]
+            self._near.append((stats.urls, stats.bytes + len(head), sizes))
         self.started = True
         stats.urls += len(chunk)
         stats.bytes += len(data)
         return data
+
+    def urls_within(self, size: int) -> int | None:
+        """How many of the elements written so far fit in ``size`` bytes, closing tag included.
+
+        Measured from each element's size near the limit (``NEAR_SHARE``); None
+        when ``size`` is below what was measured.
+        """
+        budget = size - self._closing_size
+        if not self._near or self._near[0][1] > budget:
+            return None
+        fitting = 0
+        for urls, start, sizes in self._near:
+            total = start
+            for index, element_size in enumerate(sizes):
+                total += element_size
+                if total > budget:
+                    return urls + index
+            fitting = urls + len(sizes)
+        return fitting
 
     def _within_element_bound(
         self, chunk: list[str], text: str, bound: int

@@ -1,19 +1,25 @@
 """The writer: escaping, extension elements, limits, and golden output."""
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
+from django_sitemapx.conf import PROTOCOL_MAX_BYTES
 from django_sitemapx.entries import Alternate, Entry, Extras, PlainChunk
 from django_sitemapx.writer import (
+    NEAR_SHARE,
     SITEMAP_NAMESPACE,
+    URLSET_CLOSE,
     XHTML_NAMESPACE,
     has_illegal_xml_chars,
     index_writer,
     plain_url_elements,
     sitemap_element,
     url_elements,
+    urlset_open,
     urlset_writer,
 )
 from tests.conftest import NS, locs, validate_sitemap
@@ -301,3 +307,39 @@ def test_a_plain_chunk_with_an_illegal_character_loses_that_url() -> None:
     data = writer.render_entries(chunk) + writer.close()
     assert locs(validate_sitemap(data)) == ["https://e.com/a"]
     assert writer.stats.skipped == {"illegal_characters": 1}
+
+
+# -- where a page that goes over its byte limit fits, measured ---------------------------
+
+
+@given(st.lists(st.text(alphabet="aé€", min_size=1, max_size=40), min_size=1, max_size=60))
+def test_urls_within_says_how_many_elements_fit_as_measured(texts: list[str]) -> None:
+    elements = [f"<url><loc>{text}</loc></url>\n" for text in texts]
+    writer = urlset_writer(max_urls=50_000, max_bytes=4_000)
+    for start in range(0, len(elements), 7):
+        writer.render(elements[start : start + 7])
+    closing = len(URLSET_CLOSE.encode())
+    head = len(urlset_open(None, None).encode())
+    ends = list(itertools.accumulate((len(e.encode()) for e in elements), initial=head))[1:]
+    for size in range(head + closing, writer.stats.bytes + closing + 50, 97):
+        found = writer.urls_within(size)
+        if found is None:  # below what was measured (under 85% of the limit)
+            assert size < NEAR_SHARE * 4_000 + closing + 50
+            continue
+        written = min(len(elements), writer.stats.urls)
+        assert found == sum(1 for end in ends[:written] if end + closing <= size)
+
+
+def test_the_real_50_mb_limit_is_kept_and_measured_where_95_percent_ends() -> None:
+    element = "<url><loc>https://example.com/" + "p" * 1_150 + "</loc></url>\n"
+    writer = urlset_writer(max_urls=50_000, max_bytes=PROTOCOL_MAX_BYTES)
+    written = 0
+    while not writer.overflowed:
+        written += len(writer.render([element] * 2_000))
+    written += len(writer.close())
+    assert written == writer.stats.bytes <= PROTOCOL_MAX_BYTES
+    assert writer.stats.bytes > PROTOCOL_MAX_BYTES - len(element)
+    # The rows that fit in 95% of 50 MB, to the element.
+    target = int(0.95 * PROTOCOL_MAX_BYTES)
+    head, closing = len(urlset_open(None, None).encode()), len(URLSET_CLOSE.encode())
+    assert writer.urls_within(target) == (target - head - closing) // len(element)

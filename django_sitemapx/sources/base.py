@@ -280,10 +280,19 @@ class Source:
         """The most ``<url>`` elements one page of this source holds (its rows' URLs)."""
         return min(self.get_limit(), self.rows_per_page() * self.urls_per_row())
 
-    def page_overflowed(self, number: int, urls: int, size: int) -> bool:
+    def page_overflowed(
+        self,
+        number: int,
+        urls: int,
+        size: int,
+        *,
+        fitting: Callable[[int], int | None] | None = None,
+    ) -> bool:
         """Page ``number`` went over the protocol's 50 MB after ``urls`` URLs (``size`` bytes).
 
         Called while the page is rendered, before any byte of it was sent.
+        ``fitting(n)``, when given, says how many of those URLs fit in ``n``
+        bytes, as measured (None if it was not measured that low).
         A source that splits the page there returns True: the page is rendered
         again. The default, for pages sized by :meth:`max_url_bytes` (which
         cannot overflow), returns False: the writer leaves the rest out, counted.

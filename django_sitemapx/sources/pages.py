@@ -26,6 +26,12 @@ When a count breaks it, only that page and at most one neighbour change:
   (the next one for the first page) when both fit in one page, else the two
   share their rows equally; an empty page always goes.
 
+The protocol's 50 MB is kept as a page is built: a page that goes over it keeps
+the rows measured to fit in ``SPLIT_SHARE`` of it, and the rows after them are
+laid out again with the following pages not measured yet (``_recut``); a page
+cut so whose rows were shorter takes more (``refill``). Each page's size is
+recorded as measured (``record_size``).
+
 New pages take new numbers, so no other page is renumbered. Serving a page is
 ``WHERE key >= first AND key < next_first ORDER BY key``: the last page costs
 what the first costs. The first count of a section cuts full pages with one
@@ -118,11 +124,17 @@ PAGE_BYTES = PROTOCOL_MAX_BYTES
 # A page of at least this share of PAGE_BYTES is full by its size: it is never
 # merged for having few rows (its size is recorded as it is built); two pages
 # merge only if their sizes (at most this share each when not recorded) fit
-# MERGED_SHARE; a page split for going over the limit is cut into parts of at
-# most SPLIT_SHARE of the rows that fitted.
+# MERGED_SHARE.
 FULL_SHARE = 0.4
 MERGED_SHARE = 0.8
+# Pages cut for their size hold the rows measured to fit in SPLIT_SHARE of
+# PAGE_BYTES (the rest is room to grow); a page built under MIN_FILL of both
+# limits whose size was an estimate takes more rows when that adds at least
+# REFILL_GAIN of them. A re-cut reaches at most MAX_RUN unmeasured pages on.
 SPLIT_SHARE = 0.95
+MIN_FILL = 0.9
+REFILL_GAIN = 1.05
+MAX_RUN = 16
 
 
 def is_deadlock(error: OperationalError) -> bool:
@@ -284,6 +296,7 @@ _COLUMNS = (
     "changes",
     "counted",
     "bytes",
+    "measured",
 )
 
 
@@ -301,8 +314,10 @@ class State:
     # Changes to the page's rows so far, and how many there were when it was counted.
     changes: int = 0
     counted: int | None = None
-    # The page's size in bytes as last built (or estimated by a split), if large.
+    # The page's size in bytes as last built, or estimated by a split.
     bytes: int | None = None
+    # Whether ``bytes`` was measured over the page's current range (not an estimate).
+    measured: bool = False
 
 
 def _full_by_size(state: State) -> bool:
@@ -315,6 +330,38 @@ def _sizes_fit(*pages: State) -> bool:
     unrecorded = FULL_SHARE * PAGE_BYTES
     total = sum(page.bytes if page.bytes is not None else unrecorded for page in pages)
     return total <= MERGED_SHARE * PAGE_BYTES
+
+
+@dataclass(frozen=True)
+class _Recut:
+    """A page cut by its size: it holds ``keep`` rows of about ``row_bytes`` each."""
+
+    keep: int
+    row_bytes: float
+    # The page holds at least this many rows (its stored count may be older).
+    at_least: int = 0
+
+
+def plan_pieces(total: int, keep: int, room: int | None) -> tuple[list[int], int]:
+    """How ``total`` rows, from a page cut by its size on, are laid out again.
+
+    Returns each page's rows, in order, and how many rows go to the measured
+    page after them. ``keep`` is the most rows a page holds. ``room`` is None
+    when the rows run to the section's end: pages of ``keep`` rows, the rest on
+    the last; else the rows the measured page after them can take: the rest
+    goes there if it fits, otherwise the rows are shared equally by as few
+    pages as hold them, so that no page in the middle is left nearly empty.
+    """
+    if total <= keep:
+        return [total], 0
+    whole, rest = divmod(total, keep)
+    if room is None:
+        return [keep] * whole + ([rest] if rest else []), 0
+    if rest <= room:
+        return [keep] * whole, rest
+    count = whole + 1
+    base, extra = divmod(total, count)
+    return [base + 1] * extra + [base] * (count - extra), 0
 
 
 class PageTable:
@@ -504,7 +551,7 @@ class PageTable:
         if not rows or any(row[5] != self.fingerprint for row in rows):
             return None
         states = [
-            State(row[0], row[1], row[2], row[3], row[4], row[6], row[7], row[8], row[9])
+            State(row[0], row[1], row[2], row[3], row[4], row[6], row[7], row[8], row[9], row[10])
             for row in rows
         ]
         return sorted(states, key=lambda state: state.first)
@@ -747,6 +794,8 @@ class PageTable:
                 neighbour = states[position - 1 if position > 0 else position + 1]
                 if neighbour.number in changed:
                     continue
+                if state.rows and _full_by_size(neighbour) and not _sizes_fit(state, neighbour):
+                    continue  # sharing rows equally would empty a page full by its size
                 pages = [state, neighbour]
             else:
                 continue
@@ -757,47 +806,78 @@ class PageTable:
                 changed |= done
         return changed, moved
 
-    def split_over(self, number: int, fitted: int, size: int) -> bool:
-        """Split page ``number``, which went over ``PAGE_BYTES`` after ``fitted`` rows.
+    def split_over(self, number: int, fitted: int, size: int, keep: int | None = None) -> bool:
+        """Cut page ``number``, which went over ``PAGE_BYTES`` after ``fitted`` rows.
 
-        ``size`` is the bytes those rows took. The last page keeps
-        ``SPLIT_SHARE`` of ``fitted`` rows and the rest goes to new pages of as
-        many (appends fill pages); any other page is cut in equal parts of at
-        most that many. Each part's size is estimated from ``size``, so the
-        parts are not merged again for their row counts. Returns whether the
-        page was split (False: one row is over the limit alone, or another
-        process changed the page first and it is counted again).
+        ``size`` is the bytes those rows took; ``keep`` the rows measured to fit
+        in ``SPLIT_SHARE`` of ``PAGE_BYTES`` (by default estimated from ``size``).
+        The page keeps ``keep`` rows and the rows after them are cut again with
+        the unmeasured pages that follow (``_recut``). Returns whether the page
+        was cut (False: one row is over the limit alone, or another process
+        changed the page first and it is counted again).
         """
-        step = math.floor(fitted * SPLIT_SHARE)
-        states = self._load()
-        if step < 1 or states is None:
+        if keep is None:
+            keep = math.floor(fitted * SPLIT_SHARE * PAGE_BYTES / max(size, 1))
+        keep = min(keep, fitted)
+        if keep < 1:
             return False
-        position = next((i for i, s in enumerate(states) if s.number == number), None)
-        if position is None:
-            return False
-        state = states[position]
-        if position != len(states) - 1:
-            rows = max(state.rows, fitted + 1)  # the stored count may be older than the rows
-            step = math.ceil(rows / math.ceil(rows / step))
-        done = self._change(states, [state], step=step, row_bytes=size / fitted)
-        return bool(done)
+        return self._recut_from(number, keep, size / fitted, at_least=fitted + 1)
 
-    def record_size(self, number: int, size: int) -> None:
-        """Record page ``number``'s size as built, if it is full by its size (one query)."""
-        value = size if size >= FULL_SHARE * PAGE_BYTES else None
-        pages = self.table.filter(section=self.section_name, number=number)
-        pages = pages.filter(bytes__isnull=False) if value is None else pages.exclude(bytes=value)
-        retrying(self.using, lambda: pages.update(bytes=value), 0, "recording a page's size")
+    def refill(self, number: int, rows: int, size: int) -> bool:
+        """Give page ``number``, built with ``rows`` rows in ``size`` bytes, more rows.
+
+        For a page built under ``MIN_FILL`` of both limits whose size was an
+        estimate: it takes as many rows as ``SPLIT_SHARE`` of ``PAGE_BYTES``
+        holds at the bytes per row measured (at most ``capacity``), from the
+        unmeasured pages after it. Nothing changes unless that adds at least
+        ``REFILL_GAIN`` of its rows (False).
+        """
+        if rows < 1 or size < 1:
+            return False
+        keep = min(self.capacity, math.floor(rows * SPLIT_SHARE * PAGE_BYTES / size))
+        if keep < rows * REFILL_GAIN:
+            return False
+        return self._recut_from(number, keep, size / rows)
+
+    def _recut_from(self, number: int, keep: int, row_bytes: float, at_least: int = 0) -> bool:
+        states = self._load()
+        state = next((s for s in states or [] if s.number == number), None)
+        if states is None or state is None:
+            return False
+        plan = _Recut(keep=keep, row_bytes=row_bytes, at_least=at_least)
+        return bool(self._change(states, [state], recut=plan))
+
+    def record_size(self, state: State, size: int) -> None:
+        """Record page ``state``'s size as built, measured (one query, none if known).
+
+        Stored only while the page's range is the one built (``first`` and
+        ``changes`` as loaded).
+        """
+        if state.measured and state.bytes == size:
+            return
+        pages = self.table.filter(
+            section=self.section_name,
+            number=state.number,
+            first=state.first,
+            changes=state.changes,
+        )
+        retrying(
+            self.using,
+            lambda: pages.update(bytes=size, measured=True),
+            0,
+            "recording a page's size",
+        )
 
     def _change(
         self,
         states: list[State],
         pages: list[State],
         *,
-        step: int | None = None,
-        row_bytes: float | None = None,
+        recut: _Recut | None = None,
     ) -> set[int] | None:
         """Split ``pages[0]`` (alone) or merge it with ``pages[1]``, under the section's lock.
+
+        With ``recut``, ``pages[0]`` is cut by its size instead (``_recut``).
 
         The pages are read again under the lock: if one of them no longer
         starts where it did or has changed since (another process split or
@@ -822,14 +902,10 @@ class PageTable:
                 counts = {page.number: page for page in pages}
                 fresh = [counts.get(state.number, state) for state in current]
                 position = next(i for i, s in enumerate(fresh) if s.number == pages[0].number)
-                if len(pages) == 1:
-                    done = self._split(
-                        fresh,
-                        position,
-                        last=position == len(fresh) - 1,
-                        step=step,
-                        row_bytes=row_bytes,
-                    )
+                if recut is not None:
+                    done = self._recut(fresh, position, recut)
+                elif len(pages) == 1:
+                    done = self._split(fresh, position, last=position == len(fresh) - 1)
                 else:
                     neighbour = next(i for i, s in enumerate(fresh) if s.number == pages[1].number)
                     if abs(neighbour - position) != 1:
@@ -911,28 +987,15 @@ class PageTable:
 
         transaction.on_commit(committed, using=self.using)
 
-    def _split(
-        self,
-        states: list[State],
-        position: int,
-        *,
-        last: bool,
-        step: int | None = None,
-        row_bytes: float | None = None,
-    ) -> set[int]:
-        """Cut page ``position`` into parts of ``step`` rows (by default by the rule).
-
-        ``row_bytes``: the bytes a row takes, measured; each part's size is estimated from it.
-        """
+    def _split(self, states: list[State], position: int, *, last: bool) -> set[int]:
+        """Cut page ``position``, over capacity, into parts by the rule."""
         state = states[position]
         bounds = self._bounds_from([(s.number, s.first) for s in states], state.number)
         assert bounds is not None
-        if step is None:
-            if last:
-                step = self.capacity
-            else:
-                step = math.ceil(state.rows / math.ceil(state.rows / self.capacity))
-        size = round(step * row_bytes) if row_bytes is not None else None
+        if last:
+            step = self.capacity
+        else:
+            step = math.ceil(state.rows / math.ceil(state.rows / self.capacity))
         cuts = self._cuts(bounds, step)
         if not cuts:
             return set()
@@ -947,15 +1010,100 @@ class PageTable:
                 number=next_number + offset,
                 first=self.codec.encode(cut),
                 fingerprint=self.fingerprint,
-                bytes=size,
             )
             for offset, cut in enumerate(cuts)
         ]
         self.table.bulk_create(created)
-        if row_bytes is not None:
-            self.table.filter(section=self.section_name, number=state.number).update(bytes=size)
         self._touch({state.number})
         return {state.number, *(page.number for page in created)}
+
+    def _recut(self, states: list[State], position: int, recut: _Recut) -> set[int]:
+        """Lay out again page ``position`` and the unmeasured pages after it, by size.
+
+        The page and the pages after it not built since their range last moved
+        (at most ``MAX_RUN``) are cut into pages of ``recut.keep`` rows
+        (``plan_pieces``); what is left goes to the measured page after them
+        when it has room, by rows and by its measured bytes. Pages keep their
+        numbers where they can; each part's size is estimated from
+        ``recut.row_bytes`` until it is built. Returns the pages whose range moved.
+        """
+        state = states[position]
+        end = position + 1
+        while end < len(states) and not states[end].measured and end - position <= MAX_RUN:
+            end += 1
+        run = states[position:end]
+        after = states[end] if end < len(states) else None
+        total = max(state.rows, recut.at_least) + sum(page.rows for page in run[1:])
+        room: int | None = None
+        if after is not None:
+            room = 0
+            if after.measured and after.bytes is not None:
+                by_bytes = (SPLIT_SHARE * PAGE_BYTES - after.bytes) / recut.row_bytes
+                room = max(0, math.floor(min(self.capacity - after.rows, by_bytes)))
+        pieces, given = plan_pieces(total, recut.keep, room)
+        firsts = [(s.number, s.first) for s in states]
+        low = self._bounds_from(firsts, state.number)
+        assert low is not None
+        high = self.codec.decode(after.first) if after is not None else None
+        keys = self._keys_after(Bounds(low.low, high), pieces if given else pieces[:-1])
+        moved_to = None
+        if given and len(keys) == len(pieces):
+            moved_to = self.codec.encode(keys.pop())
+        new_firsts = [state.first, *(self.codec.encode(key) for key in keys)]
+        if new_firsts == [page.first for page in run] and moved_to is None:
+            return set()
+        sizes = [round(rows * recut.row_bytes) for rows in pieces]
+        pages = self.table.filter(section=self.section_name)
+        kept, gone = run[: len(new_firsts)], run[len(new_firsts) :]
+        pages.filter(number__in=[page.number for page in gone]).delete()
+        # (section, first) is unique: pages whose first moves back are moved in key
+        # order, then those whose first moves on in reverse, so no two meet.
+        back = [index for index, page in enumerate(kept) if new_firsts[index] < page.first]
+        on = [index for index, page in enumerate(kept) if new_firsts[index] > page.first]
+        for index in [*back, *reversed(on)]:
+            pages.filter(number=kept[index].number).update(first=new_firsts[index])
+        for index, page in enumerate(kept):
+            pages.filter(number=page.number).update(bytes=sizes[index])
+        next_number = (pages.aggregate(n=Max("number"))["n"] or 0) + 1
+        start = max(page.changes for page in states) + 1
+        created = [
+            self.table.model(
+                section=self.section_name,
+                number=next_number + offset,
+                first=first,
+                fingerprint=self.fingerprint,
+                bytes=sizes[len(kept) + offset],
+                changes=start,
+            )
+            for offset, first in enumerate(new_firsts[len(kept) :])
+        ]
+        self.table.bulk_create(created)
+        touched = {page.number for page in kept}
+        if moved_to is not None and after is not None:
+            pages.filter(number=after.number).update(
+                first=moved_to, bytes=(after.bytes or 0) + round(given * recut.row_bytes)
+            )
+            touched.add(after.number)
+        self._touch(touched)
+        return touched | {page.number for page in gone} | {page.number for page in created}
+
+    def _keys_after(self, bounds: Bounds, steps: list[int]) -> list[Any]:
+        """The keys that start each next part within ``bounds``, the parts of ``steps`` rows.
+
+        One query per part, an OFFSET bounded by the part's rows; fewer keys
+        when the rows run out first.
+        """
+        key = self.source.key_name
+        keys: list[Any] = []
+        low = bounds.low
+        for step in steps:
+            part = in_range(self.source, self.source.listed_rows(), Bounds(low, bounds.high))
+            found = list(part.order_by(key).values_list(key, flat=True)[step : step + 1])
+            if not found:
+                break
+            keys.append(found[0])
+            low = found[0]
+        return keys
 
     def _cuts(self, bounds: Bounds, step: int) -> list[Any]:
         """The keys that start each next part of ``step`` rows within ``bounds``.
@@ -1017,10 +1165,11 @@ class PageTable:
     def _touch(self, numbers: set[int]) -> None:
         """Mark pages whose key range moved as changed: each is counted again.
 
-        A summary counted before is then never stored over the new range (``_store``).
+        A summary counted before is then never stored over the new range
+        (``_store``), and a size measured before is no longer a measure of it.
         """
         self.table.filter(section=self.section_name, number__in=sorted(numbers)).update(
-            changes=F("changes") + 1
+            changes=F("changes") + 1, measured=False
         )
 
     # -- generations ----------------------------------------------------------------------

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -288,8 +289,8 @@ class ModelSource(Source):
         if found is None:
             return None
         state, bounds = found
-        # Whether page_built() has a recorded size to clear (else a small page costs no query).
-        self._recorded_sizes = {number: state.bytes is not None}
+        # For page_built(): the page as served, and whether it is the section's last.
+        self._served_pages = {number: (state, bounds.high is None)}
         if summary is None:
             if not state.rows:
                 return None
@@ -316,15 +317,42 @@ class ModelSource(Source):
         """The writer's limit: a page may hold more rows than it was counted with."""
         return self.get_limit()
 
-    def page_overflowed(self, number: int, urls: int, size: int) -> bool:
-        """Split page ``number`` into parts that each fit (see ``PageTable.split_over``)."""
-        return self.page_table().split_over(number, urls // self.urls_per_row(), size)
+    def page_overflowed(
+        self,
+        number: int,
+        urls: int,
+        size: int,
+        *,
+        fitting: Callable[[int], int | None] | None = None,
+    ) -> bool:
+        """Cut page ``number`` where it fits, as measured (see ``PageTable.split_over``)."""
+        per_row = self.urls_per_row()
+        measured = fitting(math.floor(pages.SPLIT_SHARE * pages.PAGE_BYTES)) if fitting else None
+        keep = measured // per_row if measured is not None else None
+        return self.page_table().split_over(number, urls // per_row, size, keep)
 
     def page_built(self, number: int, urls: int, size: int) -> None:
-        """Record the size of a page full by its size; clear one that no longer is."""
-        recorded = getattr(self, "_recorded_sizes", {}).get(number, True)
-        if size >= pages.FULL_SHARE * pages.PAGE_BYTES or recorded:
-            self.page_table().record_size(number, size)
+        """Record the page's size as measured; give a page built nearly empty more rows.
+
+        A page that is not the last, cut by its size (its estimated size full
+        by size) but built under ``MIN_FILL`` of both limits (its rows were
+        shorter than those measured), takes rows from the unmeasured pages after it.
+        """
+        served = getattr(self, "_served_pages", {}).get(number)
+        if served is None:
+            return
+        state, last = served
+        table = self.page_table()
+        table.record_size(state, size)
+        if (
+            not last
+            and not state.measured
+            and state.bytes is not None
+            and state.bytes >= pages.FULL_SHARE * pages.PAGE_BYTES
+            and size < pages.MIN_FILL * pages.PAGE_BYTES
+            and urls < pages.MIN_FILL * self.get_limit()
+        ):
+            table.refill(number, urls // self.urls_per_row(), size)
 
     def _counts_pages_together(self) -> bool:
         """Whether neighbouring pages are counted in one pass (``summaries.summarize_pages``).

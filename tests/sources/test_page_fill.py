@@ -15,6 +15,8 @@ import pytest
 from django.db.models import CharField, Value
 from django.db.models.functions import Cast, Concat, Repeat
 from django.test import Client, override_settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import django_sitemapx as sitemapx
 from django_sitemapx import documents
@@ -180,3 +182,180 @@ def test_rows_entering_a_full_page_before_it_is_counted_again_are_all_listed(
     Document.objects.bulk_create([Document(id=3, path="/d/new/")])
     served = [loc for page in pages for loc in locs(validate_sitemap(content(client.get(page))))]
     assert len(served) == 51 and "http://testserver/d/new/" in served
+
+
+# -- every page but the last at least 90% full, over any URL lengths ---------------------
+
+# A lower limit on a page's URLs too, so that both limits are met in one section.
+URLS = 60
+
+
+def _clean_slate() -> None:
+    """Each example starts from no rows, no pages and an empty cache."""
+    from django.core.cache import caches
+
+    from django_sitemapx.serving.cache import local_copies
+
+    Document.objects.all().delete()
+    Article.objects.all().delete()
+    PageState.objects.all().delete()
+    for alias in caches:
+        caches[alias].clear()
+    local_copies.clear()
+
+
+def _crawled(client: Client) -> tuple[list[bytes], Counter[str]]:
+    """The pages once crawling in key order changes them no more (each crawl fills them)."""
+    bodies: list[bytes] = []
+    served: Counter[str] = Counter()
+    for _ in range(12):
+        before = list(PageState.objects.order_by("first").values_list("number", "first", "bytes"))
+        bodies, served = _served(client)
+        after = list(PageState.objects.order_by("first").values_list("number", "first", "bytes"))
+        if after == before:
+            break
+    return bodies, served
+
+
+def _assert_full(bodies: list[bytes], served: Counter[str], rows: int, urls: int) -> None:
+    # No URL dropped, none twice; no page over either limit.
+    assert len(served) == rows and set(served.values()) == {1}
+    counts = [len(locs(validate_sitemap(body))) for body in bodies]
+    assert all(len(body) <= LIMIT for body in bodies), [len(body) for body in bodies]
+    assert all(count <= urls for count in counts), counts
+    # Every page but the last at least 90% of the first limit it reaches.
+    fills = [
+        max(len(body) / LIMIT, count / urls) for body, count in zip(bodies, counts, strict=True)
+    ]
+    assert all(fill >= pages.MIN_FILL for fill in fills[:-1]), fills
+
+
+@given(
+    total=st.integers(1, 10_000),
+    keep=st.integers(1, 2_000),
+    room=st.one_of(st.none(), st.integers(0, 2_000)),
+)
+def test_a_cut_by_size_keeps_every_row_and_no_page_in_the_middle_nearly_empty(
+    total: int, keep: int, room: int | None
+) -> None:
+    pieces, given = pages.plan_pieces(total, keep, room)
+    assert sum(pieces) + given == total
+    assert all(0 < piece <= keep for piece in pieces)
+    if room is None:
+        assert given == 0 and all(piece == keep for piece in pieces[:-1])
+    else:
+        assert given <= room
+        # Pages in the middle: the measured page's rows, or at least half of them.
+        assert all(2 * piece >= min(keep, total) for piece in pieces)
+
+
+_LENGTHS = st.lists(st.integers(10, 500), min_size=1, max_size=8).flatmap(
+    lambda pattern: st.tuples(st.just(pattern), st.integers(20, 700))
+)
+
+
+@pytest.mark.parametrize("alias", ["default", None], ids=["cached", "streamed"])
+def test_pages_are_full_for_any_url_lengths(
+    client: Client, registry: SitemapRegistry, small_pages: None, alias: str | None
+) -> None:
+    # 200 URLs a page: 65 kB of average paths, over the 40 kB limit; 14 kB of short ones.
+    registry.register(Document, _Paths, limit=200)
+
+    @settings(
+        max_examples=8,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+        derandomize=True,
+    )
+    @given(_LENGTHS)
+    def example(case: tuple[list[int], int]) -> None:
+        # Rows whose paths repeat ``pattern`` of lengths: runs of long and short URLs.
+        pattern, rows = case
+        _clean_slate()
+        Document.objects.bulk_create(
+            Document(id=n, path=f"/{'p' * pattern[n % len(pattern)]}/{n:06d}/")
+            for n in range(1, rows + 1)
+        )
+        with override_settings(SITEMAPX_CACHE_ALIAS=alias):
+            bodies, served = _crawled(client)
+        _assert_full(bodies, served, rows, 200)
+
+    example()
+
+
+def test_image_pages_are_full_for_any_images_per_row(
+    client: Client, registry: SitemapRegistry, small_pages: None
+) -> None:
+    from django.utils import timezone
+
+    from example_project.articles.models import ArticleImage, Category
+
+    registry.register(
+        Article,
+        section="images",
+        url_name="article-detail",
+        url_kwargs={"category": "category__slug", "slug": "slug"},
+        images=sitemapx.RelatedImages("images", loc="url", order_by=["position"]),
+        max_images=5,
+        limit=URLS,
+    )
+
+    @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(st.integers(0, 5), min_size=1, max_size=6), st.integers(10, 150))
+    def example(pattern: list[int], rows: int) -> None:
+        # Up to five images a row, each with a long URL (a CDN's, say).
+        _clean_slate()
+        category, _ = Category.objects.get_or_create(slug="c", defaults={"name": "C"})
+        now = timezone.now()
+        Article.objects.bulk_create(
+            Article(
+                id=n,
+                category=category,
+                slug=f"a{n}",
+                title=f"A {n}",
+                updated_at=now,
+                is_published=True,
+            )
+            for n in range(1, rows + 1)
+        )
+        ArticleImage.objects.bulk_create(
+            ArticleImage(article_id=n, url=f"/img/{'i' * 150}/{n}/{i}.jpg", position=i)
+            for n in range(1, rows + 1)
+            for i in range(pattern[n % len(pattern)])
+        )
+        bodies, served = _crawled(client)
+        _assert_full(bodies, served, rows, URLS)
+
+    example()
+
+
+@pytest.mark.parametrize("alias", ["default", None], ids=["cached", "streamed"])
+def test_pages_first_cut_by_rows_are_full_by_size_once_crawled(
+    client: Client, registry: SitemapRegistry, small_pages: None, alias: str | None
+) -> None:
+    # Pages of 196 rows of about 330 bytes: 65 kB each, over the 40 kB limit. Each
+    # was cut in equal parts in the middle of the section (about 80% of the limit).
+    registry.register(Document, _Paths, limit=200)
+    _documents(600)
+    with override_settings(SITEMAPX_CACHE_ALIAS=alias):
+        bodies, served = _crawled(client)
+    _assert_full(bodies, served, 600, 200)
+
+
+def test_a_save_that_crosses_no_limit_moves_no_page(
+    client: Client, registry: SitemapRegistry, small_pages: None
+) -> None:
+    registry.register(Document, _Paths, limit=200)
+    _documents(600)
+    first, _ = _crawled(client)
+    layout = list(PageState.objects.order_by("first").values_list("number", "first"))
+    # A row of the second page (pages of about 115 rows) gets a longer path: its page
+    # (at 95% of the limit) stays within it.
+    document = Document.objects.get(id=150)
+    document.path = document.path + "x" * 40
+    document.save()
+    again, served = _crawled(client)
+    assert list(PageState.objects.order_by("first").values_list("number", "first")) == layout
+    assert len(served) == 600
+    changed = [n for n, (a, b) in enumerate(zip(first, again, strict=True)) if a != b]
+    assert len(changed) == 1 and len(again[changed[0]]) <= LIMIT
