@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from django.apps import apps
 from django.conf import settings
 from django.core import checks
-from django.db import models
+from django.db import models, router
 from django.db.models import Q
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
@@ -39,6 +39,7 @@ from ...locations.hosts import host_name
 from ...sources import ModelSource, Page, PageSummary
 from ...sources.base import ALTERNATE_FRAME_BYTES, PlainChunkEntries
 from ...sources.lastmods import lastmod_in_sql
+from ...sources.pages import host_section
 from ...sources.rows import row_batches
 from ...sources.summaries import in_range
 from ...values import checked_reader, format_hreflang, formatted, static_value
@@ -183,9 +184,17 @@ def site_tree(site: Any) -> SiteTree:
 
 
 def restricted_paths() -> tuple[str, ...]:
-    """The tree paths of pages under a view restriction: their subtrees are not public."""
+    """The tree paths of pages under a view restriction: their subtrees are not public.
+
+    None before Wagtail's tables are migrated: ``migrate``'s own system checks build
+    the section's query on an empty database.
+    """
     from wagtail.models import PageViewRestriction
 
+    from ...models import table_exists
+
+    if not table_exists(PageViewRestriction, router.db_for_read(PageViewRestriction)):
+        return ()
     return tuple(sorted(set(PageViewRestriction.objects.values_list("page__path", flat=True))))
 
 
@@ -253,6 +262,12 @@ class WagtailPageSource(ModelSource):
     def tree(self) -> SiteTree | None:
         """The bound host's site tree; None unbound, or where no Wagtail site serves the host."""
         return self.__dict__.get("_tree")
+
+    def generations_name(self) -> str:
+        """Per host once bound: each host's pages are its own (``sources.pages.table_section``)."""
+        if self.origin is None:
+            return self.section
+        return host_section(self.section, self.origin.host)
 
     def serves(self, origin: Origin) -> bool:
         """Served where a Wagtail ``Site`` matches the host (the default site matches any)."""
