@@ -22,7 +22,7 @@ class DemoPage(Page):
     template = "wagtail_demo/page.html"
 
 
-class EventPage(Page):
+class DemoEventPage(Page):
     """A page making its own sitemap URLs: itself, and its tickets page."""
 
     body = models.TextField(blank=True)

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils.text import slugify
 from wagtail.models import Locale, Page, Site
 
-from example_project.wagtail_demo.models import DemoPage, EventPage
+from example_project.wagtail_demo.models import DemoEventPage, DemoPage
 
 HOSTS = ("a.localhost", "b.localhost")
 PORT = 8000
@@ -57,7 +57,7 @@ def seed(hosts: tuple[str, ...] = HOSTS, port: int = PORT, count: int = 5) -> Se
             )
             pages.append(publish(page))
         pages.append(
-            publish(home.add_child(instance=EventPage(title="Open day", slug="open-day")))
+            publish(home.add_child(instance=DemoEventPage(title="Open day", slug="open-day")))
         )
         for page in list(pages):
             copy = page.specific.copy_for_translation(french, copy_parents=True)

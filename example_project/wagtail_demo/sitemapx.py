@@ -3,5 +3,5 @@
 from django_sitemapx import default_registry
 from django_sitemapx.contrib.wagtail import WagtailPageSource
 
-# EventPage lists two URLs (itself and its tickets page).
+# DemoEventPage lists two URLs (itself and its tickets page).
 default_registry.register("wagtail", WagtailPageSource, max_urls_per_page=2)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+from collections.abc import Iterator
 from io import StringIO
 from typing import Any
 
@@ -30,6 +31,7 @@ if REASON:
 from django.core.cache import cache
 from django.core.management import call_command
 from django.test import Client
+from django.utils import translation
 from wagtail.models import Page, Site
 
 from django_sitemapx.registry import SitemapRegistry
@@ -41,7 +43,7 @@ XHTML = "{http://www.w3.org/1999/xhtml}link"
 
 
 @pytest.fixture
-def demo(registry: SitemapRegistry, settings: Any) -> str:
+def demo(registry: SitemapRegistry, settings: Any) -> Iterator[str]:
     """The demo's settings and section; the seed command's output."""
     settings.WAGTAIL_I18N_ENABLED = True
     settings.ROOT_URLCONF = "example_project.wagtail_urls"
@@ -55,6 +57,8 @@ def demo(registry: SitemapRegistry, settings: Any) -> str:
     cache.clear()
     yield out.getvalue()
     cache.clear()
+    # LocaleMiddleware left the last request's language active in this thread.
+    translation.deactivate()
 
 
 def fetch(host: str, path: str) -> bytes:

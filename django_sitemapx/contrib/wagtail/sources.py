@@ -457,33 +457,45 @@ class _Locator:
     def alternates(self, batch: Sequence[Any]) -> dict[Any, tuple[tuple[str, str], ...]]:
         """Each translation key of ``batch`` with 2+ listed versions: its alternates.
 
-        One query for the batch; the URIs found are kept for the batch's own rows.
+        One query for the batch, its keys read in SQL from the batch's key range (the
+        batch is in key order): no parameter per page. The URIs found are kept for the
+        batch's own rows.
         """
-        keys = {row[3] for row in batch}
         versions: dict[Any, list[tuple[str, str]]] = {}
-        # By Wagtail's (translation_key, locale) index; what listed_rows() filters in SQL
-        # is checked here, on a handful of rows per key (a query planned on the whole
-        # filter scanned the table once a batch).
+        manager = page_model()._default_manager
+        under = Q()
+        for root in self.tree.roots:
+            under |= Q(path__startswith=root.path)
+        keys = manager.filter(under, pk__gte=batch[0][0], pk__lte=batch[-1][0]).values(
+            "translation_key"
+        )
+        # By Wagtail's (translation_key, locale) index; the tree and the expiry date, which
+        # listed_rows() filters in SQL, are checked here, on a handful of rows per key (a
+        # query planned on the whole filter scanned the table once a batch).
         rows = (
-            page_model()
-            ._default_manager.filter(translation_key__in=keys)
+            manager.filter(translation_key__in=keys, live=True, expired=False)
             .order_by()
-            .values_list("translation_key", "url_path", "path", "live", "expired", "expire_at")
+            .values_list("translation_key", "url_path", "path", "expire_at")
         )
         now = timezone.now()
         roots = tuple(root.path for root in self.tree.roots)
         excluded = self.tree.nested + self.restricted  # startswith(()) is False
+        memo = self.memo
+        hreflangs = self.hreflangs
+        root_of = self.tree.root_of
         for chunk in row_batches(rows, conf.CHUNK_SIZE):  # plain tuples, no Django per row
-            for key, url_path, path, live, expired, expire_at in chunk:
-                if not live or expired or (expire_at is not None and expire_at <= now):
+            for key, url_path, path, expire_at in chunk:
+                if expire_at is not None and expire_at <= now:
                     continue
                 if not path.startswith(roots) or path.startswith(excluded):
                     continue
-                root = self.tree.root_of(url_path)
-                href = self.uri(url_path) if root is not None else None
-                if root is None or href is None:
+                tree_root = root_of(url_path)
+                if tree_root is None:
                     continue
-                versions.setdefault(key, []).append((self.hreflangs[root.url_path], href))
+                href = memo.get(url_path) or self.uri(url_path)
+                if href is None:
+                    continue
+                versions.setdefault(key, []).append((hreflangs[tree_root.url_path], href))
         found = {}
         for key, links in versions.items():
             if len(links) < 2:
