@@ -10,6 +10,7 @@ is kept with the generation it was counted under.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import secrets
 import time
@@ -35,6 +36,16 @@ def index_generation() -> str:
     return f"{PREFIX}:gen:index"
 
 
+def host_index_generation(host: str) -> str:
+    """The generation of one host's index, replaced when a page of that host only changes."""
+    return f"{PREFIX}:gen:index:{host_part(host)}"
+
+
+def host_part(host: str) -> str:
+    """``host`` in a generation's name: as it is when short, else a digest (key length)."""
+    return host if len(host) <= 100 else hashlib.sha256(host.encode()).hexdigest()[:32]
+
+
 def section_generation(section: str) -> str:
     """The generation of every page of ``section``."""
     return f"{PREFIX}:gen:section:{section}"
@@ -44,8 +55,22 @@ _PAGE_PREFIX = f"{PREFIX}:gen:page:"
 
 
 def page_generation(section: str, page: int) -> str:
-    """The generation of one page of ``section``."""
+    """The generation of one page of ``section``.
+
+    ``section`` is ``Source.generations_name()``: the section's name, or
+    ``section@host`` for a host whose pages are its own (a Wagtail site's).
+    """
     return f"{_PAGE_PREFIX}{section}:{page}"
+
+
+def page_generations(section: str, name: str, page: int) -> list[str]:
+    """The page generations a page of ``section`` depends on, its pages named ``name``.
+
+    The section's page (every host's page of that number), and the host's own
+    when its pages are named per host (``Source.generations_name()``).
+    """
+    shared = page_generation(section, page)
+    return [shared] if name == section else [shared, page_generation(name, page)]
 
 
 def new_token() -> str:

@@ -8,7 +8,7 @@ documents are built again).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
@@ -16,6 +16,7 @@ from django.db import models
 from .generations import (
     SitemapCache,
     global_generation,
+    host_index_generation,
     index_generation,
     page_generation,
     section_generation,
@@ -23,7 +24,10 @@ from .generations import (
 from .registry import SitemapRegistry, default_registry
 from .signals import sitemap_invalidated
 from .sources import ModelSource
-from .sources.pages import has_host_tables, mark_changed
+from .sources.pages import has_host_tables, host_section, mark_changed
+
+if TYPE_CHECKING:
+    from .locations import Origin
 
 
 def invalidate(
@@ -31,6 +35,7 @@ def invalidate(
     page: int | None = None,
     *,
     registry: SitemapRegistry | None = None,
+    origin: Origin | None = None,
 ) -> bool:
     """Mark documents stale; the next request for them rebuilds them.
 
@@ -42,11 +47,22 @@ def invalidate(
     configured cache could not be reached (the failure is logged), True
     otherwise, with no cache configured too. Raises ``NotRegistered`` for an
     unknown section.
+
+    ``origin`` (with ``section`` and ``page``), for a section whose hosts have
+    pages of their own (``Source.generations_name()``, a Wagtail site's): page
+    ``page`` of that host and that host's index only; other hosts' documents
+    stay cached.
     """
     names = _generations_of(section, page, registry)
+    table = section
+    if origin is not None:
+        if section is None or page is None:
+            raise TypeError("invalidate(origin=...) needs a section and a page.")
+        table = host_section(section, origin.host)
+        names = [page_generation(table, page), host_index_generation(origin.host)]
     # The page table keeps what changed, cache or not: a cache flush then
     # counts nothing again (see ``sources.pages``).
-    mark_changed(section, page)
+    mark_changed(table, page)
     cache = SitemapCache()
     done = True if cache.alias is None else cache.replace(names)
     if done:

@@ -50,8 +50,9 @@ from ..documents import (
 )
 from ..generations import (
     global_generation,
+    host_index_generation,
     index_generation,
-    page_generation,
+    page_generations,
     section_generation,
 )
 from ..locations import Origin
@@ -141,7 +142,7 @@ def index_document(
     listed = GZ if app_settings.INDEX_LINKS_GZIP else XML
     return DocumentSpec(
         (host_part(origin), "index", str(part), listed, _stylesheet_part()),
-        (global_generation(), index_generation()),
+        (global_generation(), index_generation(), host_index_generation(origin.host)),
         origin,
         prepare,
     )
@@ -180,7 +181,7 @@ def page_document(source: Source, number: int, origin: Origin) -> DocumentSpec:
         (
             global_generation(),
             section_generation(source.section),
-            page_generation(source.section, number),
+            *page_generations(source.section, source.generations_name(), number),
         ),
         origin,
         prepare,

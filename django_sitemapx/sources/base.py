@@ -220,6 +220,15 @@ class Source:
                 pass
         return parse_sites(sites)
 
+    def generations_name(self) -> str:
+        """The name this source's page generations go by (``generations.page_generation``).
+
+        The section's: a page invalidated is rebuilt on every host. A source bound
+        to a host whose pages are its own (``WagtailPageSource``) names them per host,
+        so invalidating one host's page leaves the other hosts' documents cached.
+        """
+        return self.section
+
     def serves(self, origin: Origin) -> bool:
         """Whether this section is served on ``origin``'s host (its ``sites``).
 

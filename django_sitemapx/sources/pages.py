@@ -90,6 +90,7 @@ from ..generations import (
     global_generation,
     index_generation,
     page_generation,
+    page_generations,
     section_generation,
 )
 from .codecs import codec_for, key_model_field
@@ -236,9 +237,14 @@ def table_section(source: ModelSource, shape: tuple[str, str] | None = None) -> 
     unbound.origin = None
     if _query_shape(unbound) == (shape or _query_shape(source)):
         return source.section
-    key = f"{source.section}@{origin.host}"
+    return host_section(source.section, origin.host)
+
+
+def host_section(section: str, host: str) -> str:
+    """The name of ``host``'s own pages of ``section``: ``section@host`` (a digest when long)."""
+    key = f"{section}@{host}"
     if len(key) > 100:
-        key = f"{source.section[:50]}@{hashlib.sha256(origin.host.encode()).hexdigest()[:32]}"
+        key = f"{section[:50]}@{hashlib.sha256(host.encode()).hexdigest()[:32]}"
     return key
 
 
@@ -372,6 +378,8 @@ class PageTable:
 
         self.source = source
         self.section = source.section
+        # The name its pages' cache generations go by (per host for some sources).
+        self.generations = source.generations_name()
         # The table's rows: the section's, or one host's when the rows depend on the host.
         self.section_name = table_section(
             source, self._shape if source.origin is not None else None
@@ -912,7 +920,7 @@ class PageTable:
                         return None
                     done = self._merge(fresh, position, neighbour)
                 if done:
-                    names = [page_generation(self.section, number) for number in sorted(done)]
+                    names = [page_generation(self.generations, number) for number in sorted(done)]
                     owed[:] = self._owe(names, batch)
                 return done
 
@@ -1177,12 +1185,17 @@ class PageTable:
     def _digests(self, numbers: list[int]) -> dict[int, str] | None:
         """Each page's generation digest now; None when there is no cache to say."""
         names = [global_generation(), section_generation(self.section)]
-        names += [page_generation(self.section, number) for number in numbers]
+        per_page = [page_generations(self.section, self.generations, number) for number in numbers]
+        for found in per_page:
+            names += found
         tokens = SitemapCache().tokens(names)
         if tokens is None:
             return None
         whole, section, *pages = tokens
+        width = len(per_page[0]) if per_page else 1
         return {
-            number: hashlib.sha256(f"{whole}|{section}|{token}".encode()).hexdigest()[:40]
-            for number, token in zip(numbers, pages, strict=True)
+            number: hashlib.sha256(
+                "|".join([whole, section, *map(str, pages[i * width : (i + 1) * width])]).encode()
+            ).hexdigest()[:40]
+            for i, number in enumerate(numbers)
         }

@@ -13,6 +13,7 @@ import django_sitemapx as sitemapx
 from django_sitemapx.exceptions import NotRegistered
 from django_sitemapx.generations import (
     global_generation,
+    host_index_generation,
     index_generation,
     new_token,
     page_generation,
@@ -250,6 +251,18 @@ def test_invalidate_a_page() -> None:
         index_generation(),
         page_generation("article", 2),
     ]
+
+
+def test_invalidate_one_hosts_page_replaces_only_that_hosts_generations() -> None:
+    # A section whose hosts have pages of their own (a Wagtail site's): the host's page
+    # and the host's index, not the section's shared page nor every host's index.
+    origin = Origin("https", "a.example")
+    assert changed_generations(lambda: invalidate("article", 2, origin=origin)) == [
+        host_index_generation("a.example"),
+        page_generation("article@a.example", 2),
+    ]
+    with pytest.raises(TypeError):
+        invalidate("article", origin=origin)
 
 
 def test_invalidate_is_exported_and_checks_its_arguments() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from django_sitemapx.generations import (
     global_generation,
+    host_index_generation,
     index_generation,
     page_generation,
     section_generation,
@@ -19,6 +20,9 @@ NAMES = [
     section_generation("article"),
     page_generation("article", 1),
     page_generation("article", 2),
+    # A host with pages of its own (Source.generations_name()).
+    host_index_generation("a.example"),
+    page_generation("article@a.example", 2),
 ]
 
 

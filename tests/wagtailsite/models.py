@@ -7,11 +7,16 @@ from typing import Any
 from django.db import models
 from wagtail.models import Page
 
+from django_sitemapx.contrib.wagtail.panels import SitemapPanel
+
 
 class ArticlePage(Page):
     """A page Wagtail lists as it is: its URL from its url_path."""
 
     summary = models.CharField(max_length=200, blank=True)
+
+    # Editors set its sitemap values on its promote tab.
+    promote_panels = [*Page.promote_panels, SitemapPanel()]
 
 
 class EventPage(Page):

@@ -10,6 +10,8 @@ INSTALLED_APPS = [
     *INSTALLED_APPS,
     "django_sitemapx.contrib.wagtail",
     "tests.wagtailsite",
+    # The example's Wagtail demo (scripts/demo --wagtail): its seed command is tested here.
+    "example_project.wagtail_demo",
     "wagtail.contrib.sitemaps",
     "wagtail.sites",
     "wagtail.users",
@@ -21,7 +23,14 @@ INSTALLED_APPS = [
     "taggit",
 ]
 ROOT_URLCONF = "tests.wagtailsite.urls"
-ALLOWED_HOSTS = ["testserver", "a.example", "b.example", "example.com"]
+ALLOWED_HOSTS = [
+    "testserver",
+    "a.example",
+    "b.example",
+    "example.com",
+    "a.localhost",
+    "b.localhost",
+]
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("fr", "Français")]
 WAGTAIL_CONTENT_LANGUAGES = LANGUAGES

@@ -344,6 +344,40 @@ def test_publishing_invalidates_only_the_page_holding_it(
     assert invalidated == [("wagtail", number)]
 
 
+def _served(host: str, path: str) -> tuple[bool, bytes]:
+    """Whether ``path`` on ``host`` was built now (a miss streams, a hit not), and its body."""
+    response = Client().get(path, HTTP_HOST=host)
+    assert response.status_code == 200, response
+    return response.streaming, content(response)
+
+
+def test_a_publish_on_one_site_leaves_the_other_hosts_documents_cached(
+    paged: dict[str, Page], django_capture_on_commit_callbacks: Any
+) -> None:
+    # Both hosts have a page 1 (and 2 for a.example): named per host, never one entry.
+    built_a, body_a = _served("a.example", "/sitemap-wagtail-1.xml")
+    built_b, body_b = _served("b.example", "/sitemap-wagtail-1.xml")
+    assert built_a and built_b and body_a != body_b
+    for host in ("a.example", "b.example"):
+        assert _served(host, "/sitemap-wagtail-1.xml")[0] is False  # each its own hit
+        _served(host, "/sitemap.xml")
+        assert _served(host, "/sitemap.xml")[0] is False
+    # A page of a.example's page 1: the number b.example's only page has too.
+    page = next(
+        paged[name]
+        for name in ("news", "story", "event")
+        if _page_of("a.example", paged[name].get_full_url()) == 1
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        publish(page)
+    # b.example's page of the same number and its index are still the cached documents.
+    assert _served("b.example", "/sitemap-wagtail-1.xml") == (False, body_b)
+    assert _served("b.example", "/sitemap.xml")[0] is False
+    # a.example's page and index are built again.
+    assert _served("a.example", "/sitemap-wagtail-1.xml")[0] is True
+    assert _served("a.example", "/sitemap.xml")[0] is True
+
+
 def test_unpublishing_invalidates_the_page_and_drops_the_url(
     paged: dict[str, Page],
     invalidated: list[tuple[str | None, int | None]],

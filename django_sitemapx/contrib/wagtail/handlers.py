@@ -16,15 +16,12 @@ from typing import Any
 
 from django.db import router, transaction
 
-from ...conf import app_settings
 from ...exceptions import Skip
 from ...indexnow import queue_urls
 from ...invalidation import invalidate
 from ...locations import LocationBuilder, Origin
 from ...locations.origins import scheme_for
 from ...registry import SitemapRegistry, default_registry
-from ...signals import sitemap_invalidated
-from ...sources.pages import mark_changed
 from .sources import WagtailPageSource, page_model
 
 # More pages than this moved at once (a subtree): the whole section is invalidated.
@@ -107,9 +104,9 @@ def _invalidate(source: WagtailPageSource, pages: list[tuple[Any, str]]) -> None
     if len(pages) > MOST_KEYS:
         invalidate(source.section)
         return
-    places: set[tuple[str, int]] = set()
+    places: set[tuple[Origin, int]] = set()
     for bound in _bound(source):
-        assert bound.tree is not None
+        assert bound.tree is not None and bound.origin is not None
         table = bound.page_table()
         for key, path in pages:
             if not bound.tree.holds(path):
@@ -117,19 +114,11 @@ def _invalidate(source: WagtailPageSource, pages: list[tuple[Any, str]]) -> None
             number = table.page_of(key)
             if number is None:  # before the host's first count: nothing stored to keep
                 continue
-            places.add((table.section_name, number))
-    done: set[int] = set()
-    for table_name, number in sorted(places):
-        if app_settings.CACHE_ALIAS is None or table_name != source.section:
-            # The host's own rows of the page table (invalidate() marks the shared ones).
-            mark_changed(table_name, number)
-        if app_settings.CACHE_ALIAS is None:
-            sitemap_invalidated.send(sender=invalidate, section=source.section, page=number)
-        elif number not in done:
-            # Page generations are named per section: the same page number of
-            # the section's other hosts is rebuilt too, at most one page each.
-            invalidate(source.section, number)
-            done.add(number)
+            places.add((bound.origin, number))
+    for origin, number in sorted(places, key=lambda place: (place[0].host, place[1])):
+        # That host's page and index only: each host's pages are its own, named per host.
+        # invalidate() marks the host's own rows of the page table too.
+        invalidate(source.section, number, origin=origin)
 
 
 def section_changed(registry: SitemapRegistry | None = None) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from django.apps import apps
 from django.conf import settings
 from django.core import checks
-from django.db import models
+from django.db import models, router
 from django.db.models import Q
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
@@ -39,6 +39,7 @@ from ...locations.hosts import host_name
 from ...sources import ModelSource, Page, PageSummary
 from ...sources.base import ALTERNATE_FRAME_BYTES, PlainChunkEntries
 from ...sources.lastmods import lastmod_in_sql
+from ...sources.pages import host_section
 from ...sources.rows import row_batches
 from ...sources.summaries import in_range
 from ...values import checked_reader, format_hreflang, formatted, static_value
@@ -183,9 +184,17 @@ def site_tree(site: Any) -> SiteTree:
 
 
 def restricted_paths() -> tuple[str, ...]:
-    """The tree paths of pages under a view restriction: their subtrees are not public."""
+    """The tree paths of pages under a view restriction: their subtrees are not public.
+
+    None before Wagtail's tables are migrated: ``migrate``'s own system checks build
+    the section's query on an empty database.
+    """
     from wagtail.models import PageViewRestriction
 
+    from ...models import table_exists
+
+    if not table_exists(PageViewRestriction, router.db_for_read(PageViewRestriction)):
+        return ()
     return tuple(sorted(set(PageViewRestriction.objects.values_list("page__path", flat=True))))
 
 
@@ -253,6 +262,12 @@ class WagtailPageSource(ModelSource):
     def tree(self) -> SiteTree | None:
         """The bound host's site tree; None unbound, or where no Wagtail site serves the host."""
         return self.__dict__.get("_tree")
+
+    def generations_name(self) -> str:
+        """Per host once bound: each host's pages are its own (``sources.pages.table_section``)."""
+        if self.origin is None:
+            return self.section
+        return host_section(self.section, self.origin.host)
 
     def serves(self, origin: Origin) -> bool:
         """Served where a Wagtail ``Site`` matches the host (the default site matches any)."""
@@ -442,33 +457,45 @@ class _Locator:
     def alternates(self, batch: Sequence[Any]) -> dict[Any, tuple[tuple[str, str], ...]]:
         """Each translation key of ``batch`` with 2+ listed versions: its alternates.
 
-        One query for the batch; the URIs found are kept for the batch's own rows.
+        One query for the batch, its keys read in SQL from the batch's key range (the
+        batch is in key order): no parameter per page. The URIs found are kept for the
+        batch's own rows.
         """
-        keys = {row[3] for row in batch}
         versions: dict[Any, list[tuple[str, str]]] = {}
-        # By Wagtail's (translation_key, locale) index; what listed_rows() filters in SQL
-        # is checked here, on a handful of rows per key (a query planned on the whole
-        # filter scanned the table once a batch).
+        manager = page_model()._default_manager
+        under = Q()
+        for root in self.tree.roots:
+            under |= Q(path__startswith=root.path)
+        keys = manager.filter(under, pk__gte=batch[0][0], pk__lte=batch[-1][0]).values(
+            "translation_key"
+        )
+        # By Wagtail's (translation_key, locale) index; the tree and the expiry date, which
+        # listed_rows() filters in SQL, are checked here, on a handful of rows per key (a
+        # query planned on the whole filter scanned the table once a batch).
         rows = (
-            page_model()
-            ._default_manager.filter(translation_key__in=keys)
+            manager.filter(translation_key__in=keys, live=True, expired=False)
             .order_by()
-            .values_list("translation_key", "url_path", "path", "live", "expired", "expire_at")
+            .values_list("translation_key", "url_path", "path", "expire_at")
         )
         now = timezone.now()
         roots = tuple(root.path for root in self.tree.roots)
         excluded = self.tree.nested + self.restricted  # startswith(()) is False
+        memo = self.memo
+        hreflangs = self.hreflangs
+        root_of = self.tree.root_of
         for chunk in row_batches(rows, conf.CHUNK_SIZE):  # plain tuples, no Django per row
-            for key, url_path, path, live, expired, expire_at in chunk:
-                if not live or expired or (expire_at is not None and expire_at <= now):
+            for key, url_path, path, expire_at in chunk:
+                if expire_at is not None and expire_at <= now:
                     continue
                 if not path.startswith(roots) or path.startswith(excluded):
                     continue
-                root = self.tree.root_of(url_path)
-                href = self.uri(url_path) if root is not None else None
-                if root is None or href is None:
+                tree_root = root_of(url_path)
+                if tree_root is None:
                     continue
-                versions.setdefault(key, []).append((self.hreflangs[root.url_path], href))
+                href = memo.get(url_path) or self.uri(url_path)
+                if href is None:
+                    continue
+                versions.setdefault(key, []).append((hreflangs[tree_root.url_path], href))
         found = {}
         for key, links in versions.items():
             if len(links) < 2:
