@@ -253,6 +253,7 @@ def test_invalidate_a_page() -> None:
     ]
 
 
+@pytest.mark.django_db  # invalidate() marks the host's own page row changed
 def test_invalidate_one_hosts_page_replaces_only_that_hosts_generations() -> None:
     # A section whose hosts have pages of their own (a Wagtail site's): the host's page
     # and the host's index, not the section's shared page nor every host's index.
