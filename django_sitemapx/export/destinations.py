@@ -94,9 +94,11 @@ def _running(pid: int) -> bool:
 class StagedFile:
     """A document being written under a temporary path, to be committed as ``name``."""
 
-    def __init__(self, name: str, path: Path) -> None:
+    def __init__(self, name: str, path: Path, *, synced: bool = False) -> None:
         self.name = name
         self.path = path
+        # Its bytes are on disk already (a worker synced it): commit need not wait for that.
+        self.synced = synced
 
     def discard(self) -> None:
         """Remove the staging file (after a failure or once committed by copying)."""
@@ -316,18 +318,21 @@ class FolderDestination(Destination):
         return StagedFile(name, path)
 
     def commit(self, staged: StagedFile) -> None:
-        with open(staged.path, "rb") as handle:
-            os.fsync(handle.fileno())
+        if not staged.synced:
+            _sync(staged.path)
         if self.permissions is not None:
             os.chmod(staged.path, self.permissions)
         os.replace(staged.path, self.root / staged.name)
 
     def share(self, staged: StagedFile, run: str) -> str:
         # Every worker writes to the same folder: the staging file is there already.
+        # Synced here, by the workers at once, not one by one in the final step.
+        _sync(staged.path)
         return staged.path.name
 
     def shared(self, name: str, shared: str) -> StagedFile:
-        return StagedFile(name, (self.root / name).with_name(Path(shared).name))
+        path = (self.root / name).with_name(Path(shared).name)
+        return StagedFile(name, path, synced=True)
 
     def exists(self, name: str) -> bool:
         return (self.root / name).is_file()
@@ -346,6 +351,11 @@ class FolderDestination(Destination):
             return (self.root / name).read_bytes()
         except FileNotFoundError:
             return None
+
+
+def _sync(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
 
 
 class StorageDestination(Destination):
