@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -238,3 +239,25 @@ def test_a_dropped_run_on_a_storage_leaves_the_previous_export(
     ExportPart.objects.filter(run=run_id, number=2).update(state="failed", attempts=3)
     assert parallel.finish(run_id) == {"state": "dropped"}
     assert _storage_files("remote") == before
+
+
+def test_the_workers_sync_their_pages_and_the_final_step_only_renames(
+    registry: SitemapRegistry, tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = tasks_module()
+    assert module is not None
+    settings.TASKS = {"default": {"BACKEND": f"{module.__name__}.backends.dummy.DummyBackend"}}
+    registry.register("static", ItemSource, items=lambda: pages("static", 9), limit=2)
+    folder = tmp_path / "out"
+    run_id = parallel.start_export(str(folder), origin=ORIGIN, gzip=True, pages_per_task=2)
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    for number in (1, 2, 3):
+        parallel.run_part(run_id, number)
+    assert len(synced) == 10  # 5 pages, each with its gzip copy, synced by the workers
+    synced.clear()
+    assert parallel.finish(run_id)["state"] == "published"
+    # The final step syncs what it writes itself: the index, its gzip copy, the manifest twice.
+    assert len(synced) == 4
+    assert exported(folder) == _full(tmp_path / "full", True)
