@@ -154,8 +154,18 @@ def test_the_command_splits_into_tasks_and_waits(
 
 REMOTE = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     "remote": {"BACKEND": "tests.storages.OverwritingMemoryStorage"},
 }
+
+
+@pytest.fixture
+def remote(settings: Any) -> None:
+    """The storage alias ``remote``, set through ``settings`` as the tests' TASKS are.
+
+    (An ``override_settings`` decorator undone before ``settings`` would leave it set.)
+    """
+    settings.STORAGES = REMOTE
 
 
 def _storage_files(alias: str) -> dict[str, bytes]:
@@ -176,9 +186,8 @@ def _storage_files(alias: str) -> dict[str, bytes]:
     return found
 
 
-@override_settings(STORAGES=REMOTE)
 def test_tasks_write_to_a_storage_pages_first_index_last(
-    registry: SitemapRegistry, tmp_path: Path, settings: Any
+    registry: SitemapRegistry, tmp_path: Path, settings: Any, remote: None
 ) -> None:
     module = tasks_module()
     assert module is not None
@@ -223,9 +232,8 @@ def test_tasks_refuse_a_storage_no_worker_can_open(
         parallel.start_export(StorageDestination(InMemoryStorage()), origin=ORIGIN)
 
 
-@override_settings(STORAGES=REMOTE)
 def test_a_dropped_run_on_a_storage_leaves_the_previous_export(
-    registry: SitemapRegistry, tmp_path: Path, settings: Any
+    registry: SitemapRegistry, tmp_path: Path, settings: Any, remote: None
 ) -> None:
     module = tasks_module()
     assert module is not None

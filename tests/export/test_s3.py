@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 from django.core.files.storage import storages
-from django.test import override_settings
 
 from django_sitemapx.compat import tasks_module
 from django_sitemapx.export import FolderDestination, export_sitemap, parallel, storage_destination
@@ -106,8 +105,10 @@ def s3(s3_server: str, settings: Any) -> Iterator[Any]:
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
         "s3": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options},
     }
-    with override_settings(STORAGES=storages_setting, SITEMAPX_FILES_BASE_URL=CDN):
-        yield client
+    # Through pytest-django's ``settings``, as the tests' own changes: undone in order.
+    settings.STORAGES = storages_setting
+    settings.SITEMAPX_FILES_BASE_URL = CDN
+    yield client
     objects = client.list_objects_v2(Bucket=BUCKET).get("Contents", [])
     for found in objects:
         client.delete_object(Bucket=BUCKET, Key=found["Key"])
