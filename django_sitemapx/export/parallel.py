@@ -210,7 +210,12 @@ def destination_spec(destination: Destination) -> dict[str, Any]:
 
 
 def _destination(plan: dict[str, Any]) -> Destination:
-    spec = plan["destination"]
+    # A run planned before storages were supported names its folder only.
+    spec = plan.get("destination") or {
+        "folder": plan["folder"],
+        "permissions": None,
+        "description": str(FolderDestination(plan["folder"]).root),
+    }
     destination: Destination
     if "folder" in spec:
         destination = FolderDestination(spec["folder"], permissions=spec["permissions"])

@@ -269,3 +269,23 @@ def test_the_workers_sync_their_pages_and_the_final_step_only_renames(
     # The final step syncs what it writes itself: the index, its gzip copy, the manifest twice.
     assert len(synced) == 4
     assert exported(folder) == _full(tmp_path / "full", True)
+
+
+def test_a_run_planned_by_the_previous_version_still_publishes(
+    registry: SitemapRegistry, tmp_path: Path, settings: Any
+) -> None:
+    module = tasks_module()
+    assert module is not None
+    settings.TASKS = {"default": {"BACKEND": f"{module.__name__}.backends.dummy.DummyBackend"}}
+    registry.register("static", ItemSource, items=lambda: pages("static", 5), limit=2)
+    folder = tmp_path / "out"
+    run_id = parallel.start_export(str(folder), origin=ORIGIN, pages_per_task=2)
+    # Its plan named the folder alone.
+    plan_row = ExportPart.objects.get(run=run_id, number=0)
+    plan_row.plan = {**plan_row.plan, "folder": str(folder)}
+    del plan_row.plan["destination"]
+    plan_row.save()
+    for number in (1, 2):
+        parallel.run_part(run_id, number)
+    assert parallel.finish(run_id)["state"] == "published"
+    assert exported(folder) == _full(tmp_path / "full", False)
