@@ -11,7 +11,10 @@ changed (``benchmarks/export_settings.py``). Each step runs in fresh processes:
 1. ``layout``: the section's first count (the page table cut and counted);
 2. ``full, 1 process``: ``sitemap_export --full``, in one process;
 3. ``full, N workers``: ``sitemap_export --tasks --full``, published by N
-   ``db_worker`` processes (django-tasks-db) started for it, for N = 1 and 2;
+   ``db_worker`` processes (django-tasks-db) started and ready before it, for N = 1
+   and 2; steps 2 and 3 run ``--repeat`` times, interleaved, and the best of each
+   kind gives the ratios (the command's ``published in`` against the in-process
+   export's seconds, both after Django's setup);
 4. ``--changes`` rows (1,000) saved through the ORM, spread evenly over the table
    (published ones: row ``n`` is unpublished when ``n`` is a multiple of 10), which
    touches every page; then as many rows in a row (the newest), which touch one or two;
@@ -71,7 +74,12 @@ def _step(name: str, run: Any) -> dict[str, Any]:
     started = time.perf_counter()
     detail = run()
     seconds = time.perf_counter() - started
-    row = {"step": name, "seconds": round(seconds, 2), **(detail or {})}
+    row = {
+        "step": name,
+        "seconds": round(seconds, 2),
+        **(detail or {}),
+        "load_average": round(os.getloadavg()[0], 2),
+    }
     print(json.dumps(row), flush=True)
     return row
 
@@ -90,8 +98,10 @@ def _in_process(code: str) -> dict[str, Any]:
         env=_env(),
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
     )
+    if done.returncode:
+        raise SystemExit(f"The step failed:\n{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -101,6 +111,14 @@ from django_sitemapx.export import FolderDestination, export_sitemap, origin_fro
 r = export_sitemap(FolderDestination({folder!r}), origin=origin_from_url({base!r}), full={full})
 out = {{'written': len(r.files), 'unchanged': len(r.unchanged), 'proven': r.proven,
         'urls': r.urls, 'export_seconds': round(r.seconds, 2)}}
+import os
+from django.db import connection
+with connection.cursor() as cursor:
+    cursor.execute('SELECT pg_backend_pid()')
+    pid = cursor.fetchone()[0]
+stat = open(f'/proc/{{pid}}/stat').read().rsplit(')', 1)[1].split()
+out['cpu_seconds'] = round(sum(os.times()[:2]), 2)
+out['database_cpu_seconds'] = round((int(stat[11]) + int(stat[12])) / os.sysconf('SC_CLK_TCK'), 2)
 """
 
 
@@ -122,7 +140,14 @@ out = {{'saved': len(ids)}}
 
 
 def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:
-    """``sitemap_export --tasks --wait``, published by ``workers`` db_worker processes."""
+    """``sitemap_export --tasks --wait``, published by ``workers`` db_worker processes.
+
+    The workers are started first and waited for (in production they run all the
+    time): ``published_seconds`` is the command's own figure, from its start (after
+    Django's setup) to the published export, and what the ratios compare.
+    ``wall_seconds`` adds the command's process start. Each worker's CPU seconds
+    (user + system) are read from ``/proc`` before it stops.
+    """
     _manage(
         "shell",
         "-c",
@@ -139,18 +164,24 @@ def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:
                 "0.2",
                 "--no-startup-delay",
                 "-v",
-                "0",
+                "3",
             ],
             cwd=ROOT,
             env=_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         for _ in range(workers)
     ]
     try:
+        for process in processes:
+            assert process.stdout is not None
+            for line in process.stdout:  # db_worker says so once it polls
+                if "Starting worker" in line:
+                    break
         started = time.perf_counter()
-        _manage(
+        done = _manage(
             "sitemap_export",
             "--tasks",
             "--wait",
@@ -163,16 +194,52 @@ def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:
             *extra,
         )
         seconds = time.perf_counter() - started
+        cpu = [_cpu_seconds(process.pid) for process in processes]
+        database_cpu = _database_cpu_seconds()
     finally:
         for process in processes:
             process.terminate()
         for process in processes:
-            process.wait(timeout=60)
+            process.communicate(timeout=60)
+    published = float(done.stdout.rsplit(" published in ", 1)[1].split(" s.")[0])
     return {
         "workers": workers,
+        "published_seconds": published,
         "wall_seconds": round(seconds, 2),
+        "workers_cpu_seconds": cpu,
+        # The PostgreSQL backends still connected: the workers' (one each, kept open).
+        "database_cpu_seconds": database_cpu,
         "workers_peak_rss_mb": round(_child_rss(), 1),
     }
+
+
+def _database_cpu_seconds() -> float | None:
+    """CPU seconds of the benchmark database's other backends (a local server), else None."""
+    import psycopg
+
+    url = os.environ["BENCH_DATABASE_URL"].replace("postgres://", "postgresql://", 1)
+    try:
+        with psycopg.connect(url) as connection:
+            pids = [
+                row[0]
+                for row in connection.execute(
+                    "SELECT pid FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            ]
+    except psycopg.Error:
+        return None
+    found = [_cpu_seconds(pid) for pid in pids]
+    return round(sum(seconds for seconds in found if seconds is not None), 2)
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds of process ``pid`` so far (Linux), else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
 
 
 def main(argv: list[str]) -> int:
@@ -180,6 +247,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--changes", type=int, default=1_000)
     parser.add_argument("--output", type=Path)
+    parser.add_argument("--repeat", type=int, default=1, help="full runs of each kind")
     args = parser.parse_args(argv)
     if "BENCH_DATABASE_URL" not in os.environ:
         parser.error("set BENCH_DATABASE_URL (PostgreSQL)")
@@ -210,21 +278,33 @@ def main(argv: list[str]) -> int:
             )
         )
         single, split = work / "single", work / "split"
-        rows.append(
-            _step(
+        # Interleaved, --repeat times: the machine's load drifts; the best of each counts.
+        full: dict[str, list[float]] = {}
+        for _ in range(args.repeat):
+            row = _step(
                 "full, 1 process",
                 lambda: _in_process(EXPORT.format(folder=str(single), base=BASE_URL, full=True)),
             )
-        )
-        for workers in (1, 2):
-            folder = split if workers == 2 else work / "split-1"
-            rows.append(
-                _step(
+            rows.append(row)
+            full.setdefault("1 process", []).append(row["export_seconds"])
+            for workers in (1, 2):
+                folder = split if workers == 2 else work / "split-1"
+                row = _step(
                     f"full, {workers} workers",
                     functools.partial(_with_workers, folder, workers, "--full"),
                 )
-            )
-            shutil.rmtree(work / "split-1", ignore_errors=True)
+                rows.append(row)
+                full.setdefault(f"{workers} workers", []).append(row["published_seconds"])
+                shutil.rmtree(work / "split-1", ignore_errors=True)
+        best = {name: min(seconds) for name, seconds in full.items()}
+        summary = {
+            "step": "full runs, best of each",
+            **best,
+            "2 workers / 1 worker": round(best["1 workers"] / best["2 workers"], 2),
+            "2 workers / 1 process": round(best["1 process"] / best["2 workers"], 2),
+        }
+        print(json.dumps(summary), flush=True)
+        rows.append(summary)
         for spread in ("spread", "clustered"):
             rows.append(
                 _step(

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from django.core.files import File
 from django.core.files.storage import (
@@ -41,6 +42,9 @@ except ImportError:  # pragma: no cover - Windows has no flock
 MANIFEST_NAME = ".sitemapx-manifest.json"
 LOCK_NAME = ".sitemapx-export.lock"
 TEMP_SUFFIX = ".sitemapx-tmp"
+# An export split into tasks, to a storage: each worker uploads the pages it made
+# under "<folder>/.sitemapx-staging/<run>/", and the final step copies them in place.
+SHARED_STAGING = ".sitemapx-staging"
 # A storage export stages in "<temp dir>/sitemapx-export-<pid>-<random>".
 STAGING_PREFIX = "sitemapx-export-"
 # A staging folder this old is stale even if a process with its PID runs
@@ -90,14 +94,32 @@ def _running(pid: int) -> bool:
 class StagedFile:
     """A document being written under a temporary path, to be committed as ``name``."""
 
-    def __init__(self, name: str, path: Path) -> None:
+    def __init__(self, name: str, path: Path, *, synced: bool = False) -> None:
         self.name = name
         self.path = path
+        # Its bytes are on disk already (a worker synced it): commit need not wait for that.
+        self.synced = synced
 
     def discard(self) -> None:
         """Remove the staging file (after a failure or once committed by copying)."""
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
+
+
+class SharedStagedFile(StagedFile):
+    """A staging file a worker uploaded to a storage as ``shared``, to commit as ``name``.
+
+    Its ``path`` is unused (there is no local copy): the storage holds it.
+    """
+
+    def __init__(self, name: str, shared: str, storage: Storage) -> None:
+        super().__init__(name, Path(shared))
+        self.shared = shared
+        self.storage = storage
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.storage.delete(self.shared)
 
 
 class Destination:
@@ -126,6 +148,23 @@ class Destination:
 
     def commit(self, staged: StagedFile) -> None:
         """Put a complete staging file in place under its name, in one step."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def workspace(self) -> Iterator[None]:
+        """Held while a worker of an export split into tasks stages files (no lock)."""
+        yield
+
+    def share(self, staged: StagedFile, run: str) -> str:
+        """Make a complete staging file reachable by the process that publishes run ``run``.
+
+        Returns what :meth:`shared` needs to find it again (a worker's result
+        stores it in the database).
+        """
+        raise NotImplementedError
+
+    def shared(self, name: str, shared: str) -> StagedFile:
+        """The staging file :meth:`share` returned ``shared`` for, to commit as ``name``."""
         raise NotImplementedError
 
     def exists(self, name: str) -> bool:
@@ -279,11 +318,21 @@ class FolderDestination(Destination):
         return StagedFile(name, path)
 
     def commit(self, staged: StagedFile) -> None:
-        with open(staged.path, "rb") as handle:
-            os.fsync(handle.fileno())
+        if not staged.synced:
+            _sync(staged.path)
         if self.permissions is not None:
             os.chmod(staged.path, self.permissions)
         os.replace(staged.path, self.root / staged.name)
+
+    def share(self, staged: StagedFile, run: str) -> str:
+        # Every worker writes to the same folder: the staging file is there already.
+        # Synced here, by the workers at once, not one by one in the final step.
+        _sync(staged.path)
+        return staged.path.name
+
+    def shared(self, name: str, shared: str) -> StagedFile:
+        path = (self.root / name).with_name(Path(shared).name)
+        return StagedFile(name, path, synced=True)
 
     def exists(self, name: str) -> bool:
         return (self.root / name).is_file()
@@ -302,6 +351,11 @@ class FolderDestination(Destination):
             return (self.root / name).read_bytes()
         except FileNotFoundError:
             return None
+
+
+def _sync(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
 
 
 class StorageDestination(Destination):
@@ -324,6 +378,13 @@ class StorageDestination(Destination):
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
+        # A storage has no lock: an export split into tasks takes a row in the
+        # database (``parallel``), and two plain exports to one storage must not overlap.
+        with self.workspace():
+            yield
+
+    @contextlib.contextmanager
+    def workspace(self) -> Iterator[None]:
         temp = Path(tempfile.gettempdir())
         remove_stale_staging(temp)
         self._staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=temp))
@@ -340,8 +401,47 @@ class StorageDestination(Destination):
         os.close(fd)
         return StagedFile(name, Path(path))
 
+    def share(self, staged: StagedFile, run: str) -> str:
+        shared = f"{SHARED_STAGING}/{run}/{staged.name}"
+        with open(staged.path, "rb") as handle:
+            self._save(self._name(shared), handle)
+        staged.discard()
+        return shared
+
+    def shared(self, name: str, shared: str) -> StagedFile:
+        return SharedStagedFile(name, self._name(shared), self.storage)
+
+    def clean_leftovers(self, names: list[str]) -> None:
+        # Called under the export's lock (for a split export, its row in the
+        # database): the shared staging files there are of runs dropped or killed.
+        self._remove_tree(self._name(SHARED_STAGING))
+
+    def _remove_tree(self, folder: str) -> None:
+        try:
+            folders, files = self.storage.listdir(folder)
+        except (OSError, NotImplementedError):
+            return
+        except Exception:  # each backend raises its client's errors
+            logger.info("Cannot list %s; its leftovers stay.", folder, exc_info=True)
+            return
+        for name in files:
+            self.storage.delete(f"{folder}/{name}")
+        for name in folders:
+            self._remove_tree(f"{folder}/{name}")
+
     def commit(self, staged: StagedFile) -> None:
         name = self._name(staged.name)
+        if isinstance(staged, SharedStagedFile):
+            # Django's storage API has no copy: read back what the worker uploaded.
+            with self.storage.open(staged.shared, "rb") as handle:
+                self._save(name, handle)
+        else:
+            with open(staged.path, "rb") as handle:
+                self._save(name, handle)
+        staged.discard()
+
+    def _save(self, name: str, handle: IO[bytes]) -> None:
+        """Save ``handle``'s bytes as ``name``, replacing the file in one upload."""
         if self.storage.exists(name) and self.storage.get_available_name(name) != name:
             # This storage saves under a new name rather than replace: remove the old
             # file first, so the name is briefly missing (S3 and GCS overwrite by default).
@@ -352,9 +452,7 @@ class StorageDestination(Destination):
                 name,
             )
             self.storage.delete(name)
-        with open(staged.path, "rb") as handle:
-            saved = self.storage.save(name, File(handle, name=name))
-        staged.discard()
+        saved = self.storage.save(name, File(handle, name=name))
         if saved != name:
             self.storage.delete(saved)
             raise ExportError(

@@ -15,8 +15,11 @@ the parts whose worker stopped beating for ``SITEMAPX_EXPORT_LEASE`` seconds
 One export runs to a destination at a time: a second one is refused while a
 run's plan (part 0) exists, as is ``export_sitemap`` to the same destination.
 A run that stopped beating for ``ABANDONED_LEASES`` leases is abandoned, and
-the next export takes over. The workers share the database and the folder
-(a local or network folder; every worker writes there).
+the next export takes over. The workers share the database and the
+destination: a folder (local or on the network; each worker stages its pages
+next to their targets) or any Django storage named in ``STORAGES`` (each worker
+uploads its pages under ``.sitemapx-staging/<run>/``, and the final step copies
+them in place, then removes them).
 """
 
 from __future__ import annotations
@@ -48,7 +51,13 @@ from . import (
     files_root,
     refuse_while_split_export_runs,
 )
-from .destinations import FileRecord, FolderDestination, StagedFile
+from .destinations import (
+    Destination,
+    FileRecord,
+    FolderDestination,
+    StorageDestination,
+    storage_destination,
+)
 
 logger = logging.getLogger("django_sitemapx")
 
@@ -63,7 +72,7 @@ QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
 
 def start_export(
-    folder: str,
+    destination: str | Destination,
     *,
     origin: Origin,
     files_base_url: str | None = None,
@@ -71,14 +80,19 @@ def start_export(
     full: bool = False,
     pages_per_task: int = PAGES_PER_TASK,
 ) -> str:
-    """Plan an export of every section to ``folder`` and enqueue its tasks; return its run ID.
+    """Plan an export of every section to ``destination``, enqueue its tasks; return the run ID.
 
-    The options are :func:`~django_sitemapx.export.export_sitemap`'s. Raises
-    ``ExportError`` if the destination is unusable or taken by another export.
+    ``destination`` is a folder's path, a ``FolderDestination``, or the
+    ``StorageDestination`` of a ``STORAGES`` alias (``storage_destination``):
+    every worker rebuilds it, so a storage made by hand is refused. The options
+    are :func:`~django_sitemapx.export.export_sitemap`'s. Raises ``ExportError``
+    if the destination is unusable or taken by another export.
     """
     if pages_per_task < 1:
         raise ExportError("pages_per_task must be at least 1.")
-    destination = FolderDestination(folder)
+    if not isinstance(destination, Destination):
+        destination = FolderDestination(destination)
+    spec = destination_spec(destination)
     files_root(origin, files_base_url)  # a malformed URL is refused before anything runs
     listed = listed_pages(default_registry, origin)
     if not listed:
@@ -109,7 +123,7 @@ def start_export(
                 to_make.append(listed_page)
         now = timezone.now()
         plan = {
-            "folder": str(folder),
+            "destination": spec,
             "scheme": origin.scheme,
             "host": origin.host,
             "files_base_url": files_base_url,
@@ -182,6 +196,38 @@ def _listed_from(fields: list[Any]) -> ListedPage:
     return ListedPage(section, PageSummary(number, rows, lastmod, undated))
 
 
+def destination_spec(destination: Destination) -> dict[str, Any]:
+    """What a worker needs to rebuild ``destination`` (stored in the run's plan)."""
+    spec: dict[str, Any] = {"description": destination.description}
+    if isinstance(destination, FolderDestination):
+        return {**spec, "folder": str(destination.root), "permissions": destination.permissions}
+    if isinstance(destination, StorageDestination) and destination.alias:
+        return {**spec, "storage": destination.alias, "subfolder": destination.folder}
+    raise ExportError(
+        "An export split into tasks writes to a folder or a storage named in STORAGES "
+        f"(every worker opens it again); {destination.description} is neither."
+    )
+
+
+def _destination(plan: dict[str, Any]) -> Destination:
+    # A run planned before storages were supported names its folder only.
+    spec = plan.get("destination") or {
+        "folder": plan["folder"],
+        "permissions": None,
+        "description": str(FolderDestination(plan["folder"]).root),
+    }
+    destination: Destination
+    if "folder" in spec:
+        destination = FolderDestination(spec["folder"], permissions=spec["permissions"])
+    else:
+        destination = storage_destination(spec["storage"])
+        if spec["subfolder"]:
+            destination = destination.subfolder(spec["subfolder"])
+    # The same description, so the same key in ExportPart and SectionLock.
+    destination.description = spec["description"]
+    return destination
+
+
 def _rows(run_id: str) -> QuerySet[ExportPart]:
     return ExportPart.objects.using(router.db_for_write(ExportPart)).filter(run=run_id)
 
@@ -209,7 +255,20 @@ def run_part(run_id: str, number: int) -> dict[str, int]:
         return {"pages": 0}  # another worker claimed it first
     plan = plan_row.plan
     mine = rows.filter(pk=part.pk, token=token)
-    destination = FolderDestination(plan["folder"])
+    destination = _destination(plan)
+    with destination.workspace():
+        return _make_part(run_id, number, plan, part, mine, destination)
+
+
+def _make_part(
+    run_id: str,
+    number: int,
+    plan: dict[str, Any],
+    part: ExportPart,
+    mine: QuerySet[ExportPart],
+    destination: Destination,
+) -> dict[str, int]:
+    rows = _rows(run_id)
     run = _Run(
         destination,
         gzip=plan["gzip"],
@@ -236,10 +295,17 @@ def run_part(run_id: str, number: int) -> dict[str, int]:
         run.discard()
         mine.update(state=FAILED)
         raise
+    try:
+        shared = {staged.name: destination.share(staged, run_id) for staged in run.staged}
+    except Exception:
+        run.discard()
+        mine.update(state=FAILED)
+        raise
+    run.staged = [destination.shared(name, found) for name, found in shared.items()]
     result = {
         "records": {name: record.as_json() for name, record in run.records.items()},
         "written": sorted(run.written),
-        "staged": {staged.name: staged.path.name for staged in run.staged},
+        "staged": shared,
         "empty": [
             [listed_page.section, listed_page.summary.number]
             for listed_page in listed
@@ -306,7 +372,7 @@ def finish(run_id: str) -> dict[str, Any]:
 
 
 def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict[str, Any]:
-    destination = FolderDestination(plan["folder"])
+    destination = _destination(plan)
     origin = _origin(plan)
     using = router.db_for_write(ExportPart)
     result = ExportResult(destination.description, False)
@@ -334,9 +400,8 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
                 done = part.result or {}
                 run.records.update(_records(done.get("records", {})))
                 run.written.update(done.get("written", []))
-                for name, staged_name in done.get("staged", {}).items():
-                    path = (destination.root / name).with_name(staged_name)
-                    run.staged.append(StagedFile(name, path))
+                for name, shared in done.get("staged", {}).items():
+                    run.staged.append(destination.shared(name, shared))
                 empty.update((section, number) for section, number in done.get("empty", []))
             listed = [_listed_from(fields) for fields in plan["listed"]]
             in_index = [
@@ -368,18 +433,19 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
 
 def _drop(run_id: str, plan: dict[str, Any], why: str) -> None:
     """Give a run up: its staging files go, the previous export stays."""
-    destination = FolderDestination(plan["folder"])
+    destination = _destination(plan)
     logger.error("Export run %s to %s dropped: %s.", run_id, destination.description, why)
     for part in _rows(run_id).filter(number__gt=0):
-        for name, staged_name in ((part.result or {}).get("staged") or {}).items():
-            StagedFile(name, (destination.root / name).with_name(staged_name)).discard()
+        for name, shared in ((part.result or {}).get("staged") or {}).items():
+            destination.shared(name, shared).discard()
     _rows(run_id).delete()
 
 
 def running_exports() -> Iterator[tuple[str, str, int, int]]:
-    """(run, folder, parts done, parts) of every export split into tasks now running."""
+    """(run, destination, parts done, parts) of every export split into tasks now running."""
     rows = ExportPart.objects.using(router.db_for_read(ExportPart))
     for plan_row in rows.filter(number=0):
         parts = rows.filter(run=plan_row.run, number__gt=0)
         done = parts.filter(state=DONE).count()
-        yield plan_row.run, plan_row.plan.get("folder", ""), done, parts.count()
+        where = plan_row.plan.get("destination", {}).get("description", "")
+        yield plan_row.run, where, done, parts.count()

@@ -82,7 +82,8 @@ class Command(BaseCommand):
             "--tasks",
             action="store_true",
             help="Split the export into tasks of page ranges on Django's Tasks framework "
-            "(SITEMAPX_EXPORT_TASK_BACKEND), for any number of workers; needs --output-dir.",
+            "(SITEMAPX_EXPORT_TASK_BACKEND), for any number of workers, to --output-dir or "
+            "--storage.",
         )
         parser.add_argument(
             "--pages-per-task",
@@ -133,12 +134,14 @@ class Command(BaseCommand):
             "on_pages": self._progress if show_bar else None,
         }
         if tasks:
-            if all_sites or sections or dry_run or storage:
+            if all_sites or sections or dry_run:
                 raise CommandError(
-                    "--tasks exports every section to --output-dir; it takes no --all-sites, "
-                    "--section, --dry-run or --storage."
+                    "--tasks exports every section; it takes no --all-sites, --section or "
+                    "--dry-run."
                 )
-            self._in_tasks(output_dir, base_url, site, options_, pages_per_task, wait=wait)
+            self._in_tasks(
+                output_dir, storage, base_url, site, options_, pages_per_task, wait=wait
+            )
             return
         try:
             destination = _destination(output_dir, storage)
@@ -161,6 +164,7 @@ class Command(BaseCommand):
     def _in_tasks(
         self,
         output_dir: str | None,
+        storage: str | None,
         base_url: str | None,
         site: int | None,
         options: dict[str, Any],
@@ -170,11 +174,9 @@ class Command(BaseCommand):
     ) -> None:
         from django_sitemapx.export import parallel
 
-        if output_dir is None or not os.fspath(output_dir).strip():
-            raise CommandError("--tasks needs --output-dir (a folder every worker writes to).")
         try:
             run = parallel.start_export(
-                os.fspath(output_dir),
+                _destination(output_dir, storage),
                 origin=_origin(base_url, site),
                 files_base_url=options["files_base_url"],
                 gzip=options["gzip"],
