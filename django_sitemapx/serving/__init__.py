@@ -268,7 +268,8 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
             try:
                 body = _build(store, key, _render(prepared), validators, prepared.expires, gz)
             finally:
-                store.unlock(lock)
+                store.unlock(lock, slot)  # both in one round trip
+                slot = None
             return _whole(request, body, validators, gz)
         # Another request is building it and did not finish in time: stream this
         # one's own copy, in the build slot until its last byte.
