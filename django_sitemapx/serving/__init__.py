@@ -418,24 +418,25 @@ def _build(
     """
     writer = store.writer(key, expires)
     compressor = gzip_compressor() if gz else None
-    served = bytearray()
+    # The chunks as they come, joined once: a page is megabytes, each copy counts.
+    served: list[bytes] = []
     try:
         for chunk in stream:
             writer.add(XML, chunk)
             if compressor is None:
-                served += chunk
+                served.append(chunk)
             else:
                 packed = compressor.compress(chunk)
-                served += packed
+                served.append(packed)
                 writer.add(GZ, packed)
         if compressor is not None:
             packed = compressor.flush()
-            served += packed
+            served.append(packed)
             writer.add(GZ, packed)
     finally:
         stream.close()
     writer.finish(validators.etag, validators.last_modified)
-    return bytes(served)
+    return b"".join(served)
 
 
 def _uncached(

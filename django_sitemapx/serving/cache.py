@@ -496,6 +496,8 @@ class PartWriter:
         self._expires = expires
         self._limit = cache.part_bytes
         self._buffers: dict[str, bytearray] = {}
+        # With no part limit, each variant's chunks as they came: joined once, at the end.
+        self._chunks: dict[str, list[bytes]] = {}
         self._parts: dict[str, int] = {}
         self._failed = not cache.available
 
@@ -503,16 +505,18 @@ class PartWriter:
         """Append bytes to ``variant``; False once the cache failed (nothing will be stored)."""
         if self._failed:
             return False
+        if self._limit is None:
+            self._chunks.setdefault(variant, []).append(data)
+            return True
         buffer = self._buffers.setdefault(variant, bytearray())
         self._parts.setdefault(variant, 0)
         buffer += data
-        if self._limit is not None:
-            while len(buffer) >= self._limit:
-                if not self._put(variant, bytes(buffer[: self._limit])):
-                    self._failed = True
-                    self._buffers.clear()
-                    return False
-                del buffer[: self._limit]
+        while len(buffer) >= self._limit:
+            if not self._put(variant, bytes(buffer[: self._limit])):
+                self._failed = True
+                self._buffers.clear()
+                return False
+            del buffer[: self._limit]
         return True
 
     def _put(self, variant: str, piece: bytes) -> bool:
@@ -531,7 +535,7 @@ class PartWriter:
         if timeout == 0:
             return None
         if self._limit is None:
-            bodies = {variant: bytes(buffer) for variant, buffer in self._buffers.items()}
+            bodies = {variant: b"".join(chunks) for variant, chunks in self._chunks.items()}
             record = Record(etag, last_modified, dict.fromkeys(bodies, INLINE), self._expires)
             entry = {**record.as_dict(), "bodies": bodies}
             if not self._cache._set(self._key, entry, timeout):
