@@ -28,8 +28,8 @@ own settings and URLs (``benchmarks/settings.py``, ``urls.py``,
 - ``sitemapx-cached``: the cache on as ``run.py``'s headline runs it: the
   generations in the cache (a crawl ran before), the stored documents deleted,
   so every document is built and stored, no page counted again; and
-  ``reference-cursor``, its yardstick there: a raw DB-API cursor writing the
-  same pages (``benchmarks/references.py``; not paired, compare per URL);
+  ``reference-cursor``, the raw-cursor yardstick of ``run.py``: a DB-API cursor
+  writing the same pages (``benchmarks/references.py``; compare per URL);
 - ``sitemapx-warm`` / ``contrib-cache-warm``: every document a hit of the
   local-memory cache (sitemapx's own; contrib under ``cache_page``);
 - ``sitemapx-i18n`` / ``contrib-i18n``: the five-language section of
@@ -137,6 +137,7 @@ VARIANTS = {
             "articles",
             "/bench/sitemap.xml",
             "dropped",
+            pair="contrib",
             what="cache on, documents not stored yet (the headline state)",
         ),
         Variant(
