@@ -210,8 +210,11 @@ turn, medians): with the local-memory cache the cached page and the trivial view
 same, 8.7 and 8.5 ms to the headers, 43.8 and 43.6 ms in all; with Redis the page took 32 ms
 to its headers against 13 ms. That is the round trip: a Redis `MGET` there took 0.07 ms at
 the median but 2.4 ms at the 90th percentile and up to 30 ms, the worker and Redis each
-waiting for a core. On a loaded machine Redis's latency, not the view, sets the ratio. A web
-server sending exported files (`sitemap_export`, see [export](guide/export.md)) runs no Python at
+waiting for a core. With four connections at once (`run.py`), though, the cached page ran at
+1/1.36 to 1/1.43 of the trivial view's requests/s on SQLite with the local-memory cache in
+runs at load averages 8 to 15, and at 1/1.03 to 1/1.9 in shorter runs of the same: that gap
+is not explained yet, and the ratio needs a quiet machine. A web server sending exported
+files (`sitemap_export`, see [export](guide/export.md)) runs no Python at
 all: the issue that asked for these figures measured nginx serving the exported file at 494
 requests/s, against 183 for a trivial Django view returning the same bytes, on this machine.
 Serve exported files from nginx or a CDN when the sitemap is large and crawled hard, or when
