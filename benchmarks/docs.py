@@ -67,9 +67,11 @@ locmemcache://`; `--from-json` writes this page from their merged `results.json`
   nearly empty), each fetched three more times, alternately, keeping the fastest (one pass on a
   shared machine is too noisy for a ratio).
 - **HTTP**: gunicorn (two sync workers) on 127.0.0.1 at the largest N, loaded by `wrk` (one
-  thread, four connections, a fixed number of seconds) against a sitemap page of
-  django-sitemapx (from its cache when there is one) and against a trivial view returning the
-  same bytes from memory: requests per second and latency percentiles.
+  thread, four connections) against a sitemap page of django-sitemapx (from its cache when
+  there is one) and against a trivial view returning the same bytes from memory, taking
+  turns (five rounds each, of a fifth of `--http-seconds`, so that both see the same moments
+  of a shared machine): requests per second over the rounds and the median round's latency
+  percentiles.
 - **Ratios** are computed within one run, so the machine's speed cancels out; absolute numbers
   vary with the load of the machine.
 """
@@ -197,9 +199,22 @@ SCALE_END = "<!-- /section:scale -->"
 SERVING_FILES = """\
 ### When to serve exported files instead
 
-A cached page costs one read of the cache's generation keys (one round trip) and the Python
-of a Django view; the bytes come from the process's local copy. A web server sending
-exported files (`sitemap_export`, see [export](guide/export.md)) runs no Python at
+A cached page costs one read of the cache's generation keys (one round trip, which is what
+makes a change visible to every process on the next request) and the Python of a Django
+view; the bytes come from the process's local copy, sent whole as the trivial view sends
+them. The difference is that round trip and the view's own code: about 0.27 ms of CPU a
+request, against 0.14 ms for the trivial view through the same middleware (in process,
+SQLite, an 8.6 MB page, whose sending dominates both over HTTP). Measured one request at a
+time over gunicorn on this machine (load average 16 to 18, 40 requests to each target in
+turn, medians): with the local-memory cache the cached page and the trivial view are the
+same, 8.7 and 8.5 ms to the headers, 43.8 and 43.6 ms in all; with Redis the page took 32 ms
+to its headers against 13 ms. That is the round trip: a Redis `MGET` there took 0.07 ms at
+the median but 2.4 ms at the 90th percentile and up to 30 ms, the worker and Redis each
+waiting for a core. With four connections at once (`run.py`), though, the cached page ran at
+1/1.36 to 1/1.43 of the trivial view's requests/s on SQLite with the local-memory cache in
+runs at load averages 8 to 15, and at 1/1.03 to 1/1.9 in shorter runs of the same: that gap
+is not explained yet, and the ratio needs a quiet machine. A web server sending exported
+files (`sitemap_export`, see [export](guide/export.md)) runs no Python at
 all: the issue that asked for these figures measured nginx serving the exported file at 494
 requests/s, against 183 for a trivial Django view returning the same bytes, on this machine.
 Serve exported files from nginx or a CDN when the sitemap is large and crawled hard, or when
@@ -219,7 +234,9 @@ LIMITS = """\
   XML, no control character, the longest values together within 2,048 characters) and no
   override is stored; any other chunk goes through entries (one f-string for the URI, one tuple,
   one f-string for the element) and escaping. The writer still checks every chunk (illegal
-  characters, the size of each element, 50,000 URLs and 50 MB). The raw-cursor reference skips
+  characters, the size of each element, 50,000 URLs and 50 MB); a plain chunk's lastmods are
+  proven W3C text in C with its other columns, so for XML-illegal characters it scans only the
+  values every row shares. The raw-cursor reference skips
   every check and the index, which is the remaining gap, with the per-page cost: a page reads
   the page table, the section's query is compiled, and the overrides are looked up, about 4 ms
   a page here. The index reads the page table and counts again only the pages marked changed
@@ -231,6 +248,16 @@ LIMITS = """\
   hands it over one round trip per 2,000 rows); they are still written 2,000 at a time.
   `contrib.sitemaps` builds a model instance per URL, renders a template, and pages with `COUNT`
   + `OFFSET`.
+- **Cold, with the cache on.** A missing document is built exactly as it is streamed, then
+  stored in one cache entry and sent from the bytes built: its chunks are kept as they come
+  and joined once (on the local-memory cache the backend then pickles that copy, about 5 ms
+  for an 8.6 MB page here). A build costs nine cache round trips (the generations, the
+  record and the build lock, a build slot, the page's generation tokens, the skips report,
+  the document, one delete of the lock and slot; counted by
+  `tests/serving/test_round_trips.py`). Counted in instructions
+  (`benchmarks/instructions.py`, 20,000 rows, one full page), the cold build with the
+  local-memory cache costs 1.33 times the raw cursor per URL (17,141 against 12,927
+  instructions; streamed, 16,401); the SQLite file's reads are most of either.
 - **Memory.** A page is written in chunks of 2,000 rows (`conf.CHUNK_SIZE`) and read at
   most a page at a time (on PostgreSQL, at once; at most `SITEMAPX_LIMIT` rows), so the peak
   does not grow with N; only the index (one line per 50,000 rows) does. contrib renders each

@@ -25,6 +25,11 @@ own settings and URLs (``benchmarks/settings.py``, ``urls.py``,
 - ``sitemapx-cold`` / ``contrib``: sitemapx's local-memory cache just cleared,
   so the pass builds and stores every document (contrib under ``cache_page``
   would do what ``contrib`` does and store the result: not measured apart);
+- ``sitemapx-cached``: the cache on as ``run.py``'s headline runs it: the
+  generations in the cache (a crawl ran before), the stored documents deleted,
+  so every document is built and stored, no page counted again; and
+  ``reference-cursor``, the raw-cursor yardstick of ``run.py``: a DB-API cursor
+  writing the same pages (``benchmarks/references.py``; compare per URL);
 - ``sitemapx-warm`` / ``contrib-cache-warm``: every document a hit of the
   local-memory cache (sitemapx's own; contrib under ``cache_page``);
 - ``sitemapx-i18n`` / ``contrib-i18n``: the five-language section of
@@ -99,7 +104,9 @@ class Variant:
     name: str
     data: str  # a key of SETTINGS: which settings module and which rows
     index: str  # the index's path
-    cache: str  # "off" (SITEMAPX_CACHE_ALIAS = None), "cold" (just cleared) or "warm"
+    # "off" (SITEMAPX_CACHE_ALIAS = None), "cold" (just cleared), "dropped" (the
+    # stored documents deleted, the generations kept) or "warm"
+    cache: str
     section: str = ""  # only the index's entries whose URL holds this
     pair: str = ""  # for a django-sitemapx variant, the contrib variant it is compared with
     what: str = ""
@@ -124,6 +131,21 @@ VARIANTS = {
             "cold",
             pair="contrib",
             what="local-memory cache just cleared",
+        ),
+        Variant(
+            "sitemapx-cached",
+            "articles",
+            "/bench/sitemap.xml",
+            "dropped",
+            pair="contrib",
+            what="cache on, documents not stored yet (the headline state)",
+        ),
+        Variant(
+            "reference-cursor",
+            "articles",
+            "",
+            "off",
+            what="raw DB-API cursor, the same XML (no index)",
         ),
         Variant(
             "sitemapx-warm",
@@ -293,6 +315,17 @@ class Site:
         measured pass leaves that out of its figures.
         """
         done = Pass()
+        if not variant.index:  # a reference: its pages, no index
+            from benchmarks.worker import reference_urls
+
+            for url in reference_urls(variant.name.removeprefix("reference-")):
+                status, urls, size, _ = self.get(url, count=count)
+                done.documents += 1
+                done.urls += urls
+                done.bytes += size
+                if status != 200 and not done.failed:
+                    done.failed = f"{url} answered {status}"
+            return done
         status, _, size, index = self.get(variant.index, keep=True)
         done.documents, done.bytes = 1, size
         if status != 200:
@@ -333,12 +366,22 @@ def child(name: str, measure: bool) -> int:
     uncached = override_settings(SITEMAPX_CACHE_ALIAS=None)
     if variant.cache == "off":
         uncached.enable()
+    elif variant.cache == "dropped":
+        # No per-process copies: a stored document is dropped from the cache alone.
+        override_settings(SITEMAPX_CACHE_LOCAL_BYTES=0).enable()
     first = site.crawl(variant)
     if variant.cache == "warm":
         site.crawl(variant)  # the first pass filled the cache; this one takes the hit path
     elif variant.cache == "cold":
         for cache in caches.all():
             cache.clear()
+    elif variant.cache == "dropped":
+        # The documents evicted (or never asked for), the generations kept: every
+        # document is built and stored again, no page counted again.
+        backend = caches["default"]
+        for key in [key for key in backend._cache if ":doc:" in key]:  # type: ignore[attr-defined]
+            del backend._cache[key]  # type: ignore[attr-defined]
+            backend._expire_info.pop(key, None)  # type: ignore[attr-defined]
     started = time.perf_counter()
     if callgrind:
         callgrind.start()

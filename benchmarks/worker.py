@@ -308,8 +308,13 @@ def drop_documents() -> int:
     backend = cache._cache  # type: ignore[attr-defined]
     if isinstance(backend, dict):  # the local-memory cache
         keys = [key for key in list(backend) if ":doc:" in key]
+        # Its expiry too: LocMemCache.get() of a key with an expiry but no value
+        # raises KeyError, which the app takes for a failing cache (it would
+        # then stream every document uncached, not build and store it).
+        expiries = cache._expire_info  # type: ignore[attr-defined]
         for key in keys:
             backend.pop(key, None)
+            expiries.pop(key, None)
         return len(keys)
     client = backend.get_client(write=True)  # Django's Redis cache
     keys = list(client.scan_iter(match="*:doc:*", count=10_000))

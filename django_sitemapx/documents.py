@@ -330,14 +330,14 @@ class _Rendering:
                         yield from again
                         return
                     # Kept as it is (the writer counted what it left out).
-                    yield b"".join(held)
+                    yield from held
                     held = None
                     continue
                 if writer.fits(self.urls - writer.stats.urls):
-                    yield b"".join(held)
+                    yield from held  # as they are: joining them would copy the page
                     held = None
             if held is not None:
-                yield b"".join(held)
+                yield from held
         except BaseException:  # an error, or the client went away (GeneratorExit)
             close_stream(stream)
             raise

@@ -193,6 +193,9 @@ class PlainChunk:
     makes one vouches that no value needs XML escaping or is None (in
     ``lastmods``) and that every ``loc`` is within the protocol's length limit:
     the entries are then exactly the ones the writer would have been given.
+    With ``legal``, it also vouches that no value of ``columns`` or ``lastmods``
+    holds a character outside XML 1.0: the writer then checks only the values
+    every row shares, not the whole text of the chunk.
     """
 
     count: int
@@ -202,6 +205,7 @@ class PlainChunk:
     lastmod: str | None
     changefreq: str | None
     priority: str | None
+    legal: bool = False
 
     def __len__(self) -> int:
         return self.count

@@ -360,11 +360,17 @@ class DocumentWriter:
     def render_entries(self, entries: Sequence[EntryTuple] | PlainChunk) -> bytes:
         """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
         if isinstance(entries, PlainChunk):
-            return self.render(plain_url_elements(entries))
+            # Every row's values proven legal: only what all rows share is left to check.
+            shared = (*entries.literals, entries.lastmod, entries.changefreq, entries.priority)
+            legal = entries.legal and not has_illegal_xml_chars("".join(filter(None, shared)))
+            return self.render(plain_url_elements(entries), legal=legal)
         return self.render(url_elements(entries, declared=self._declared))
 
-    def render(self, elements: Iterable[str]) -> bytes:
-        """Encode already-rendered elements, enforcing the count and size limits."""
+    def render(self, elements: Iterable[str], *, legal: bool = False) -> bytes:
+        """Encode already-rendered elements, enforcing the count and size limits.
+
+        ``legal``: their maker proved they hold no character outside XML 1.0.
+        """
         stats = self.stats
         room = self.max_urls - stats.urls
         chunk = list(elements)
@@ -374,7 +380,7 @@ class DocumentWriter:
         if not chunk:
             return b""
         text = "".join(chunk)
-        if has_illegal_xml_chars(text):
+        if not legal and has_illegal_xml_chars(text):
             # Sources built on this app never get here (locations are percent-
             # encoded, values validated); a custom source might. One scan per
             # chunk keeps the guarantee cheap.

@@ -1,6 +1,8 @@
 """The writer: escaping, extension elements, limits, and golden output."""
 
 import itertools
+from dataclasses import replace
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -343,3 +345,42 @@ def test_the_real_50_mb_limit_is_kept_and_measured_where_95_percent_ends() -> No
     target = int(0.95 * PROTOCOL_MAX_BYTES)
     head, closing = len(urlset_open(None, None).encode()), len(URLSET_CLOSE.encode())
     assert writer.urls_within(target) == (target - head - closing) // len(element)
+
+
+def test_a_chunk_vouched_legal_is_scanned_only_for_what_its_rows_share() -> None:
+    # Its maker proved each row's values legal (sources.rows): scanning the whole
+    # chunk again for XML-illegal characters was most of the writer's own cost.
+    rows = 2_000
+    chunk = PlainChunk(
+        rows,
+        ("https://e.com/", "/"),
+        ([f"slug-{n}" for n in range(rows)],),
+        ["2024-01-01T10:00:00+00:00"] * rows,
+        None,
+        "daily",
+        "0.5",
+        legal=True,
+    )
+    scanned: list[str] = []
+
+    def scan(text: str) -> bool:
+        scanned.append(text)
+        return has_illegal_xml_chars(text)
+
+    writer = urlset_writer(max_urls=50_000, max_bytes=50_000_000, max_element_bytes=3_000)
+    with mock.patch("django_sitemapx.writer.has_illegal_xml_chars", side_effect=scan):
+        data = writer.render_entries(chunk) + writer.close()
+    assert scanned == ["https://e.com//daily0.5"]
+    assert len(locs(validate_sitemap(data))) == rows
+    # Unvouched, the same chunk is scanned whole: the same bytes either way.
+    plain = urlset_writer(max_urls=50_000, max_bytes=50_000_000, max_element_bytes=3_000)
+    assert plain.render_entries(replace(chunk, legal=False)) + plain.close() == data
+
+
+def test_a_chunk_vouched_legal_with_an_illegal_shared_value_is_checked_whole() -> None:
+    chunk = PlainChunk(
+        2, ("https://e.com/\x01", ""), (["a", "b"],), None, "2024-01-01", None, None, legal=True
+    )
+    writer = urlset_writer(max_urls=10, max_bytes=10_000)
+    assert writer.render_entries(chunk) == b""
+    assert writer.stats.skipped == {"illegal_characters": 2}

@@ -269,7 +269,8 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
             try:
                 body = _build(store, key, _render(prepared), validators, prepared.expires, gz)
             finally:
-                store.unlock(lock)
+                store.unlock(lock, slot)  # both in one round trip
+                slot = None
             return _whole(request, body, validators, gz)
         # Another request is building it and did not finish in time: stream this
         # one's own copy, in the build slot until its last byte.
@@ -418,24 +419,25 @@ def _build(
     """
     writer = store.writer(key, expires)
     compressor = gzip_compressor() if gz else None
-    served = bytearray()
+    # The chunks as they come, joined once: a page is megabytes, each copy counts.
+    served: list[bytes] = []
     try:
         for chunk in stream:
             writer.add(XML, chunk)
             if compressor is None:
-                served += chunk
+                served.append(chunk)
             else:
                 packed = compressor.compress(chunk)
-                served += packed
+                served.append(packed)
                 writer.add(GZ, packed)
         if compressor is not None:
             packed = compressor.flush()
-            served += packed
+            served.append(packed)
             writer.add(GZ, packed)
     finally:
         stream.close()
     writer.finish(validators.etag, validators.last_modified)
-    return bytes(served)
+    return b"".join(served)
 
 
 def _uncached(

@@ -17,7 +17,7 @@ import re
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.core.cache import BaseCache
@@ -108,10 +108,31 @@ class Record:
 
 @dataclass(frozen=True)
 class Lock:
-    """The build lock of one document, held by this request."""
+    """The build lock of one document (or a build slot), held by this request.
+
+    ``taken`` is when it was asked for (``time.monotonic()``, before the
+    ``add()``) and ``timeout`` the seconds it was added for: see :meth:`surely_held`.
+    """
 
     key: str
     token: str
+    taken: float | None = field(default=None, compare=False)
+    timeout: float = field(default=0, compare=False)
+
+    def surely_held(self) -> bool:
+        """Whether the key cannot have expired yet, so it still holds this request's token.
+
+        Memcached counts expiry in whole seconds (a key may go up to a second
+        early): ``RELEASE_MARGIN`` seconds are kept in hand. Past them, or for a
+        lock of unknown age, releasing reads the key first.
+        """
+        return self.taken is not None and time.monotonic() - self.taken < (
+            self.timeout - RELEASE_MARGIN
+        )
+
+
+# Seconds before a lock's expiry after which releasing it reads its token first.
+RELEASE_MARGIN = 2
 
 
 # The build slot taken where builds are not bounded: it holds no key.
@@ -330,8 +351,9 @@ class DocumentCache(SitemapCache):
     def lock(self, key: str) -> Lock | None:
         """Become the one builder of ``key``, or None if another request is."""
         token = secrets.token_hex(8)
-        added = self._call(lambda: self.backend.add(f"{key}:lock", token, _lock_timeout()), None)
-        return Lock(key, token) if added else None
+        timeout, taken = _lock_timeout(), time.monotonic()
+        added = self._call(lambda: self.backend.add(f"{key}:lock", token, timeout), None)
+        return Lock(key, token, taken, timeout) if added else None
 
     def claim(self, key: str) -> Record | Lock | None:
         """The document's record if it was stored meanwhile, else its build lock, else None.
@@ -349,11 +371,26 @@ class DocumentCache(SitemapCache):
             return record
         return lock
 
-    def unlock(self, lock: Lock) -> None:
-        """Release a lock taken by :meth:`lock` (unless it expired and moved on)."""
-        name = f"{lock.key}:lock"
-        if self._call(lambda: self.backend.get(name), None) == lock.token:
-            self._call(lambda: self.backend.delete(name), None)
+    def unlock(self, lock: Lock, slot: Lock | None = None) -> None:
+        """Release a lock taken by :meth:`lock` (unless it expired and moved on), and
+        ``slot``, a build slot (see :meth:`release`), with it."""
+        held = [(lock, f"{lock.key}:lock")]
+        if slot is not None and slot != FREE_SLOT:
+            held.append((slot, slot.key))
+        self._release(held)
+
+    def _release(self, held: Sequence[tuple[Lock, str]]) -> None:
+        # One round trip while the keys cannot have expired; else check each is still ours.
+        names = [
+            name
+            for lock, name in held
+            if lock.surely_held()
+            or self._call(lambda name=name: self.backend.get(name), None) == lock.token
+        ]
+        if len(names) == 1:
+            self._call(lambda: self.backend.delete(names[0]), None)
+        elif names:
+            self._call(lambda: self.backend.delete_many(names), None)
 
     def wait(self, key: str, seconds: float) -> Record | Lock | None:
         """Wait for another builder: its record, or the lock it gave up; None after ``seconds``."""
@@ -386,14 +423,19 @@ class DocumentCache(SitemapCache):
         start = secrets.randbelow(count)  # spread the attempts over the slots
         timeout = _lock_timeout()
         order = names[start:] + names[:start]
+        # First the one slot drawn, blind: free (nearly always) costs one round trip.
+        taken = time.monotonic()
+        if self._call(lambda: self.backend.add(order[0], token, timeout), None):
+            return Lock(order[0], token, taken, timeout)
         while self.available:
             # One read a round; an add() only for the slots seen free.
             held = self._call(lambda: self.backend.get_many(order), None) or {}
             for name in order:
+                taken = time.monotonic()
                 if name not in held and self._call(
                     lambda name=name: self.backend.add(name, token, timeout), None
                 ):
-                    return Lock(name, token)
+                    return Lock(name, token, taken, timeout)
             if time.monotonic() >= deadline:
                 return None
             time.sleep(_POLL_SECONDS)
@@ -403,10 +445,8 @@ class DocumentCache(SitemapCache):
 
     def release(self, slot: Lock) -> None:
         """Give back a slot taken by :meth:`build_slot` (unless it expired and moved on)."""
-        if slot == FREE_SLOT:
-            return
-        if self._call(lambda: self.backend.get(slot.key), None) == slot.token:
-            self._call(lambda: self.backend.delete(slot.key), None)
+        if slot != FREE_SLOT:
+            self._release([(slot, slot.key)])
 
     # -- hosts ----------------------------------------------------------------
 
@@ -456,6 +496,8 @@ class PartWriter:
         self._expires = expires
         self._limit = cache.part_bytes
         self._buffers: dict[str, bytearray] = {}
+        # With no part limit, each variant's chunks as they came: joined once, at the end.
+        self._chunks: dict[str, list[bytes]] = {}
         self._parts: dict[str, int] = {}
         self._failed = not cache.available
 
@@ -463,16 +505,18 @@ class PartWriter:
         """Append bytes to ``variant``; False once the cache failed (nothing will be stored)."""
         if self._failed:
             return False
+        if self._limit is None:
+            self._chunks.setdefault(variant, []).append(data)
+            return True
         buffer = self._buffers.setdefault(variant, bytearray())
         self._parts.setdefault(variant, 0)
         buffer += data
-        if self._limit is not None:
-            while len(buffer) >= self._limit:
-                if not self._put(variant, bytes(buffer[: self._limit])):
-                    self._failed = True
-                    self._buffers.clear()
-                    return False
-                del buffer[: self._limit]
+        while len(buffer) >= self._limit:
+            if not self._put(variant, bytes(buffer[: self._limit])):
+                self._failed = True
+                self._buffers.clear()
+                return False
+            del buffer[: self._limit]
         return True
 
     def _put(self, variant: str, piece: bytes) -> bool:
@@ -491,7 +535,7 @@ class PartWriter:
         if timeout == 0:
             return None
         if self._limit is None:
-            bodies = {variant: bytes(buffer) for variant, buffer in self._buffers.items()}
+            bodies = {variant: b"".join(chunks) for variant, chunks in self._chunks.items()}
             record = Record(etag, last_modified, dict.fromkeys(bodies, INLINE), self._expires)
             entry = {**record.as_dict(), "bodies": bodies}
             if not self._cache._set(self._key, entry, timeout):

@@ -263,3 +263,32 @@ def test_whoever_reads_entries_gets_lists(registry: SitemapRegistry) -> None:
         ]
     ]
     assert not any(isinstance(chunk, PlainChunk) for chunk in chunks)
+
+
+def test_a_plain_chunk_comes_vouched_legal_once_its_lastmods_are_proven_w3c_text(
+    registry: SitemapRegistry, spy: _Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not _lastmod_in_sql("updated_at"):
+        pytest.skip("these lastmods are formatted in Python: no chunk is columns")
+    category = CategoryFactory(slug="news")
+    for number in range(3):
+        ArticleFactory(category=category, slug=f"story-{number}", updated_at=WHEN)
+    source = _articles(registry)
+    chunks: list[PlainChunk] = []
+    render_entries = writer.DocumentWriter.render_entries
+
+    def keep(self: writer.DocumentWriter, entries: Any) -> bytes:
+        if isinstance(entries, PlainChunk):
+            chunks.append(entries)
+        return render_entries(self, entries)
+
+    monkeypatch.setattr(writer.DocumentWriter, "render_entries", keep)
+    columns, _ = _both_ways(source)
+    assert chunks and all(chunk.legal for chunk in chunks)
+    # A lastmod holding anything but the database's W3C text (here: no "T"
+    # allowed) is not vouched for: its chunk is written from entries, the same bytes.
+    monkeypatch.setattr("django_sitemapx.sources.rows._W3C_CHARACTERS", b"0123456789-:+")
+    spy.calls.update(url_elements=0, plain_url_elements=0)
+    entries, _ = _both_ways(source)
+    assert entries == columns
+    assert spy.calls["plain_url_elements"] == 0

@@ -44,3 +44,33 @@ class SizeCappedCache(LocMemCache):
         for key, value in data.items():
             self.set(key, value, *args, **kwargs)
         return []
+
+
+class CountingCache(LocMemCache):
+    """Counts the operations the app asks of it, one per call it makes (what a network
+    backend pays one round trip for: ``get_many()`` is one, however many keys)."""
+
+    calls: list[str] = []  # shared by every instance (one per request)
+
+    def __getattribute__(self, name: str) -> Any:
+        attribute = super().__getattribute__(name)
+        if name not in _COUNTED:
+            return attribute
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            # LocMemCache.get_many() calls get() per key: the outer call alone counts.
+            if _depth[0] == 0:
+                CountingCache.calls.append(name)
+            _depth[0] += 1
+            try:
+                return attribute(*args, **kwargs)
+            finally:
+                _depth[0] -= 1
+
+        return counted
+
+
+_COUNTED = frozenset(
+    ("get", "get_many", "set", "set_many", "add", "delete", "delete_many", "incr", "touch")
+)
+_depth = [0]

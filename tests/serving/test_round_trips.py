@@ -1,0 +1,102 @@
+"""Cache round trips: what a cold build and a hit ask of the cache, counted.
+
+``CountingCache`` counts one operation per call the app makes (a network
+backend's round trip; ``get_many()`` is one). Issue 29: only the work a
+request needs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from django.test import Client, override_settings
+
+from django_sitemapx.serving.cache import RELEASE_MARGIN, DocumentCache, Lock, local_copies
+from example_project.articles.factories import ArticleFactory
+from tests.conftest import content
+from tests.support.caches import CountingCache
+
+pytestmark = pytest.mark.django_db
+
+COUNTING = {
+    "default": {
+        "BACKEND": "tests.support.caches.CountingCache",
+        "LOCATION": "round-trips",
+    }
+}
+
+
+@pytest.fixture
+def counting_cache() -> Iterator[list[str]]:
+    with override_settings(CACHES=COUNTING):
+        from django.core.cache import caches
+
+        caches["default"].clear()
+        local_copies.clear()
+        CountingCache.calls = []
+        ArticleFactory.create_batch(3)
+        yield CountingCache.calls
+        local_copies.clear()
+
+
+def _count(client: Client, path: str, **headers: str) -> tuple[int, list[str]]:
+    CountingCache.calls.clear()
+    response = client.get(path, headers=headers)
+    content(response)
+    return response.status_code, list(CountingCache.calls)
+
+
+def test_a_cold_page_build_takes_at_most_nine_round_trips(counting_cache: list[str]) -> None:
+    client = Client()
+    content(client.get("/sitemap.xml"))  # the generations exist, as on a running site
+    status, calls = _count(client, "/sitemap-article-1.xml")
+    assert status == 200
+    # The generations, the record (a miss), the build lock and the record again,
+    # a build slot, the page's tokens, the skips report, the document, and one
+    # delete of the lock and the slot together: no read of either before it.
+    assert len(calls) <= 9, calls
+    assert calls.count("add") == 2
+    assert calls[-1] == "delete_many"
+    assert calls.count("set") == 1
+
+
+def test_a_hit_takes_one_round_trip(counting_cache: list[str]) -> None:
+    client = Client()
+    first = client.get("/sitemap-article-1.xml")
+    content(first)
+    status, calls = _count(client, "/sitemap-article-1.xml")
+    assert (status, calls) == (200, ["get_many"])  # the generations; the bytes are local
+    status, calls = _count(client, "/sitemap-article-1.xml", if_none_match=first["ETag"])
+    assert (status, calls) == (304, ["get_many"])
+    local_copies.clear()  # another process: the record comes with its bytes
+    status, calls = _count(client, "/sitemap-article-1.xml")
+    assert (status, calls) == (200, ["get_many", "get"])
+
+
+def test_a_lock_held_past_its_margin_is_read_before_it_is_deleted(
+    counting_cache: list[str],
+) -> None:
+    store = DocumentCache()
+    lock = store.lock("django_sitemapx:doc:held")
+    assert lock is not None and lock.surely_held()
+    # Its build ran past the margin: the key may have expired and been taken by
+    # another builder, whose lock must stay.
+    late = Lock(lock.key, lock.token, time.monotonic() - 60 + RELEASE_MARGIN, 60)
+    assert not late.surely_held()
+    store.backend.set(f"{lock.key}:lock", "another-builder")
+    store.unlock(late)
+    assert store.backend.get(f"{lock.key}:lock") == "another-builder"
+    store.unlock(Lock(lock.key, "another-builder"))  # no age known: read, then deleted
+    assert store.backend.get(f"{lock.key}:lock") is None
+
+
+def test_a_build_slot_is_one_add_when_it_is_free(counting_cache: list[str]) -> None:
+    store = DocumentCache()
+    CountingCache.calls.clear()
+    slot = store.build_slot(0)
+    assert slot is not None and CountingCache.calls == ["add"]
+    CountingCache.calls.clear()
+    store.release(slot)
+    assert CountingCache.calls == ["delete"]
