@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import Client, override_settings
 
+from django_sitemapx.invalidation import invalidate
 from django_sitemapx.serving.cache import RELEASE_MARGIN, DocumentCache, Lock, local_copies
 from example_project.articles.factories import ArticleFactory
 from tests.conftest import content
@@ -50,7 +51,9 @@ def _count(client: Client, path: str, **headers: str) -> tuple[int, list[str]]:
 
 def test_a_cold_page_build_takes_at_most_nine_round_trips(counting_cache: list[str]) -> None:
     client = Client()
-    content(client.get("/sitemap.xml"))  # the generations exist, as on a running site
+    content(client.get("/sitemap.xml"))
+    # A page changed on a running site: its generation exists (invalidate() replaced it).
+    invalidate("article", 1)
     status, calls = _count(client, "/sitemap-article-1.xml")
     assert status == 200
     # The generations, the record (a miss), the build lock and the record again,
@@ -60,6 +63,22 @@ def test_a_cold_page_build_takes_at_most_nine_round_trips(counting_cache: list[s
     assert calls.count("add") == 2
     assert calls[-1] == "delete_many"
     assert calls.count("set") == 1
+
+
+def test_a_page_first_built_after_a_flush_creates_its_generation(
+    counting_cache: list[str],
+) -> None:
+    # The index reads no page generation (the page table keeps what changed), so
+    # a page's is created by its own first build: one add() and one read more,
+    # once per page after a flush.
+    client = Client()
+    content(client.get("/sitemap.xml"))
+    status, calls = _count(client, "/sitemap-article-1.xml")
+    assert status == 200
+    assert len(calls) <= 11, calls
+    assert calls.count("add") == 3
+    status, calls = _count(client, "/sitemap-article-1.xml")
+    assert (status, calls) == (200, ["get_many"])
 
 
 def test_a_hit_takes_one_round_trip(counting_cache: list[str]) -> None:
