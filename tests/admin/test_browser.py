@@ -382,10 +382,10 @@ def test_the_forms_and_lists_lead_with_lastmod_and_call_the_rest_hints(
     # The admin's split widget: a date and a time.
     assert {"id_lastmod_0", "id_lastmod_1"} <= set(order)
     assert order.index("id_lastmod_1") < order.index("id_changefreq") < order.index("id_priority")
-    hints = page.locator("fieldset", has=page.locator("#id_priority"))
+    hints = page.locator("fieldset.module", has=page.locator("#id_priority"))
     assert "Hints most search engines ignore" in hints.locator("h2").inner_text()
     assert "Google and Bing say they ignore" in hints.inner_text()
-    lastmod_help = page.locator("fieldset", has=page.locator("#id_lastmod_0")).inner_text()
+    lastmod_help = page.locator("fieldset.module", has=page.locator("#id_lastmod_0")).inner_text()
     assert "give the time too" in lastmod_help
 
     page.goto(f"{base}/admin/django_sitemapx/{model}/")
