@@ -79,6 +79,12 @@ def ensure(n: int) -> bool:
                     f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                     f"(SELECT max(id) FROM {table}))"
                 )
+    # A new data set, written behind Django's signals: the page table of the one
+    # before (an earlier run at another N) would describe rows that are gone.
+    from django_sitemapx.models import OwedGeneration, PageState, SectionLock
+
+    for model in (PageState, SectionLock, OwedGeneration):
+        model.objects.all().delete()
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
         if vendor == "postgresql":
