@@ -70,7 +70,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from django.conf import settings
 from django.db import (
     DatabaseError,
     IntegrityError,
@@ -87,10 +86,8 @@ from django.utils import timezone
 from ..conf import PROTOCOL_MAX_BYTES, app_settings
 from ..generations import (
     SitemapCache,
-    global_generation,
     index_generation,
     page_generation,
-    page_generations,
     section_generation,
 )
 from .codecs import codec_for, key_model_field
@@ -388,8 +385,6 @@ class PageTable:
         self.minimum = math.ceil(self.capacity / 2)
         self.using = router.db_for_write(PageState)
         self.table = PageState.objects.using(self.using)
-        # No cache configured: the page table's change counts say what changed.
-        self.uncached = app_settings.CACHE_ALIAS is None
         assert source.model is not None
         codec = codec_for(key_model_field(source.model, source.key_name), source.get_queryset().db)
         if codec is None:
@@ -447,43 +442,26 @@ class PageTable:
 
         For the export (``Source.page_proofs``): a page whose token is the one
         recorded with its file was not changed since, as far as the page table
-        and the views' cache know (saves, deletes, ``invalidate()``, splits and
-        merges, cache flushes). A page is left out (no proof) when it was
-        changed since it was last counted, or when the configured cache does
-        not answer. Read before the pages are: a change committed after
-        this call gives a new token at the next call.
+        knows (saves, deletes, ``invalidate()``, splits and merges: each marks
+        the pages it changes, in every process, with any cache or none). A page
+        is left out (no proof) when it was changed since it was last counted.
+        A cache flush changes no token: the marks are in the database. Read
+        before the pages are: a change committed after this call gives a new
+        token at the next call.
         """
         states = self._load()
-        if states is None or not self._cache_is_shared():
-            return {}
-        digests = None if self.uncached else self._digests([s.number for s in states])
-        if digests is None and not self.uncached:
+        if states is None:
             return {}
         proofs = {}
         for position, state in enumerate(states):
             # Marked changed since counted (the marks, also where a subclass counts every page).
             if PageTable._is_stale(self, state):
                 continue
-            # With a cache, its generations too: a flush or an invalidation gives a new token.
-            mark = digests[state.number] if digests is not None else MARKED
             high = states[position + 1].first if position + 1 < len(states) else ""
             proofs[state.number] = "|".join(
-                [self.section_name, self.fingerprint, state.first, high, str(state.changes), mark]
+                [self.section_name, self.fingerprint, state.first, high, str(state.changes)]
             )
         return proofs
-
-    def _cache_is_shared(self) -> bool:
-        """Whether the cache's generations are those every process sees (or there is none).
-
-        A local-memory cache is each process's own: a save in a web process
-        replaces a generation the exporting process never sees, so its tokens
-        prove nothing there.
-        """
-        alias = app_settings.CACHE_ALIAS
-        if alias is None:
-            return True
-        backend = str(settings.CACHES.get(alias, {}).get("BACKEND", ""))
-        return not backend.endswith(".LocMemCache")
 
     def bounds(self, states: Sequence[State], number: int) -> tuple[State, Bounds] | None:
         """Page ``number``'s state and key range, or None if there is no such page."""
@@ -1179,23 +1157,3 @@ class PageTable:
         self.table.filter(section=self.section_name, number__in=sorted(numbers)).update(
             changes=F("changes") + 1, measured=False
         )
-
-    # -- generations ----------------------------------------------------------------------
-
-    def _digests(self, numbers: list[int]) -> dict[int, str] | None:
-        """Each page's generation digest now; None when there is no cache to say."""
-        names = [global_generation(), section_generation(self.section)]
-        per_page = [page_generations(self.section, self.generations, number) for number in numbers]
-        for found in per_page:
-            names += found
-        tokens = SitemapCache().tokens(names)
-        if tokens is None:
-            return None
-        whole, section, *pages = tokens
-        width = len(per_page[0]) if per_page else 1
-        return {
-            number: hashlib.sha256(
-                "|".join([whole, section, *map(str, pages[i * width : (i + 1) * width])]).encode()
-            ).hexdigest()[:40]
-            for i, number in enumerate(numbers)
-        }
