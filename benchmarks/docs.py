@@ -173,10 +173,8 @@ def write(docs: Path, payload: dict[str, Any]) -> Path:
 
 def kept_sections(text: str) -> str:
     """The blocks between ``<!-- section:NAME -->`` and ``<!-- /section:NAME -->`` in ``text``."""
-    return "\n".join(
-        match.group(0)
-        for match in re.finditer(r"<!-- section:(\w+) -->.*?<!-- /section:\1 -->\n?", text, re.S)
-    )
+    block = r"<!-- section:([\w-]+) -->.*?<!-- /section:\1 -->\n?"
+    return "\n".join(match.group(0) for match in re.finditer(block, text, re.S))
 
 
 def replace_section(page: Path, name: str, body: str) -> None:
