@@ -257,9 +257,11 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
 
     Every page of every section with no argument; every page of ``section``
     (its hosts' pages too) without ``page``; else page ``page`` of the
-    section's shared pages. Called once a change is committed, with a cache
-    or without (see ``invalidation.invalidate``): in every process, the index
-    then counts only what changed, and a cache flush changes nothing here.
+    section's shared pages and of each host's own (``host_section``), as
+    ``invalidate(section, page)`` replaces that page's generation on every
+    host. Called once a change is committed, with a cache or without (see
+    ``invalidation.invalidate``): in every process, the index then counts only
+    what changed, and a cache flush changes nothing here.
     """
     from ..models import PageState, table_exists
 
@@ -268,16 +270,17 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
         return
     pages = PageState.objects.using(using)
     if section is not None:
-        if page is None:
-            pages = pages.filter(
-                models.Q(section=section) | models.Q(section__startswith=f"{section}@")
-            )
-        else:
-            pages = pages.filter(section=section, number=page)
+        pages = pages.filter(
+            models.Q(section=section) | models.Q(section__startswith=f"{section}@")
+        )
+        if page is not None:
+            pages = pages.filter(number=page)
 
     def mark() -> None:
         if page is not None:
-            pages.update(changes=F("changes") + 1)  # one row
+            # One row, or one per host with pages of its own; a deadlock with a
+            # writer locking them in order is retried (``retrying``).
+            pages.update(changes=F("changes") + 1)
             return
         # Many rows: locked in (section, number) order, as every writer of pages locks them.
         with transaction.atomic(using=using):

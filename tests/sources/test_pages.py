@@ -533,3 +533,15 @@ def test_a_summary_counted_under_cache_generations_is_counted_once(
         source.page_summaries()
     assert _counts(first) >= 1  # every page, one by one or grouped as the database counts best
     assert _counts(again) == 0
+
+
+@pytest.mark.django_db
+def test_marking_a_page_marks_that_page_of_every_hosts_own_table() -> None:
+    # invalidate(section, page) with no origin (an override saved in the admin) rebuilds
+    # that page on every host: each host's own page-table row is marked too.
+    for name, number in [("sec", 2), ("sec", 3), ("sec@a.example", 2), ("sec@b.example", 3)]:
+        PageState.objects.create(section=name, number=number, first=str(number), fingerprint="f")
+    PageState.objects.create(section="second", number=2, fingerprint="f")
+    mark_changed("sec", 2)
+    marked = set(PageState.objects.filter(changes=1).values_list("section", "number"))
+    assert marked == {("sec", 2), ("sec@a.example", 2)}
