@@ -38,7 +38,7 @@ from ...exceptions import Skip, SkipReason, SourceConfigurationError
 from ...locations.hosts import host_name
 from ...sources import ModelSource, Page, PageSummary
 from ...sources.base import ALTERNATE_FRAME_BYTES, PlainChunkEntries
-from ...sources.lastmods import lastmod_in_sql
+from ...sources.lastmods import is_postgresql, lastmod_in_sql
 from ...sources.pages import host_section
 from ...sources.rows import row_batches
 from ...sources.summaries import in_range
@@ -57,6 +57,8 @@ MAX_URI = PROTOCOL_MAX_LOC_LENGTH
 URL_METHODS = ("get_sitemap_urls", "get_url_parts", "get_full_url")
 # The row a page is read as: its key, then what its URLs are made of.
 ROW_FIELDS = ("id", "url_path", "content_type_id", "translation_key")
+# The column of a row's listed versions (its translations and itself), read in SQL.
+VERSIONS = "sitemapx_versions"
 
 
 def i18n_enabled() -> bool:
@@ -385,24 +387,31 @@ class WagtailPageSource(ModelSource):
         if tree is None:
             return
         skipped = SkipCounter()
-        queryset = self.rows_queryset(page_rows, named=False, fields=ROW_FIELDS).order_by("pk")
-        index = len(ROW_FIELDS)
+        writer = _Locator(self, tree, builder)
+        # On PostgreSQL each row comes with its translations' versions (``_Locator.versions``);
+        # elsewhere they are read per batch (``_Locator.alternates``).
+        in_sql = self.translated() and writer.versions_in_sql(page_rows.db)
+        fields: tuple[str, ...] = ROW_FIELDS
+        if in_sql:
+            page_rows = page_rows.annotate(**{VERSIONS: writer.versions()})
+            fields = (*ROW_FIELDS, VERSIONS)
+        queryset = self.rows_queryset(page_rows, named=False, fields=fields).order_by("pk")
+        index = len(fields)
         if lastmod_in_sql(self, queryset.db):
             lastmod_of: Any = lambda row: row[index]  # noqa: E731 - already W3C text
         else:
             lastmod_of = checked_reader(lambda row: row[index], "lastmod", skipped.count)
         changefreq = static_value(self, "changefreq")
         priority = static_value(self, "priority")
-        writer = _Locator(self, tree, builder)
         specific = url_types()
+        links = writer.links
         for batch in row_batches(queryset, conf.CHUNK_SIZE):
             writer.memo = {}
-            alternates = writer.alternates(batch) if self.translated() else {}
+            alternates = writer.alternates(batch) if self.translated() and not in_sql else {}
             own = _own_urls(batch, specific, builder, skipped, self.max_urls_per_page)
             chunk: list[EntryTuple] = []
             for row in batch:
-                key, url_path, content_type, translation_key = row[:index]
-                extras = alternates.get(translation_key)
+                key, url_path, content_type, translation_key = row[:4]
                 if content_type in specific:
                     for own_loc, lastmod, freq, prio in own.get(key, ()):
                         chunk.append(
@@ -411,6 +420,11 @@ class WagtailPageSource(ModelSource):
                     continue
                 loc = writer.uri(url_path, skipped)
                 if loc is not None:
+                    if in_sql:
+                        versions = row[4]
+                        extras = links(versions) if len(versions) > 1 else None
+                    else:
+                        extras = alternates.get(translation_key)
                     extra = Extras(alternates=extras) if extras else None
                     chunk.append((loc, lastmod_of(row), changefreq, priority, extra))
             if chunk:
@@ -431,28 +445,95 @@ class _Locator:
         self.restricted = restricted_paths()
         # URIs of the batch being written, by url_path (its rows and their translations).
         self.memo: dict[str, str] = {}
+        # A site's roots are the versions of one home page, at one depth: the first
+        # ``cut`` characters of a page's tree path name its root.
+        lengths = {len(root.path) for root in tree.roots}
+        self.cut = lengths.pop() if len(lengths) == 1 else 0
+        self.by_path = {root.path: root for root in tree.roots}
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` on this host; None (counted) off it."""
         found = self.memo.get(url_path)
         if found is not None:
             return found
-        path = self.tree.location(url_path)
+        root = self.tree.root_of(url_path)
+        found = self.href(root, url_path, skipped) if root is not None else None
+        if found is None:
+            if root is None and skipped is not None:
+                skipped.count(SkipReason.NO_REVERSE_MATCH)
+            return None
+        self.memo[url_path] = found
+        return found
+
+    def href(self, root: Root, url_path: str, skipped: SkipCounter | None = None) -> str | None:
+        """The absolute URI of ``url_path`` under ``root``; None (counted) if it has none."""
+        path = root.prefix + url_path[len(root.url_path) :]
+        if not self.tree.slash and path != "/":
+            path = path.rstrip("/")
+        if not path.strip(_PLAIN) and len(self.builder.prefix) + len(path) <= MAX_URI:
+            # Letters, digits, "-", "_" and "/" (an ASCII slug's): nothing to encode,
+            # escape or check, what LocationBuilder.absolute() would give.
+            return self.builder.prefix + path
         try:
-            if path is None:
-                raise Skip(SkipReason.NO_REVERSE_MATCH)
-            if not path.strip(_PLAIN) and len(self.builder.prefix) + len(path) <= MAX_URI:
-                # Letters, digits, "-", "_" and "/" (an ASCII slug's): nothing to encode,
-                # escape or check, what LocationBuilder.absolute() would give.
-                found = self.builder.prefix + path
-            else:
-                found = self.builder.absolute(path)
+            return self.builder.absolute(path)
         except Skip as skip:
             if skipped is not None:
                 skipped.count(skip.reason)
             return None
-        self.memo[url_path] = found
-        return found
+
+    # -- alternates, in SQL -------------------------------------------------------------
+
+    def versions_in_sql(self, using: str) -> bool:
+        """Whether each row's versions are read with it (PostgreSQL's arrays, one root depth)."""
+        return is_postgresql(using) and self.cut > 0
+
+    def versions(self) -> Any:
+        """Each row's listed versions (itself included), as its root's tree path + url_path.
+
+        A correlated subquery, by Wagtail's (translation_key, locale) index: a
+        handful of rows per page, filtered as ``get_queryset()`` filters the rows.
+        """
+        from django.contrib.postgres.expressions import ArraySubquery
+        from django.db.models import OuterRef
+        from django.db.models.functions import Concat, Left
+
+        under = Q()
+        for root in self.tree.roots:
+            under |= Q(path__startswith=root.path)
+        versions = (
+            page_model()
+            ._default_manager.filter(
+                under, translation_key=OuterRef("translation_key"), live=True, expired=False
+            )
+            .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
+        )
+        for path in self.tree.nested + self.restricted:
+            versions = versions.exclude(path__startswith=path)
+        version = Concat(Left("path", self.cut), "url_path", output_field=models.TextField())
+        return ArraySubquery(versions.order_by("path").values_list(version))
+
+    def links(self, versions: Sequence[str]) -> tuple[tuple[str, str], ...] | None:
+        """The alternates of a page whose versions are ``versions`` (see :meth:`versions`)."""
+        cut = self.cut
+        by_path = self.by_path
+        hreflangs = self.hreflangs
+        href = self.href
+        found = []
+        for version in versions:
+            root = by_path.get(version[:cut])
+            url_path = version[cut:]
+            if root is None or not url_path.startswith(root.url_path):
+                continue
+            uri = href(root, url_path)
+            if uri is not None:
+                found.append((hreflangs[root.url_path], uri))
+        if len(found) < 2:
+            return None
+        found.sort()
+        default = self.default
+        return (*found, *[("x-default", uri) for code, uri in found if code == default])
+
+    # -- alternates, per batch ----------------------------------------------------------
 
     def alternates(self, batch: Sequence[Any]) -> dict[Any, tuple[tuple[str, str], ...]]:
         """Each translation key of ``batch`` with 2+ listed versions: its alternates.
