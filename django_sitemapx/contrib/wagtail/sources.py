@@ -404,11 +404,15 @@ class WagtailPageSource(ModelSource):
         changefreq = static_value(self, "changefreq")
         priority = static_value(self, "priority")
         specific = url_types()
+        own_urls = _OwnUrls(writer, skipped, self.max_urls_per_page, specific) if specific else None
         links = writer.links
         for batch in row_batches(queryset, conf.CHUNK_SIZE):
             writer.memo = {}
             alternates = writer.alternates(batch) if self.translated() and not in_sql else {}
-            own = _own_urls(batch, specific, builder, skipped, self.max_urls_per_page)
+            own = {}
+            if own_urls is not None and any(row[2] in specific for row in batch):
+                lastmods = {row[0]: lastmod_of(row) for row in batch if row[2] in specific}
+                own = own_urls.of(batch, lastmods)
             chunk: list[EntryTuple] = []
             for row in batch:
                 key, url_path, content_type, translation_key = row[:4]
@@ -598,46 +602,122 @@ def _default_language() -> str | None:
     return language
 
 
-def _own_urls(
-    batch: Sequence[Any],
-    specific: dict[int, type[models.Model]],
-    builder: LocationBuilder,
-    skipped: SkipCounter,
-    most: int,
-) -> dict[Any, list[tuple[str, str | None, str | None, str | None]]]:
-    """The URLs of ``batch``'s pages whose type makes its own: one query per type."""
-    wanted: dict[int, list[Any]] = {}
-    for row in batch:
-        if row[2] in specific:
-            wanted.setdefault(row[2], []).append(row[0])
-    found: dict[Any, list[tuple[str, str | None, str | None, str | None]]] = {}
-    if not wanted:
-        return found
-    request = _request_for(builder.origin)
-    for content_type, keys in wanted.items():
-        model: Any = specific[content_type]
-        pages = model._default_manager.filter(pk__in=keys)
-        for page in _iterate(pages):
-            urls = list(page.get_sitemap_urls(request) or ())
-            if len(urls) > most:
-                skipped.count(SkipReason.OVER_URL_LIMIT, len(urls) - most)
-                urls = urls[:most]
-            entries = found.setdefault(page.pk, [])
-            for url in urls:
-                try:
-                    loc = builder.absolute(url.get("location"))
-                except Skip as skip:
-                    skipped.count(skip.reason)
-                    continue
-                entries.append(
-                    (
-                        loc,
-                        _value("lastmod", url.get("lastmod"), skipped),
-                        _value("changefreq", url.get("changefreq"), skipped),
-                        _value("priority", url.get("priority"), skipped),
+class _OwnUrls:
+    """The URLs of pages whose type makes its own, asked of the pages, one query per type.
+
+    As Wagtail's sitemap asks them: ``get_sitemap_urls(request)``, with one request
+    for the whole document, its site and its sites' root paths found once. A type
+    that overrides neither ``get_url_parts()`` nor ``get_full_url()`` has its pages'
+    URL parts given (what Wagtail's own ``get_url_parts()`` returns for the page on
+    this host, read from its row): no ``reverse()`` and no language switch per page.
+    """
+
+    def __init__(
+        self,
+        writer: _Locator,
+        skipped: SkipCounter,
+        most: int,
+        specific: dict[int, type[models.Model]],
+    ) -> None:
+        from wagtail.models import Site
+
+        self.writer = writer
+        self.skipped = skipped
+        self.most = most
+        self.specific = specific
+        self.request = request = _request_for(writer.builder.origin)
+        # Wagtail's own caches on the request (Page._get_site_root_paths() and
+        # Site.find_for_request()), filled once for the document.
+        paths = Site.get_site_root_paths()
+        request._wagtail_cached_site_root_paths = paths  # type: ignore[attr-defined]
+        Site.find_for_request(request)
+        self.root_url = next(
+            (path.root_url for path in paths if path.site_id == writer.tree.site_id), None
+        )
+        base = page_model()
+        self.known_parts = {
+            content_type
+            for content_type, model in specific.items()
+            if all(getattr(model, name) is getattr(base, name) for name in URL_METHODS[1:])
+        }
+
+    def of(
+        self, batch: Sequence[Any], lastmods: dict[Any, str | None]
+    ) -> dict[Any, list[tuple[str, str | None, str | None, str | None]]]:
+        """The URLs of ``batch``'s pages whose type makes its own (``lastmods``: by key)."""
+        wanted: dict[int, list[Any]] = {}
+        specific = self.specific
+        for row in batch:
+            if row[2] in specific:
+                wanted.setdefault(row[2], []).append(row[0])
+        found: dict[Any, list[tuple[str, str | None, str | None, str | None]]] = {}
+        skipped = self.skipped
+        builder = self.writer.builder
+        request = self.request
+        for content_type, keys in wanted.items():
+            model: Any = specific[content_type]
+            known = content_type in self.known_parts and self.root_url is not None
+            for page in _iterate(model._default_manager.filter(pk__in=keys)):
+                full_url = uri = None
+                if known:
+                    full_url, uri = self.give_parts(page)
+                urls = list(page.get_sitemap_urls(request) or ())
+                if len(urls) > self.most:
+                    skipped.count(SkipReason.OVER_URL_LIMIT, len(urls) - self.most)
+                    urls = urls[: self.most]
+                entries = found.setdefault(page.pk, [])
+                for url in urls:
+                    location = url.get("location")
+                    try:
+                        loc = uri if uri is not None and location == full_url else None
+                        loc = loc or builder.absolute(location)
+                    except Skip as skip:
+                        skipped.count(skip.reason)
+                        continue
+                    lastmod = url.get("lastmod")
+                    if lastmod is not None and lastmod is page.last_published_at:
+                        # Wagtail's own value, formatted with the rows (in SQL, or checked).
+                        lastmod_text = lastmods.get(page.pk)
+                    else:
+                        lastmod_text = _value("lastmod", lastmod, skipped)
+                    entries.append(
+                        (
+                            loc,
+                            lastmod_text,
+                            _value("changefreq", url.get("changefreq"), skipped),
+                            _value("priority", url.get("priority"), skipped),
+                        )
                     )
-                )
-    return found
+        return found
+
+    def give_parts(self, page: Any) -> tuple[str | None, str | None]:
+        """Give ``page`` its URL parts on this host; its full URL (Wagtail's) and URI (ours).
+
+        Only for a URL of plain characters (what ``reverse()`` leaves as it is): any
+        other page keeps Wagtail's own ``get_url_parts()``.
+        """
+        writer = self.writer
+        tree = writer.tree
+        root = tree.root_of(page.url_path)
+        if root is None:
+            return None, None
+        path = root.prefix + page.url_path[len(root.url_path) :]
+        if not tree.slash and path != "/":
+            path = path.rstrip("/")
+        if path.strip(_PLAIN):
+            return None, None
+        page.get_url_parts = _UrlParts((tree.site_id, self.root_url, path))
+        return f"{self.root_url}{path}", writer.href(root, page.url_path)
+
+
+class _UrlParts:
+    """``get_url_parts()`` of one page, known: ``(site_id, root_url, page_path)``."""
+
+    def __init__(self, parts: tuple[int, str | None, str]) -> None:
+        self.parts = parts
+
+    def __call__(self, request: Any = None) -> tuple[int, str | None, str]:
+        return self.parts
 
 
 def _iterate(pages: Any) -> Iterator[Any]:
