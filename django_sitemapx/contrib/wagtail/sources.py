@@ -394,7 +394,7 @@ class WagtailPageSource(ModelSource):
         fields: tuple[str, ...] = ROW_FIELDS
         if in_sql:
             page_rows = page_rows.annotate(**{VERSIONS: writer.versions()})
-            fields = (*ROW_FIELDS, VERSIONS)
+            fields = (*ROW_FIELDS[:3], VERSIONS)  # the versions instead of the key
         queryset = self.rows_queryset(page_rows, named=False, fields=fields).order_by("pk")
         index = len(fields)
         if lastmod_in_sql(self, queryset.db):
@@ -404,36 +404,45 @@ class WagtailPageSource(ModelSource):
         changefreq = static_value(self, "changefreq")
         priority = static_value(self, "priority")
         specific = url_types()
-        own_urls = _OwnUrls(writer, skipped, self.max_urls_per_page, specific) if specific else None
-        links = writer.links
+        own_urls = (
+            _OwnUrls(writer, skipped, self.max_urls_per_page, specific) if specific else None
+        )
+        uri = writer.uri
         for batch in row_batches(queryset, conf.CHUNK_SIZE):
             writer.memo = {}
-            alternates = writer.alternates(batch) if self.translated() and not in_sql else {}
+            if in_sql:
+                extras_of = writer.shared_extras
+            elif self.translated():
+                extras_of = writer.extras_of(writer.alternates(batch))
+            else:
+                extras_of = _no_extras
             own = {}
             if own_urls is not None and any(row[2] in specific for row in batch):
                 lastmods = {row[0]: lastmod_of(row) for row in batch if row[2] in specific}
                 own = own_urls.of(batch, lastmods)
             chunk: list[EntryTuple] = []
             for row in batch:
-                key, url_path, content_type, translation_key = row[:4]
+                key, url_path, content_type, translations = row[:4]
                 if content_type in specific:
                     for own_loc, lastmod, freq, prio in own.get(key, ()):
                         chunk.append(
                             (own_loc, lastmod, freq or changefreq, prio or priority, None)
                         )
                     continue
-                loc = writer.uri(url_path, skipped)
+                loc = uri(url_path, skipped)
                 if loc is not None:
-                    if in_sql:
-                        versions = row[4]
-                        extras = links(versions) if len(versions) > 1 else None
-                    else:
-                        extras = alternates.get(translation_key)
-                    extra = Extras(alternates=extras) if extras else None
+                    extra = extras_of(translations)
                     chunk.append((loc, lastmod_of(row), changefreq, priority, extra))
             if chunk:
                 yield chunk
             yield from skipped.flush()
+
+
+_NOT_YET = object()
+
+
+def _no_extras(key: Any) -> None:
+    return None
 
 
 class _Locator:
@@ -453,7 +462,19 @@ class _Locator:
         # ``cut`` characters of a page's tree path name its root.
         lengths = {len(root.path) for root in tree.roots}
         self.cut = lengths.pop() if len(lengths) == 1 else 0
-        self.by_path = {root.path: root for root in tree.roots}
+        # Each root by its tree path: the root, its hreflang, the start of the URIs of
+        # its pages (None without WAGTAIL_APPEND_SLASH: href() strips the slash), and
+        # where a version's path below the root starts.
+        self.bases = {
+            root.path: (
+                root,
+                self.hreflangs[root.url_path],
+                builder.prefix + root.prefix if tree.slash else None,
+                self.cut + len(root.url_path),
+            )
+            for root in tree.roots
+        }
+        self.shared: dict[tuple[str, ...], Any] = {}
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` on this host; None (counted) off it."""
@@ -516,21 +537,54 @@ class _Locator:
         version = Concat(Left("path", self.cut), "url_path", output_field=models.TextField())
         return ArraySubquery(versions.order_by("path").values_list(version))
 
+    def shared_extras(self, versions: Sequence[str]) -> Extras | None:
+        """The extras of a row whose versions are ``versions``: one value per set of versions.
+
+        The versions of one page are listed with each of them, often on one
+        document: their alternates are built once (and kept for the document).
+        """
+        if len(versions) < 2:
+            return None
+        key = tuple(versions)
+        found = self.shared.get(key, _NOT_YET)
+        if found is _NOT_YET:
+            links = self.links(versions)
+            found = self.shared[key] = Extras(alternates=links) if links else None
+        return found
+
+    def extras_of(self, alternates: dict[Any, tuple[tuple[str, str], ...]]) -> Any:
+        """The extras of a row by its translation key, from :meth:`alternates`."""
+
+        def extras(key: Any) -> Extras | None:
+            links = alternates.get(key)
+            return Extras(alternates=links) if links else None
+
+        return extras
+
     def links(self, versions: Sequence[str]) -> tuple[tuple[str, str], ...] | None:
         """The alternates of a page whose versions are ``versions`` (see :meth:`versions`)."""
         cut = self.cut
-        by_path = self.by_path
-        hreflangs = self.hreflangs
+        bases = self.bases
         href = self.href
         found = []
         for version in versions:
-            root = by_path.get(version[:cut])
-            url_path = version[cut:]
-            if root is None or not url_path.startswith(root.url_path):
+            base = bases.get(version[:cut])
+            if base is None:
                 continue
-            uri = href(root, url_path)
+            root, hreflang, uri_base, start = base
+            if not version.startswith(root.url_path, cut):
+                continue
+            rest = version[start:]
+            if (
+                base[2] is not None
+                and not rest.strip(_PLAIN)
+                and len(uri_base) + len(rest) <= MAX_URI
+            ):
+                uri: str | None = uri_base + rest  # what href() gives, without a call
+            else:
+                uri = href(root, version[cut:])
             if uri is not None:
-                found.append((hreflangs[root.url_path], uri))
+                found.append((hreflang, uri))
         if len(found) < 2:
             return None
         found.sort()
