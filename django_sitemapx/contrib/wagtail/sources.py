@@ -59,6 +59,8 @@ URL_METHODS = ("get_sitemap_urls", "get_url_parts", "get_full_url")
 ROW_FIELDS = ("id", "url_path", "content_type_id", "translation_key")
 # The column of a row's listed versions (its translations and itself), read in SQL.
 VERSIONS = "sitemapx_versions"
+# What joins them (a control character: no URI holds one).
+SEPARATOR = "\x1f"
 
 
 def i18n_enabled() -> bool:
@@ -474,7 +476,7 @@ class _Locator:
             )
             for root in tree.roots
         }
-        self.shared: dict[tuple[str, ...], Any] = {}
+        self.shared: dict[str, Any] = {}
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` on this host; None (counted) off it."""
@@ -513,13 +515,16 @@ class _Locator:
         return is_postgresql(using) and self.cut > 0
 
     def versions(self) -> Any:
-        """Each row's listed versions (itself included), as its root's tree path + url_path.
+        """Each row's listed versions (itself included), joined by ``SEPARATOR``.
 
-        A correlated subquery, by Wagtail's (translation_key, locale) index: a
-        handful of rows per page, filtered as ``get_queryset()`` filters the rows.
+        A version is its root's tree path then its ``url_path``. A correlated
+        subquery, by Wagtail's (translation_key, locale) index: a handful of rows
+        per page, filtered as ``get_queryset()`` filters the rows. One string per
+        row, not an array: a page's rows hold no list for the garbage collector
+        to walk.
         """
         from django.contrib.postgres.expressions import ArraySubquery
-        from django.db.models import OuterRef
+        from django.db.models import Func, OuterRef, Value
         from django.db.models.functions import Concat, Left
 
         under = Q()
@@ -531,25 +536,30 @@ class _Locator:
                 under, translation_key=OuterRef("translation_key"), live=True, expired=False
             )
             .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
+            # A control character makes no URI (LocationBuilder skips it): such a
+            # version has no link, and the separator stays one.
+            .exclude(url_path__contains=SEPARATOR)
         )
         for path in self.tree.nested + self.restricted:
             versions = versions.exclude(path__startswith=path)
         version = Concat(Left("path", self.cut), "url_path", output_field=models.TextField())
-        return ArraySubquery(versions.order_by("path").values_list(version))
+        array = ArraySubquery(versions.order_by("path").values_list(version))
+        return Func(
+            array, Value(SEPARATOR), function="array_to_string", output_field=models.TextField()
+        )
 
-    def shared_extras(self, versions: Sequence[str]) -> Extras | None:
+    def shared_extras(self, versions: str) -> Extras | None:
         """The extras of a row whose versions are ``versions``: one value per set of versions.
 
         The versions of one page are listed with each of them, often on one
         document: their alternates are built once (and kept for the document).
         """
-        if len(versions) < 2:
+        if SEPARATOR not in versions:  # the page alone
             return None
-        key = tuple(versions)
-        found = self.shared.get(key, _NOT_YET)
+        found = self.shared.get(versions, _NOT_YET)
         if found is _NOT_YET:
-            links = self.links(versions)
-            found = self.shared[key] = Extras(alternates=links) if links else None
+            links = self.links(versions.split(SEPARATOR))
+            found = self.shared[versions] = Extras(alternates=links) if links else None
         return found
 
     def extras_of(self, alternates: dict[Any, tuple[tuple[str, str], ...]]) -> Any:
