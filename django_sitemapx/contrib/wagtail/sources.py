@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -410,6 +410,7 @@ class WagtailPageSource(ModelSource):
             _OwnUrls(writer, skipped, self.max_urls_per_page, specific) if specific else None
         )
         uri = writer.uri
+        extras_of: Callable[[Any], Extras | None]
         for batch in row_batches(queryset, conf.CHUNK_SIZE):
             writer.memo = {}
             if in_sql:
@@ -440,7 +441,8 @@ class WagtailPageSource(ModelSource):
             yield from skipped.flush()
 
 
-_NOT_YET = object()
+# Not built yet (a value of its own, told apart by identity).
+_NOT_YET = Extras()
 
 
 def _no_extras(key: Any) -> None:
@@ -476,7 +478,7 @@ class _Locator:
             )
             for root in tree.roots
         }
-        self.shared: dict[str, Any] = {}
+        self.shared: dict[str, Extras | None] = {}
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` on this host; None (counted) off it."""
@@ -586,7 +588,7 @@ class _Locator:
                 continue
             rest = version[start:]
             if (
-                base[2] is not None
+                uri_base is not None
                 and not rest.strip(_PLAIN)
                 and len(uri_base) + len(rest) <= MAX_URI
             ):
