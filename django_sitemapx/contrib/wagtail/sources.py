@@ -409,7 +409,7 @@ class WagtailPageSource(ModelSource):
         own_urls = (
             _OwnUrls(writer, skipped, self.max_urls_per_page, specific) if specific else None
         )
-        uri = writer.uri
+        uri = writer.locate if in_sql else writer.uri
         extras_of: Callable[[Any], Extras | None]
         for batch in row_batches(queryset, conf.CHUNK_SIZE):
             writer.memo = {}
@@ -479,6 +479,7 @@ class _Locator:
             for root in tree.roots
         }
         self.shared: dict[str, Extras | None] = {}
+        self.starts = [(root, self.bases[root.path][2]) for root in tree.roots]
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` on this host; None (counted) off it."""
@@ -493,6 +494,21 @@ class _Locator:
             return None
         self.memo[url_path] = found
         return found
+
+    def locate(self, url_path: str, skipped: SkipCounter) -> str | None:
+        """:meth:`uri` without its memo (which only the per-chunk alternates fill)."""
+        for root, uri_base in self.starts:  # the longest url_path first, as root_of()
+            if url_path.startswith(root.url_path):
+                rest = url_path[len(root.url_path) :]
+                if (
+                    uri_base is not None
+                    and not rest.strip(_PLAIN)
+                    and len(uri_base) + len(rest) <= MAX_URI
+                ):
+                    return uri_base + rest  # what href() gives, without a call
+                return self.href(root, url_path, skipped)
+        skipped.count(SkipReason.NO_REVERSE_MATCH)
+        return None
 
     def href(self, root: Root, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` under ``root``; None (counted) if it has none."""
