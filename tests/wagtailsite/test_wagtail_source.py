@@ -457,6 +457,24 @@ def test_get_sitemap_urls_is_given_one_request_for_the_document(
     assert request.get_host() == "a.example"
 
 
+def test_an_origin_outside_allowed_hosts_still_gets_its_types_own_urls(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], settings: Any
+) -> None:
+    from django_sitemapx.documents import render_page
+    from django_sitemapx.locations import Origin
+
+    # An export's origin need not be a host the site answers requests for.
+    settings.ALLOWED_HOSTS = ["b.example"]
+    bound = wagtail.for_origin(Origin("http", "a.example"))
+    page = bound.page(1)
+    assert page is not None
+    stream = render_page(bound, page, Origin("http", "a.example"))
+    assert stream is not None
+    locs = [loc for loc, _ in urls(b"".join(stream))]
+    assert "http://a.example/pages/fair/" in locs
+    assert "http://a.example/pages/gala/schedule/" in locs
+
+
 # -- events ---------------------------------------------------------------------------------
 
 

@@ -421,8 +421,7 @@ class WagtailPageSource(ModelSource):
                 extras_of = _no_extras
             own = {}
             if own_urls is not None and any(row[2] in specific for row in batch):
-                lastmods = {row[0]: lastmod_of(row) for row in batch if row[2] in specific}
-                own = own_urls.of(batch, lastmods)
+                own = own_urls.of(batch, lastmod_of)
             chunk: list[EntryTuple] = []
             for row in batch:
                 key, url_path, content_type, translations = row[:4]
@@ -712,7 +711,7 @@ class _OwnUrls:
         # Site.find_for_request()), filled once for the document.
         paths = Site.get_site_root_paths()
         request._wagtail_cached_site_root_paths = paths  # type: ignore[attr-defined]
-        Site.find_for_request(request)
+        Site.find_for_request(request)  # by the raw host: an export's need not be allowed
         self.root_url = next(
             (path.root_url for path in paths if path.site_id == writer.tree.site_id), None
         )
@@ -724,14 +723,16 @@ class _OwnUrls:
         }
 
     def of(
-        self, batch: Sequence[Any], lastmods: dict[Any, str | None]
+        self, batch: Sequence[Any], lastmod_of: Callable[[Any], str | None]
     ) -> dict[Any, list[tuple[str, str | None, str | None, str | None]]]:
-        """The URLs of ``batch``'s pages whose type makes its own (``lastmods``: by key)."""
+        """The URLs of ``batch``'s pages whose type makes its own (``lastmod_of``: a row's)."""
         wanted: dict[int, list[Any]] = {}
+        rows = {}
         specific = self.specific
         for row in batch:
             if row[2] in specific:
                 wanted.setdefault(row[2], []).append(row[0])
+                rows[row[0]] = row
         found: dict[Any, list[tuple[str, str | None, str | None, str | None]]] = {}
         skipped = self.skipped
         builder = self.writer.builder
@@ -759,7 +760,7 @@ class _OwnUrls:
                     lastmod = url.get("lastmod")
                     if lastmod is not None and lastmod is page.last_published_at:
                         # Wagtail's own value, formatted with the rows (in SQL, or checked).
-                        lastmod_text = lastmods.get(page.pk)
+                        lastmod_text = lastmod_of(rows[page.pk])
                     else:
                         lastmod_text = _value("lastmod", lastmod, skipped)
                     entries.append(
