@@ -39,6 +39,34 @@ CHANGEFREQ_CHOICES = [(value, _CHANGEFREQ_LABELS[value]) for value in CHANGEFREQ
 _PRIORITY_RANGE = _("Priority must be between 0.0 and 1.0.")
 
 
+def _priority_field(help_text: _StrOrPromise) -> models.DecimalField[Any, Any]:
+    """The priority an override or a rule sets: 0.0 to 1.0, one decimal, or none."""
+    return models.DecimalField(
+        _("priority"),
+        max_digits=2,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[
+            MinValueValidator(Decimal("0.0"), message=_PRIORITY_RANGE),
+            MaxValueValidator(Decimal("1.0"), message=_PRIORITY_RANGE),
+        ],
+        help_text=help_text,
+    )
+
+
+def _changefreq_field(help_text: _StrOrPromise) -> models.CharField[Any, Any]:
+    """The change frequency an override or a rule sets: one of the seven, or none."""
+    return models.CharField(
+        _("change frequency"),
+        max_length=7,
+        choices=CHANGEFREQ_CHOICES,
+        blank=True,
+        default="",
+        help_text=help_text,
+    )
+
+
 def _value_constraints(
     kind: str, changes_nothing: _StrOrPromise
 ) -> tuple[models.CheckConstraint, ...]:
@@ -122,26 +150,8 @@ class Override(models.Model):
     )
     # Unique in the location's stead (see location_hash); set by save().
     location_hash = models.CharField(max_length=64, unique=True, editable=False)
-    priority = models.DecimalField(
-        _("priority"),
-        max_digits=2,
-        decimal_places=1,
-        null=True,
-        blank=True,
-        validators=[
-            MinValueValidator(Decimal("0.0"), message=_PRIORITY_RANGE),
-            MaxValueValidator(Decimal("1.0"), message=_PRIORITY_RANGE),
-        ],
-        help_text=_("0.0 to 1.0, one decimal. Empty: the section's value."),
-    )
-    changefreq = models.CharField(
-        _("change frequency"),
-        max_length=7,
-        choices=CHANGEFREQ_CHOICES,
-        blank=True,
-        default="",
-        help_text=_("Empty: the section's value."),
-    )
+    priority = _priority_field(_("0.0 to 1.0, one decimal. Empty: the section's value."))
+    changefreq = _changefreq_field(_("Empty: the section's value."))
     exclude = models.BooleanField(
         _("exclude from the sitemap"),
         default=False,
@@ -308,25 +318,11 @@ class Rule(models.Model):
             "Force the last modification date of the matching URLs. Empty: the section's value."
         ),
     )
-    changefreq = models.CharField(
-        _("change frequency"),
-        max_length=7,
-        choices=CHANGEFREQ_CHOICES,
-        blank=True,
-        default="",
-        help_text=_("A hint most search engines ignore. Empty: the section's value."),
+    changefreq = _changefreq_field(
+        _("A hint most search engines ignore. Empty: the section's value.")
     )
-    priority = models.DecimalField(
-        _("priority"),
-        max_digits=2,
-        decimal_places=1,
-        null=True,
-        blank=True,
-        validators=[
-            MinValueValidator(Decimal("0.0"), message=_PRIORITY_RANGE),
-            MaxValueValidator(Decimal("1.0"), message=_PRIORITY_RANGE),
-        ],
-        help_text=_("A hint most search engines ignore; 0.0 to 1.0. Empty: the section's value."),
+    priority = _priority_field(
+        _("A hint most search engines ignore; 0.0 to 1.0. Empty: the section's value.")
     )
     note = models.TextField(
         _("note"), blank=True, help_text=_("Why this rule exists (not published).")
