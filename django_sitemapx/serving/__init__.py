@@ -59,7 +59,7 @@ from ..locations import Origin
 from ..locations.origins import served_hosts, uses_sites_framework
 from ..registry import SitemapRegistry
 from ..sources import PageSummary, Source
-from .cache import DocumentCache, Lock, Record, document_key, host_part, path_part
+from .cache import Built, DocumentCache, Lock, Record, document_key, host_part, path_part
 from .conditional import Validators, make_validators, not_modified, set_headers
 from .streams import AsyncBody, ClosingBody, encode
 
@@ -68,8 +68,6 @@ XML_CONTENT_TYPE = "application/xml; charset=utf-8"
 # been seen to fail on "Content-Encoding: gzip" for .gz sitemaps).
 GZIP_CONTENT_TYPE = "application/gzip"
 XML, GZ = "xml", "gz"
-# A built document is handed to the server in slices of this size.
-SEND_BYTES = 256 * 1024
 
 
 def content_type(gz: bool) -> str:
@@ -261,17 +259,32 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
         if response is not None:
             return response
         if isinstance(held, Lock):
-            # Built whole at the server's pace and stored before any byte is sent:
-            # a slow or vanished client costs this one build, and the requests
-            # waiting for it are served from the stored copy as soon as it exists.
-            # This client gets what was built, whether or not the cache kept it.
+            # Built whole at the server's pace before any byte is sent: a slow or
+            # vanished client costs this one build, and the requests waiting for
+            # it are served from the stored copy as soon as it exists. This
+            # client gets what was built, whether or not the cache keeps it; the
+            # lock and slot go with the document to be stored (``_build``).
             lock, held = held, None
+            builder, slot = slot, None
             try:
-                body = _build(store, key, _render(prepared), validators, prepared.expires, gz)
-            finally:
-                store.unlock(lock, slot)  # both in one round trip
-                slot = None
-            return _whole(request, body, validators, gz)
+                bodies = _build(_render(prepared), gz)
+            except BaseException:
+                store.unlock(lock, builder)  # both in one round trip
+                raise
+            # Stored, then the lock and the slot released, on the store thread
+            # when the cache is a network one: this request sends meanwhile.
+            store.keep(
+                Built(
+                    key,
+                    validators.etag,
+                    validators.last_modified,
+                    prepared.expires,
+                    bodies,
+                    lock,
+                    builder,
+                )
+            )
+            return _whole(request, bodies[GZ if gz else XML], validators, gz)
         # Another request is building it and did not finish in time: stream this
         # one's own copy, in the build slot until its last byte.
         stream = _render(prepared)
@@ -391,53 +404,35 @@ def _stored_body(store: DocumentCache, key: str, record: Record, gz: bool) -> by
 
 
 def _whole(
-    request: HttpRequest, body: bytes, validators: Validators, gz: bool
+    request: HttpRequest, chunks: list[bytes], validators: Validators, gz: bool
 ) -> HttpResponseBase:
-    """A built document, every byte in hand: streamed in slices, with its length."""
-    chunks = (body[start : start + SEND_BYTES] for start in range(0, len(body), SEND_BYTES))
-    response = _streaming(request, chunks, validators, gz)
-    response.headers["Content-Length"] = str(len(body))
+    """A built document, every byte in hand: its chunks as built, with its length."""
+    response = _streaming(request, iter(chunks), validators, gz)
+    response.headers["Content-Length"] = str(sum(map(len, chunks)))
     return response
 
 
-def _build(
-    store: DocumentCache,
-    key: str,
-    stream: DocumentStream,
-    validators: Validators,
-    expires: float | None,
-    gz: bool,
-) -> bytes:
-    """Render ``stream`` to the end into the cache; the bytes of the variant ``gz`` asks for.
+def _build(stream: DocumentStream, gz: bool) -> dict[str, list[bytes]]:
+    """Render ``stream`` to the end: the plain variant's chunks, and the gzip one's if ``gz``.
 
-    The plain variant is stored, and the gzip one only when it is asked for
-    (a plain request leaves it to the first gzip request, ``_from_cache``).
-    The variant asked for is returned whether or not the cache kept the
-    document, so its client is served what was built, never a copy read back.
-    ``expires`` is the document's own expiry (see ``Prepared``): the record
-    carries it, and nothing is kept past it.
+    The gzip variant is made only when it is asked for (a plain request leaves
+    it to the first gzip request, ``_from_cache``). The chunks are kept as they
+    come, never joined here: they are sent as they are, and the cache joins
+    what it stores (``DocumentCache.put``).
     """
-    writer = store.writer(key, expires)
     compressor = gzip_compressor() if gz else None
-    # The chunks as they come, joined once: a page is megabytes, each copy counts.
-    served: list[bytes] = []
+    plain: list[bytes] = []
+    packed: list[bytes] = []
     try:
         for chunk in stream:
-            writer.add(XML, chunk)
-            if compressor is None:
-                served.append(chunk)
-            else:
-                packed = compressor.compress(chunk)
-                served.append(packed)
-                writer.add(GZ, packed)
+            plain.append(chunk)
+            if compressor is not None and (out := compressor.compress(chunk)):
+                packed.append(out)
         if compressor is not None:
-            packed = compressor.flush()
-            served.append(packed)
-            writer.add(GZ, packed)
+            packed.append(compressor.flush())
     finally:
         stream.close()
-    writer.finish(validators.etag, validators.last_modified)
-    return b"".join(served)
+    return {XML: plain, GZ: packed} if gz else {XML: plain}
 
 
 def _uncached(

@@ -77,6 +77,10 @@ def test_a_page_first_built_after_a_flush_creates_its_generation(
     assert status == 200
     assert len(calls) <= 11, calls
     assert calls.count("add") == 3
+    # The build keeps no copy in its process (its memory is its request's):
+    # the first hit here reads the document once, the next ones have it.
+    status, calls = _count(client, "/sitemap-article-1.xml")
+    assert (status, calls) == (200, ["get_many", "get"])
     status, calls = _count(client, "/sitemap-article-1.xml")
     assert (status, calls) == (200, ["get_many"])
 
@@ -85,6 +89,7 @@ def test_a_hit_takes_one_round_trip(counting_cache: list[str]) -> None:
     client = Client()
     first = client.get("/sitemap-article-1.xml")
     content(first)
+    content(client.get("/sitemap-article-1.xml"))  # read once: kept in this process
     status, calls = _count(client, "/sitemap-article-1.xml")
     assert (status, calls) == (200, ["get_many"])  # the generations; the bytes are local
     status, calls = _count(client, "/sitemap-article-1.xml", if_none_match=first["ETag"])
