@@ -118,10 +118,7 @@ def content(response) -> bytes:  # type: ignore[no-untyped-def]
     (``serving.background``); a test reads the cache after the response, as a
     later request would after that store.
     """
-    if response.streaming:
-        body = b"".join(response.streaming_content)
-    else:
-        body = response.content
+    body = b"".join(response.streaming_content) if response.streaming else response.content
     store_thread.drain(10)
     return body
 

@@ -58,6 +58,8 @@ from ..generations import (
 from ..locations import Origin
 from ..locations.origins import served_hosts, uses_sites_framework
 from ..registry import SitemapRegistry
+from ..skips import Skips, record_skips
+from ..skips import held as held_skips
 from ..sources import PageSummary, Source
 from .cache import Built, DocumentCache, Lock, Record, document_key, host_part, path_part
 from .conditional import Validators, make_validators, not_modified, set_headers
@@ -266,10 +268,14 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
             # lock and slot go with the document to be stored (``_build``).
             lock, held = held, None
             builder, slot = slot, None
+            skipped: list[Skips] = []
             try:
-                bodies = _build(_render(prepared), gz)
+                with held_skips() as skipped:
+                    bodies = _build(_render(prepared), gz)
             except BaseException:
                 store.unlock(lock, builder)  # both in one round trip
+                for skips in skipped:  # a page whose every entry was left out: a 404
+                    record_skips(*skips)
                 raise
             # Stored, then the lock and the slot released, on the store thread
             # when the cache is a network one: this request sends meanwhile.
@@ -282,6 +288,7 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
                     bodies,
                     lock,
                     builder,
+                    skipped,
                 )
             )
             return _whole(request, bodies[GZ if gz else XML], validators, gz)

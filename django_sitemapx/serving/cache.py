@@ -28,6 +28,7 @@ from ..conf import app_settings
 from ..generations import PREFIX, SitemapCache, logger, new_token
 from ..locations import Origin
 from ..locations.hosts import canonical_host
+from ..skips import Skips, record_skips
 from .background import store_thread
 from .local import LocalCopies
 
@@ -350,6 +351,8 @@ class DocumentCache(SitemapCache):
                 self.unlock(built.lock, built.slot)
             elif built.slot is not None:
                 self.release(built.slot)
+            for skipped in built.skipped:
+                record_skips(*skipped)
 
     def _put(self, built: Built) -> Record | None:
         timeout = self._timeout(built.expires)
@@ -538,6 +541,8 @@ class Built:
     bodies: dict[str, list[bytes]]
     lock: Lock | None = None
     slot: Lock | None = None
+    # What the build left out, for the admin's report (``skips``): recorded with it.
+    skipped: list[Skips] = field(default_factory=list)
 
     def record(self, parts: dict[str, int]) -> Record:
         """The record of this document stored in ``parts``."""

@@ -19,8 +19,11 @@ from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.test import Client, override_settings
 
+from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.serving import background, cache
 from django_sitemapx.serving.background import QUEUED, StoreThread, store_thread
+from django_sitemapx.skips import recorded_skips
+from django_sitemapx.sources import ItemSource
 from example_project.articles.factories import ArticleFactory
 from tests.conftest import content, locs, validate_sitemap
 
@@ -179,3 +182,32 @@ def test_a_build_that_fails_queues_nothing_and_frees_its_lock(
     assert submitted == []
     assert [key for key in _documents() if ":article:" in key] == []
     assert _locks() == []
+
+
+class _Skipping(ItemSource):
+    def location(self, item):  # type: ignore[no-untyped-def]
+        return item
+
+
+@pytest.mark.django_db
+def test_the_skips_report_is_recorded_with_the_stored_document(
+    deferred: threading.Event, registry: SitemapRegistry
+) -> None:
+    # The report's round trip is not the request's: it is written by the store.
+    registry.register("custom", _Skipping, items=lambda: ["/ok/", "https://other.example/"])
+    _hold(store_thread, deferred)
+    client = Client()
+    assert b"/ok/" in b"".join(client.get("/sitemap-custom-1.xml").streaming_content)
+    assert recorded_skips(["custom"]) == {"custom": {}}
+    deferred.set()
+    assert store_thread.drain(10)
+    assert recorded_skips(["custom"]) == {"custom": {"other_host": 1}}
+
+
+@pytest.mark.django_db
+def test_a_page_whose_every_entry_was_left_out_still_reports_why(
+    deferred: threading.Event, registry: SitemapRegistry
+) -> None:
+    registry.register("custom", _Skipping, items=lambda: ["https://other.example/"])
+    assert Client().get("/sitemap-custom-1.xml").status_code == 404
+    assert recorded_skips(["custom"]) == {"custom": {"other_host": 1}}
