@@ -1,9 +1,10 @@
 """From a document to a response: a cache hit, a 304, or a miss built into the cache.
 
-A miss is built to the end at the server's pace, the plain variant (and the
-gzip one if asked for) stored as it is produced, and only then sent, from the bytes built, never
-read back: how fast its first client reads, or whether the cache keeps it,
-changes nothing. A hit has every byte in hand before its response starts; a
+A miss is built to the end at the server's pace (the plain variant, and the
+gzip one if asked for), then sent from the chunks built, never read back, and
+stored: by the store thread on a network cache (``background``), which releases
+the build lock once it is stored; how fast its first client reads, or whether
+the cache keeps it, changes nothing. A hit has every byte in hand before its response starts; a
 part missing is a miss. Of many requests missing the same document at once,
 one builds it and the others wait for the stored copy; at most
 ``SITEMAPX_CACHE_BUILDS`` documents are built at once per cache, and a request
@@ -11,6 +12,7 @@ that finds no build slot in time is answered 503. Without a working cache a
 document is streamed as it is rendered.
 
 - ``cache``: cache keys, records and build locks (generations: ``generations``);
+- ``background``: the store thread, storing built documents off the request;
 - ``local``: the per-process copies of recently served documents;
 - ``conditional``: ETag, Last-Modified and 304s;
 - ``streams``: gzip, keeping the bytes for the cache, ASGI;
@@ -277,6 +279,7 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
                 for skips in skipped:  # a page whose every entry was left out: a 404
                     record_skips(*skips)
                 raise
+            served = bodies[GZ if gz else XML]
             # Stored, then the lock and the slot released, on the store thread
             # when the cache is a network one: this request sends meanwhile.
             store.keep(
@@ -291,7 +294,7 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
                     skipped,
                 )
             )
-            return _whole(request, bodies[GZ if gz else XML], validators, gz)
+            return _whole(request, served, validators, gz)
         # Another request is building it and did not finish in time: stream this
         # one's own copy, in the build slot until its last byte.
         stream = _render(prepared)

@@ -359,15 +359,17 @@ class DocumentCache(SitemapCache):
         if timeout == 0 or not self.available:  # expired while it was being built
             return None
         limit = self.part_bytes
+        # Each variant's chunks are let go of once joined: with the response sent,
+        # the page is then in memory once while the backend pickles it.
+        joined = {variant: b"".join(built.bodies.pop(variant)) for variant in list(built.bodies)}
         if limit is None:
-            bodies = {variant: b"".join(chunks) for variant, chunks in built.bodies.items()}
+            bodies = joined
             record = built.record(dict.fromkeys(bodies, INLINE))
             stored = self._set(built.key, {**record.as_dict(), "bodies": bodies}, timeout)
             return record if stored else None
         parts: dict[str, bytes] = {}
         counts: dict[str, int] = {}
-        for variant, chunks in built.bodies.items():
-            data = b"".join(chunks)
+        for variant, data in joined.items():
             pieces = [data[start : start + limit] for start in range(0, len(data), limit)]
             counts[variant] = len(pieces) or 1
             for number, piece in enumerate(pieces or [b""]):
