@@ -329,7 +329,11 @@ class DocumentCache(SitemapCache):
     def keep(self, built: Built) -> None:
         """Store ``built`` and release its lock and slot: on the store thread for a
         network cache (``background``), else now, in this request."""
-        if self.available and isinstance(self.backend, DEFERRING):
+        if (
+            self.available
+            and app_settings.CACHE_STORE_THREAD
+            and isinstance(self.backend, DEFERRING)
+        ):
             alias = self.alias
             if store_thread.submit(lambda: DocumentCache(alias).put(built)):
                 return

@@ -211,3 +211,19 @@ def test_a_page_whose_every_entry_was_left_out_still_reports_why(
     registry.register("custom", _Skipping, items=lambda: ["https://other.example/"])
     assert Client().get("/sitemap-custom-1.xml").status_code == 404
     assert recorded_skips(["custom"]) == {"custom": {"other_host": 1}}
+
+
+@pytest.mark.django_db
+@override_settings(SITEMAPX_CACHE_STORE_THREAD=False)
+def test_without_the_store_thread_a_network_cache_stores_in_the_request(
+    deferred: threading.Event,
+) -> None:
+    # For servers that run no application thread (uWSGI without --enable-threads).
+    ArticleFactory.create_batch(3)
+    client = Client()
+    content(client.get("/sitemap.xml"))
+    _hold(store_thread, deferred)
+    response = client.get("/sitemap-article-1.xml")
+    assert [key for key in _documents() if ":article:" in key]
+    assert _locks() == []
+    assert len(locs(validate_sitemap(b"".join(response.streaming_content)))) == 3
