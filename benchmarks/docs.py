@@ -32,7 +32,9 @@ locmemcache://`; `--from-json` writes this page from their merged `results.json`
   - *django-sitemapx, cold, cache on* (the headline: the default configuration): the cache on
     (Redis for PostgreSQL, the local-memory cache for SQLite), the page table counted and the
     cache generations present (a crawl ran before), the stored documents deleted (evicted, or
-    never asked for): every document is built, stored and sent from the bytes built.
+    never asked for): every document is built, sent from the chunks built and stored (on
+    Redis by the store thread, after its response; the previous pass's stores are done
+    before the documents are deleted).
   - *django-sitemapx, after a flush*: the same after `cache.clear()`: every generation new, so
     the index counts every page again, then every document is built. `results.json` also
     holds the index alone after a flush (`index_after_flush`) and after one saved row
