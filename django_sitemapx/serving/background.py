@@ -46,12 +46,17 @@ class StoreThread:
 
     def __init__(self, size: int = QUEUED) -> None:
         self._size = size
-        self._guard = threading.Lock()
         self._queue: queue.Queue[Job] | None = None
-        self._pid = 0
+        self._forget()
+
+    def _forget(self) -> None:
+        """Start afresh: in a forked child, whose copy of a lock another thread may hold."""
+        self._guard = threading.Lock()
         # Jobs submitted and not finished, for drain().
         self._pending = 0
         self._idle = threading.Condition(self._guard)
+        self._queue = None
+        self._pid = 0
 
     def submit(self, job: Job) -> bool:
         """Queue ``job``; False when the queue is full (the caller runs it itself)."""
@@ -103,6 +108,7 @@ class StoreThread:
 
 
 store_thread = StoreThread()
+os.register_at_fork(after_in_child=store_thread._forget)
 
 
 @atexit.register

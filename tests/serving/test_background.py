@@ -122,6 +122,15 @@ def test_a_forked_process_starts_its_own_thread(monkeypatch: pytest.MonkeyPatch)
     assert thread._queue is not first
 
 
+def test_a_forked_child_forgets_a_lock_held_at_the_fork() -> None:
+    thread = StoreThread()
+    thread._guard.acquire()  # another thread was in submit() when the process forked
+    thread._forget()  # what os.register_at_fork runs in the child
+    ran = threading.Event()
+    assert thread.submit(ran.set)
+    assert ran.wait(10)
+
+
 @pytest.mark.django_db
 def test_the_request_answers_before_the_store_and_holds_the_lock_until_it(
     deferred: threading.Event,
