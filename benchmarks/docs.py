@@ -252,7 +252,7 @@ LIMITS = """\
   chunks kept as they come, then sent as they are (no join, no slicing) with its length, once
   built to its end: a slow client must not hold the build lock that other requests wait on
   (see [caching](guide/caching.md#what-a-request-does)), so the first byte waits for the
-  build, not for the store. On Redis (and Memcached) the store runs on the process's store
+  build, and for the store only on the local-memory, file and database caches. On Redis (and Memcached) the store runs on the process's store
   thread while the response is sent: joining the chunks once, the backend pickling that copy
   (about 3.5 ms for an 8.5 MB page here, holding the interpreter's lock, the one part of it
   that still slows the request), sending it, then deleting the lock and slot and writing the
