@@ -252,11 +252,12 @@ LIMITS = """\
   chunks kept as they come, then sent as they are (no join, no slicing) with its length, once
   built to its end: a slow client must not hold the build lock that other requests wait on
   (see [caching](guide/caching.md#what-a-request-does)), so the first byte waits for the
-  build, and for the store only on the local-memory, file and database caches. On Redis (and Memcached) the store runs on the process's store
-  thread while the response is sent: joining the chunks once, the backend pickling that copy
-  (about 3.5 ms for an 8.5 MB page here, holding the interpreter's lock, the one part of it
-  that still slows the request), sending it, then deleting the lock and slot and writing the
-  skips report. So the request makes five cache round trips (the generations, the record, the
+  build, and for the store only on the local-memory, file and database caches. On Redis (and
+  Memcached) the store runs on the process's store thread while the response is sent:
+  joining the chunks once, the backend pickling that copy (about 3.5 ms for an 8.5 MB page
+  here, holding the interpreter's lock, the one part of it that still slows the request),
+  sending it, then deleting the lock and slot and writing the skips report.
+  So the request makes five cache round trips (the generations, the record, the
   build lock and the record again, a build slot; `tests/serving/test_round_trips.py`), and
   its thread's CPU time per crawl is that of streaming (0.60 s against 0.62 s streamed and
   0.75 s before, in-process at 1,000,000 rows on PostgreSQL + Redis, fastest of 7). What

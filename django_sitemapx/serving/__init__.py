@@ -267,7 +267,7 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
             # vanished client costs this one build, and the requests waiting for
             # it are served from the stored copy as soon as it exists. This
             # client gets what was built, whether or not the cache keeps it; the
-            # lock and slot go with the document to be stored (``_build``).
+            # lock and slot go with the document to be stored (``DocumentCache.keep``).
             lock, held = held, None
             builder, slot = slot, None
             skipped: list[Skips] = []
