@@ -192,6 +192,7 @@ class Override(models.Model):
     # What the row held when read, so a change can invalidate where it was too.
     _loaded_place: tuple[str, int | None] | None = None
     _loaded_location: str | None = None
+    _loaded_host: str | None = None
     # What it showed (``overrides.Shown``), so IndexNow can tell whether it was listed.
     _loaded_shown: tuple[bool, Any, str, Any] | None = None
 
@@ -252,9 +253,7 @@ class Override(models.Model):
         if self.host:
             host = checked_host(self.host.strip())
             if host is None:
-                raise ValidationError(
-                    {"host": _("This is not a host name.")}, code="invalid_host"
-                )
+                raise ValidationError({"host": _("This is not a host name.")}, code="invalid_host")
             self.host = host
         if self.lastmod is not None and self.lastmod > timezone.now():
             raise ValidationError(
