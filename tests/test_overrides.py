@@ -13,7 +13,12 @@ from django_sitemapx import ItemSource, ModelSource, StaticSource, conf
 from django_sitemapx.documents import listed_pages, page_path, render_index, render_page
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
-from django_sitemapx.overrides import AffectedDocuments, affected_documents, send_overrides_changed
+from django_sitemapx.overrides import (
+    NOT_OVERRIDDEN,
+    AffectedDocuments,
+    affected_documents,
+    send_overrides_changed,
+)
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.signals import overrides_changed
 from example_project.articles.factories import ArticleFactory
@@ -184,21 +189,36 @@ def test_send_overrides_changed_sends_what_the_changes_affect() -> None:
     try:
         affected = send_overrides_changed(Override, [("/a", [("s", 1)])])
         nothing = send_overrides_changed(Override, [])
+        on_host = send_overrides_changed(
+            Override,
+            [(("b.example", "/a"), [("s", 2)]), ("/a", [("s", 1)])],
+            {("b.example", "/a"): NOT_OVERRIDDEN, "/a": (True, None, "", None)},
+        )
     finally:
         overrides_changed.disconnect(receiver)
     assert affected == AffectedDocuments(frozenset({"/a"}), frozenset({("s", 1)}), False)
     assert nothing == AffectedDocuments(frozenset(), frozenset(), False)
-    assert received == [
-        {
-            "sender": Override,
-            "signal": overrides_changed,
-            "locations": frozenset({"/a"}),
-            "pages": frozenset({("s", 1)}),
-            "everything": False,
-            "affected": affected,
-            "before": {},  # what the overrides showed before the change: not given
-        }
-    ]  # and nothing for no change
+    assert received[0] == {
+        "sender": Override,
+        "signal": overrides_changed,
+        "locations": frozenset({"/a"}),
+        "pages": frozenset({("s", 1)}),
+        "everything": False,
+        "affected": affected,
+        "before": {},  # what the overrides showed before the change: not given
+        "host_locations": frozenset({("", "/a")}),  # of every host
+        "host_before": {},
+    }
+    # Nothing for no change; the hosts of overrides of one host ("" for every host).
+    assert len(received) == 2
+    assert on_host.locations == frozenset({"/a"})
+    assert received[1]["host_locations"] == frozenset({("b.example", "/a"), ("", "/a")})
+    # ``before`` keeps its meaning (the host-less overrides); ``host_before`` has them all.
+    assert received[1]["before"] == {"/a": (True, None, "", None)}
+    assert received[1]["host_before"] == {
+        ("b.example", "/a"): NOT_OVERRIDDEN,
+        ("", "/a"): (True, None, "", None),
+    }
 
 
 @pytest.mark.django_db

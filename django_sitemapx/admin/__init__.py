@@ -109,8 +109,7 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
     # What search engines read first: whether the URL is listed, then its lastmod;
     # change frequency and priority last, as the hints they are (see admin.hints).
     list_display = (
-        "location",
-        "on_host",
+        "url",
         "listed",
         "effective_lastmod",
         "effective_changefreq",
@@ -138,9 +137,14 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
 
     # -- list columns ---------------------------------------------------------
 
-    @admin.display(description=_("host"), ordering="host")
-    def on_host(self, obj: Override) -> Any:
-        return obj.host or format_html('<span class="quiet">{}</span>', _("every host"))
+    @admin.display(description=_("location"), ordering="location")
+    def url(self, obj: Override) -> Any:
+        # The host in the location's column, not a column of its own: the list
+        # must fit beside the sidebar and the filters from 1280 px wide.
+        if not obj.host:
+            return obj.location
+        on = _("on %(host)s") % {"host": obj.host}
+        return format_html('{} <span class="quiet host">{}</span>', obj.location, on)
 
     @admin.display(description=_("priority (hint)"), ordering="priority")
     def effective_priority(self, obj: Override) -> Any:

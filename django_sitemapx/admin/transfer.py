@@ -52,7 +52,7 @@ MAX_IMPORT_BYTES = 5 * 1024 * 1024
 MAX_IMPORT_ROWS = 5_000
 
 # ``host`` came with Override.host: a file without it still imports (every host).
-OVERRIDE_COLUMNS = ("location", "host", "exclude", "lastmod", "changefreq", "priority", "note")
+OVERRIDE_COLUMNS = ("location", "exclude", "lastmod", "changefreq", "priority", "note", "host")
 # The rule form's fields (admin/rules.py) are these but the id.
 RULE_COLUMNS = (
     "id",
