@@ -181,8 +181,11 @@ class _Lookup:
     def _found_on(
         self, rows: list[OverrideRow], found: dict[str, OverrideValues]
     ) -> dict[str, dict[str, OverrideValues]] | None:
-        """Each alternate host's overrides; None when no row names a host (most sites)."""
-        if not any(host for host, _location, _values in rows):
+        """Each alternate host's overrides; None when ``found`` decides every alternate:
+        no row names the document's host or an alternate's (most sites), or no
+        alternate is on another host."""
+        named = {host for host, _location, _values in rows if host}
+        if not named or not self.alternate_hosts or named.isdisjoint(self.stored_hosts.values()):
             return None
         found_on = {"": _merged(rows, "")}
         for spelled, stored in self.stored_hosts.items():

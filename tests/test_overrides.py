@@ -93,6 +93,14 @@ def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
     Override.objects.create(location=first.get_absolute_url(), priority=Decimal("1.0"))
     Override.objects.create(location=second.get_absolute_url(), exclude=True)
     Override.objects.create(location=last.get_absolute_url(), changefreq="never")
+    # Overrides of one host: this document's wins over the one of every host; another
+    # host's does nothing here. The queries stay the same.
+    Override.objects.create(
+        location=first.get_absolute_url(), host="example.com", priority=Decimal("0.7")
+    )
+    Override.objects.create(
+        location=articles[5].get_absolute_url(), host="b.example", exclude=True
+    )
     with CaptureQueriesContext(connection) as captured:
         root = _render(source)
     # Three chunks of ten rows or fewer. With few overrides the first query reads
@@ -101,10 +109,83 @@ def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
     assert len(override_queries) == queries
     urls = _urls(root)
     assert len(urls) == 24
-    assert urls[f"https://example.com{first.get_absolute_url()}"]["priority"] == "1.0"
+    assert urls[f"https://example.com{first.get_absolute_url()}"]["priority"] == "0.7"
     assert f"https://example.com{second.get_absolute_url()}" not in urls
     assert urls[f"https://example.com{last.get_absolute_url()}"]["changefreq"] == "never"
     assert urls[f"https://example.com{articles[5].get_absolute_url()}"]["priority"] == "0.4"
+
+
+ON_B = Origin("https", "b.example")
+
+
+def _render_on(source, origin):  # type: ignore[no-untyped-def]
+    stream = render_page(source, source.page(1), origin)
+    return None if stream is None else _urls(validate_sitemap(b"".join(stream)))
+
+
+@pytest.mark.parametrize("preload_limit", [5_000, 1])
+def test_an_override_of_one_host_wins_there_and_does_nothing_elsewhere(
+    registry,
+    monkeypatch,
+    preload_limit: int,  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", preload_limit)
+    source = registry.register("pages", ItemSource, items=lambda: ["/", "/a/", "/b/", "/c/"])
+    # Two sites' home pages: a priority set on one is not the other's.
+    Override.objects.create(location="/", host="example.com", priority=Decimal("1.0"))
+    Override.objects.create(location="/a/", priority=Decimal("0.9"))
+    Override.objects.create(location="/a/", host="b.example", priority=Decimal("0.2"))
+    Override.objects.create(location="/b/", host="b.example", exclude=True)
+    Override.objects.create(location="/c/", host="example.com", exclude=True)
+    with CaptureQueriesContext(connection) as captured:
+        on_a = _render_on(source, ORIGIN)
+    assert len([q for q in captured if Override._meta.db_table in q["sql"]]) == (
+        1 if preload_limit == 5_000 else 2  # the preload, then the chunk's own
+    )
+    assert on_a == {
+        "https://example.com/": {"priority": "1.0"},
+        "https://example.com/a/": {"priority": "0.9"},
+        "https://example.com/b/": {},
+    }
+    assert _render_on(source, ON_B) == {
+        "https://b.example/": {},
+        "https://b.example/a/": {"priority": "0.2"},
+        "https://b.example/c/": {},
+    }
+    # A port that is not the scheme's default is part of the host.
+    assert _render_on(source, Origin("https", "b.example:8443")) == {
+        "https://b.example:8443/": {},
+        "https://b.example:8443/a/": {"priority": "0.9"},
+        "https://b.example:8443/b/": {},
+        "https://b.example:8443/c/": {},
+    }
+
+
+def test_only_overrides_of_another_host_still_key_no_url_here(registry, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    source = registry.register("pages", ItemSource, items=lambda: ["/a/"])
+    Override.objects.create(location="/a/", host="b.example", exclude=True)
+    calls: list[str] = []
+    real = __import__("django_sitemapx.overrides", fromlist=["uri_key"]).uri_key
+    monkeypatch.setattr(
+        "django_sitemapx.overrides.uri_key", lambda uri: calls.append(uri) or real(uri)
+    )
+    assert _render_on(source, ORIGIN) == {"https://example.com/a/": {}}
+    assert calls == []  # no override applies on this host: no key per URL
+
+
+def test_the_index_is_raised_by_the_overrides_of_its_host_or_none(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.register("pages", StaticSource, url_names=["home", "about"])
+    Override.objects.create(
+        location="/about/",
+        host="b.example",
+        lastmod=datetime.datetime(2024, 6, 1, tzinfo=datetime.UTC),
+        section="pages",
+        page=1,
+    )
+    assert listed_pages(registry, ORIGIN)[0].summary.lastmod is None
+    assert listed_pages(registry, ON_B)[0].summary.lastmod == "2024-06-01T00:00:00+00:00"
+    # Unbound (every host): every override.
+    assert listed_pages(registry)[0].summary.lastmod == "2024-06-01T00:00:00+00:00"
 
 
 @override_settings(SITEMAPX_OVERRIDES=False)

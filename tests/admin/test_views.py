@@ -68,6 +68,24 @@ def test_inspector_shows_override_origin_and_exclusion(editor: Client) -> None:
     assert "/change/" in context["override_url"]
 
 
+def test_inspector_shows_the_override_that_applies_on_the_inspected_host(editor: Client) -> None:
+    Override.objects.create(location="/about/", priority=Decimal("0.1"))
+    # Another host's exclusion does nothing here.
+    Override.objects.create(location="/about/", host="other.example", exclude=True)
+    context = editor.get(reverse(INSPECT), {"url": "/about"}).context
+    assert context["in_sitemap"] and context["override"].host == ""
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
+    assert values["priority"] == ("0.1", "override")
+    mine = Override.objects.create(location="/about/", host="testserver", priority=Decimal("0.8"))
+    response = editor.get(reverse(INSPECT), {"url": "/about"})
+    context = response.context
+    assert context["override"] == mine
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
+    assert values["priority"] == ("0.8", "override")
+    assert f"/{mine.pk}/change/" in context["override_url"]
+    assert "The override of testserver" in response.content.decode()
+
+
 @pytest.mark.parametrize("permission", ["view_article", "change_article"])
 def test_inspector_says_filtered_out_to_who_may_view_the_model(permission: str) -> None:
     article = ArticleFactory(is_published=False)
