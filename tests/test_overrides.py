@@ -241,11 +241,17 @@ def test_the_export_writes_the_overridden_documents(registry, tmp_path) -> None:
     registry.register("pages", ItemSource, items=lambda: ["/a/", "/b/"], priority=0.5)
     Override.objects.create(location="/a", priority=Decimal("0.1"), section="pages", page=1)
     Override.objects.create(location="/b", exclude=True)
+    # Of another host: not in this export; of its host: wins over the one of every host.
+    Override.objects.create(location="/a", host="b.example", exclude=True)
+    Override.objects.create(location="/b", host="example.com", changefreq="daily")
     call_command(
         "sitemap_export", output_dir=str(tmp_path), base_url="https://example.com", verbosity=0
     )
     urls = _urls(validate_sitemap((tmp_path / "sitemap-pages-1.xml").read_bytes()))
-    assert urls == {"https://example.com/a/": {"priority": "0.1"}}
+    assert urls == {
+        "https://example.com/a/": {"priority": "0.1"},
+        "https://example.com/b/": {"changefreq": "daily", "priority": "0.5"},
+    }
 
 
 # -- what a change of overrides affects ----------------------------------------
