@@ -327,7 +327,7 @@ def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpRes
     context = common_context(model_admin, request)
     site = site_choice(request)
     listed = listed_pages(default_registry, site.origin)
-    excluded = _excluded_counts() if context["migrated"] else {}
+    excluded = _excluded_counts(site.origin.host) if context["migrated"] else {}
     skips = recorded_skips(default_registry.sections)
     report = last_report()
     found = report.by_section() if report is not None else {}
@@ -376,9 +376,11 @@ def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpRes
     return TemplateResponse(request, "admin/django_sitemapx/overview.html", context)
 
 
-def _excluded_counts() -> dict[str, int]:
+def _excluded_counts(host: str) -> dict[str, int]:
+    """Per section, the URLs excluded on ``host``: by its overrides, or those of every host
+    (a URL whose host's own override lists it again is still counted, the rare case)."""
     rows = (
-        Override.objects.filter(exclude=True)
+        Override.objects.filter(exclude=True, host__in=["", canonical_host(host)])
         .exclude(section="")
         .order_by()
         .values_list("section")

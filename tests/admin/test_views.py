@@ -157,6 +157,12 @@ def test_overview_lists_sections_pages_and_links(editor: Client) -> None:
     assert rows["article"].latest is not None
     assert rows["pages"].excluded == 1
     assert "/sitemap-article-1.xml" in response.content.decode()
+    # Another host's exclusions are not this host's.
+    Override.objects.create(
+        location="/contact", host="other.example", exclude=True, section="pages", page=1
+    )
+    rows = {row.section: row for row in editor.get(reverse(OVERVIEW)).context["rows"]}
+    assert rows["pages"].excluded == 1
 
 
 def test_overview_counts_a_url_per_row_and_language(editor: Client) -> None:
