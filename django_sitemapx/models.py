@@ -214,7 +214,11 @@ class Override(models.Model):
                 ),
             ),
         )
-        indexes = (models.Index(fields=["section", "page"], name="sitemapx_override_page"),)
+        indexes = (
+            models.Index(fields=["section", "page"], name="sitemapx_override_page"),
+            # Whether any override names a document's hosts, asked once per document.
+            models.Index(fields=["host"], name="sitemapx_override_host"),
+        )
 
     def __str__(self) -> str:
         return f"{self.host}{self.location}" if self.host else self.location

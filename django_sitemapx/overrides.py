@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from django.db import connections, router
-from django.db.models import BooleanField, Max, Q
+from django.db.models import BooleanField, Exists, Max, Q
 from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
@@ -132,12 +132,17 @@ class _Lookup:
         self.own = canonical_host(host) if host else ""
         # The preloaded overrides of each host alternates are on; "" for any other host.
         self.found_on: dict[str, dict[str, OverrideValues]] | None = None
+        # Whether an override names this document's host or an alternate's: else a
+        # chunk's URLs are looked up by their host-less digest alone.
+        self.named = True
 
     def apply(self, chunk: Sequence[EntryTuple] | PlainChunk) -> Sequence[EntryTuple] | PlainChunk:
         if self.first:
             self.first = False
             # Before any URL is keyed: most sites store no override, or a few.
-            preloaded = _first_rows(PRELOAD_LIMIT + 1)
+            preloaded, self.named = _first_rows(
+                PRELOAD_LIMIT + 1, list(dict.fromkeys(self.stored_hosts.values()))
+            )
             if len(preloaded) <= PRELOAD_LIMIT:
                 self.everything = _merged(preloaded, self.own)
                 self.found_on = self._found_on(preloaded, self.everything)
@@ -196,11 +201,17 @@ class _Lookup:
         self, chunk: Sequence[EntryTuple], keys: list[str]
     ) -> tuple[dict[str, OverrideValues], dict[str, dict[str, OverrideValues]] | None]:
         """The overrides of one chunk's URLs and alternates, on their hosts (one query)."""
-        wanted = {(key, self.own) for key in keys}
+        from .models import location_hash
+
+        if not self.named:  # no override of these hosts: one digest per URL, as ever
+            wanted = set(keys)
+            wanted.update(uri_key(href) for href in _alternate_hrefs(chunk))
+            return _merged(_fetch_rows([location_hash(key) for key in wanted]), ""), None
+        pairs = {(key, self.own) for key in keys}
         for href in _alternate_hrefs(chunk):
-            wanted.add((uri_key(href), self.stored_hosts.get(_uri_host(href), "")))
-        digests = {location_hash_of(key, "") for key, _host in wanted}
-        digests.update(location_hash_of(key, host) for key, host in wanted if host)
+            pairs.add((uri_key(href), self.stored_hosts.get(_uri_host(href), "")))
+        digests = {location_hash(key) for key, _host in pairs}
+        digests.update(location_hash(key, host) for key, host in pairs if host)
         rows = _fetch_rows(list(digests))
         found = _merged(rows, self.own)
         return found, self._found_on(rows, found)
@@ -368,13 +379,6 @@ _FIELDS = ("host", "location", "exclude", "lastmod", "changefreq", "priority")
 OverrideRow = tuple[str, str, OverrideValues]
 
 
-def location_hash_of(key: str, host: str = "") -> str:
-    """``models.location_hash``, importable before the app registry is ready."""
-    from .models import location_hash
-
-    return location_hash(key, host)
-
-
 def fetch(keys: Iterable[str], host: str | None = None) -> dict[str, OverrideValues]:
     """The overrides of these location keys that apply on ``host``, formatted as protocol
     text (one query): the host's own, else the host-less one. With ``host`` None (or
@@ -406,7 +410,8 @@ def override_on(location: str, host: str | None) -> Any:
 def fetch_first(count: int, host: str | None = None) -> dict[str, OverrideValues]:
     """The first ``count`` overrides by primary key that apply on ``host`` (see :func:`fetch`):
     all of them when fewer come back."""
-    return _merged(_first_rows(count), canonical_host(host) if host else "")
+    own = canonical_host(host) if host else ""
+    return _merged(_first_rows(count)[0], own)
 
 
 def _fetch_rows(digests: list[str]) -> list[OverrideRow]:
@@ -416,11 +421,22 @@ def _fetch_rows(digests: list[str]) -> list[OverrideRow]:
     return [(host, location, _format(row)) for host, location, *row in rows]
 
 
-def _first_rows(count: int) -> list[OverrideRow]:
+def _first_rows(count: int, hosts: Sequence[str] = ()) -> tuple[list[OverrideRow], bool]:
+    """The first ``count`` overrides by primary key, and whether any override (of them or
+    not) names one of ``hosts``: asked in the same query, through the host's index."""
     from .models import Override
 
-    rows = Override.objects.order_by("pk").values_list(*_FIELDS)[:count]
-    return [(host, location, _format(row)) for host, location, *row in rows]
+    if not hosts:
+        rows = Override.objects.order_by("pk").values_list(*_FIELDS)[:count]
+        return [(host, location, _format(row)) for host, location, *row in rows], False
+    named = Exists(Override.objects.filter(host__in=hosts))
+    flagged = Override.objects.order_by("pk").annotate(named=named).values_list(*_FIELDS, "named")
+    found: list[OverrideRow] = []
+    any_named = False
+    for host, location, *row, is_named in flagged[:count]:
+        found.append((host, location, _format(row)))
+        any_named = bool(is_named)
+    return found, any_named
 
 
 def _merged(rows: list[OverrideRow], host: str) -> dict[str, OverrideValues]:

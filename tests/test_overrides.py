@@ -173,6 +173,36 @@ def test_only_overrides_of_another_host_still_key_no_url_here(registry, monkeypa
     assert calls == []  # no override applies on this host: no key per URL
 
 
+@pytest.mark.parametrize(("named_host", "digests"), [("b.example", 3), ("example.com", 6)])
+def test_chunk_by_chunk_a_url_costs_a_second_digest_only_where_a_host_has_overrides(
+    registry,
+    monkeypatch,
+    named_host: str,
+    digests: int,  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", 1)
+    source = registry.register("pages", ItemSource, items=lambda: ["/a/", "/b/", "/c/"])
+    Override.objects.create(location="/a/", priority=Decimal("0.9"))
+    Override.objects.create(location="/b/", host=named_host, priority=Decimal("0.2"))
+    hashed: list[tuple[str, str]] = []
+    real = __import__("django_sitemapx.models", fromlist=["location_hash"]).location_hash
+
+    def counting(location: str, host: str = "") -> str:
+        hashed.append((location, host))
+        return real(location, host)
+
+    monkeypatch.setattr("django_sitemapx.models.location_hash", counting)
+    with CaptureQueriesContext(connection) as captured:
+        urls = _render_on(source, ORIGIN)
+    # The preload (which asks whether an override names this host) and the chunk's own.
+    assert len([q for q in captured if Override._meta.db_table in q["sql"]]) == 2
+    assert len(hashed) == digests
+    assert urls["https://example.com/a/"] == {"priority": "0.9"}
+    assert urls["https://example.com/b/"] == (
+        {"priority": "0.2"} if named_host == "example.com" else {}
+    )
+
+
 def test_the_index_is_raised_by_the_overrides_of_its_host_or_none(registry) -> None:  # type: ignore[no-untyped-def]
     registry.register("pages", StaticSource, url_names=["home", "about"])
     Override.objects.create(

@@ -34,6 +34,11 @@ class Migration(migrations.Migration):
                 verbose_name="host",
             ),
         ),
+        # Whether any override names a document's hosts is asked once per document.
+        migrations.AddIndex(
+            model_name="override",
+            index=models.Index(fields=["host"], name="sitemapx_override_host"),
+        ),
         migrations.AlterField(
             model_name="override",
             name="location",
