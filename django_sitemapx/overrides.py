@@ -8,6 +8,8 @@ Otherwise each chunk reads its own by the digest of their keys (the unique
 ``location_hash``). Memory is
 bounded by the chunk size and ``PRELOAD_LIMIT``, whatever the number of rows.
 Excluded entries are dropped; the other overridden values replace the source's.
+An override may name a host (``Override.host``): a document applies those of
+its host, which win over those of every host, and nothing of other hosts'.
 
 The index cannot look at every URL, so a forced lastmod reaches it through the
 section and page stored on the override when it was saved (see
@@ -111,7 +113,8 @@ class _Lookup:
     merged into one dict per host once (per document when preloaded, else per
     chunk), so each URL costs one lookup. An alternate on another host is decided
     by that host's overrides (``found_on``, by the host as URIs spell it), built
-    only when some override names a host.
+    only when an override names this document's host or an alternate's, and
+    alternates are on other hosts.
     """
 
     def __init__(self, section: str, host: str | None, alternate_hosts: Sequence[str]) -> None:
