@@ -225,6 +225,9 @@ class Override(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         self.location = location_key(self.location)
+        if self.host:
+            # Canonical as the hot path matches it, from a script that skips clean() too.
+            self.host = checked_host(self.host.strip()) or self.host.strip()
         self.location_hash = location_hash(self.location, self.host)
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and {"location", "host"} & set(update_fields):

@@ -130,6 +130,10 @@ def test_an_override_of_one_host_is_unique_per_host_and_location() -> None:
     with pytest.raises(ValidationError) as error:
         Override(location="/a", host="no host!", exclude=True).full_clean()
     assert error.value.message_dict["host"] == ["This is not a host name."]
+    # Saved without clean() (a script, a fixture), the host is canonical all the same.
+    scripted = Override.objects.create(location="/s", host="Example.COM.", exclude=True)
+    assert scripted.host == "example.com"
+    assert scripted.location_hash == location_hash("/s", "example.com")
     # A change of host alone moves the digest too.
     one_host.host = "c.example"
     one_host.save(update_fields=["host"])
