@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.conf.urls.i18n import is_language_prefix_patterns_used
 from django.core.handlers.asgi import ASGIRequest
 from django.http import (
     Http404,
@@ -39,7 +38,7 @@ from django.http.request import split_domain_port
 from django.utils import translation
 
 from ..compression import gzip_bytes, gzip_compressor
-from ..conf import app_settings, default_language
+from ..conf import app_settings
 from ..documents import (
     DocumentStream,
     PagePath,
@@ -59,6 +58,7 @@ from ..generations import (
 )
 from ..locations import Origin
 from ..locations.origins import served_hosts, uses_sites_framework
+from ..locations.reverse import path_language
 from ..registry import SitemapRegistry
 from ..skips import Skips, record_skips
 from ..skips import held as held_skips
@@ -315,12 +315,7 @@ def url_language(request: HttpRequest) -> str:
     Never the client's ``Accept-Language`` or cookie: a document's bytes and
     its cache key follow its URL alone.
     """
-    urlconf = getattr(request, "urlconf", None) or settings.ROOT_URLCONF
-    if is_language_prefix_patterns_used(urlconf)[0]:
-        language = translation.get_language_from_path(request.path_info)
-        if language:
-            return language
-    return default_language()
+    return path_language(request.path_info, getattr(request, "urlconf", None))
 
 
 def _admitted(store: DocumentCache, origin: Origin) -> bool:
