@@ -14,7 +14,13 @@ from django.dispatch import receiver
 
 from .conf import app_settings
 from .exceptions import NotRegistered
-from .invalidation import invalidate, keys_touched_by, pages_holding, replace_generations
+from .invalidation import (
+    invalidate,
+    keys_touched_by,
+    pages_holding,
+    replace_generations,
+    rows_holding,
+)
 from .models import Override, Rule
 from .overrides import NOT_OVERRIDDEN, Place, Shown, send_overrides_changed, shown
 from .signals import overrides_changed, sitemap_invalidated
@@ -129,8 +135,11 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
         return [(None, None)] if keys is None else list(pages_holding(keys))
 
     def run() -> None:
-        for section, page in pages():
-            invalidate(section, page)
+        if keys is None:
+            invalidate()
+            return
+        for section, page, key in rows_holding(keys):
+            invalidate(section, page, changed_key=key)
 
     if transaction.get_connection(using).in_atomic_block:
         for section, page in pages():

@@ -32,7 +32,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from django.apps import apps
 from django.conf import settings
@@ -54,7 +54,9 @@ from ..locations.hosts import host_folder
 from ..locations.origins import files_root_from_url, known_origins, scheme_for, site_origin
 from ..locations.origins import origin_from_url as url_origin
 from ..registry import SitemapRegistry, default_registry
-from ..sources import ListedPage
+from ..sources import ListedPage, ModelSource, Source
+from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_changes
+from . import splice
 from .destinations import (
     Destination,
     FileRecord,
@@ -105,6 +107,8 @@ class ExportResult:
     unchanged: list[ExportedFile] = field(default_factory=list)
     # Pages the manifest and the page table proved unchanged: not made at all.
     proven: int = 0
+    # Pages made from their previous file and the blocks of rows that changed.
+    spliced: int = 0
     removed: list[str] = field(default_factory=list)
     # Pages of sections left out by ``sections`` that the index lists but the destination lacks.
     missing: list[str] = field(default_factory=list)
@@ -202,6 +206,9 @@ def export_sitemap(
             refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
         previous = destination.read_manifest()
+        # Where the log of changed rows ends, read before any page's rows are.
+        run.cursor = change_cursor()
+        run.cursors = destination.read_change_cursors()
         if not full:
             run.previous = destination.read_records()
         # Recorded by a full export too, for the next run to compare with.
@@ -228,10 +235,12 @@ def export_sitemap(
                 if section in scope and name not in run.names
             )
             if not dry_run:
-                run.commit(previous, stale, full=full)
+                run.commit(previous, stale, full=full, sections=selected)
         finally:
             run.discard()
         result.removed = stale
+    if not dry_run:
+        prune_changes()
     result.seconds = time.monotonic() - started
     return result
 
@@ -375,6 +384,12 @@ class _Run:
     # of this export's configuration (``configuration_digest``).
     previous: dict[str, FileRecord]
     configuration = ""
+    # Where the log of changed rows ends now (read before any page is), and where
+    # it ended when each section's files were made (the manifest's).
+    cursor: int | None = None
+    cursors: dict[str, int]
+    # What changed since (read once the proofs are): None until read.
+    changes: ChangeLog | None = None
 
     def __init__(
         self, destination: Destination, *, gzip: bool, dry_run: bool, result: ExportResult
@@ -390,6 +405,9 @@ class _Run:
         # What each file of this export holds, and the names of those being written.
         self.records: dict[str, FileRecord] = {}
         self.written: set[str] = set()
+        self.cursors = {}
+        # Whether each section's pages are made in blocks (``splice``).
+        self._in_blocks: dict[str, bool] = {}
 
     def page_name(self, listed_page: ListedPage) -> str:
         return _file_name(page_path(listed_page.section, listed_page.summary.number))
@@ -421,6 +439,9 @@ class _Run:
         # Read before any page is: a change committed after this gives a new proof.
         if proofs is None:
             proofs = self.proofs(registry, listed, origin)
+        if self.changes is None:
+            # After the proofs: a page marked changed has its row in the log by then.
+            self.changes = changes_since(self.cursors) if self.previous else ChangeLog()
         done = 0
         written = []
         for position, listed_page in enumerate(listed):
@@ -440,6 +461,21 @@ class _Run:
             source = registered.for_origin(origin)
             page_origin = source.origin
             assert page_origin is not None
+            made = self._make_in_blocks(name, listed_page.section, number, source, proof)
+            if made is not None:
+                if made:
+                    done += self.records[name].urls
+                    written.append(listed_page)
+                else:
+                    logger.warning(
+                        "Sitemap section %r page %s has no URL; not exported.",
+                        listed_page.section,
+                        number,
+                    )
+                if self.on_progress is not None:
+                    self.on_progress(done, max(expected, done))
+                self._page_done(position + 1, len(listed), done, max(expected, done))
+                continue
             page = source.page(number, listed_page.summary)
             stream = None if page is None else render_page(source, page, page_origin)
             if stream is None:
@@ -476,6 +512,86 @@ class _Run:
                 text = f"{self.configuration}|{section}|{number}|{token}"
                 proofs[section, number] = hashlib.sha256(text.encode()).hexdigest()
         return proofs
+
+    def _make_in_blocks(
+        self, name: str, section: str, number: int, source: Source, proof: str | None
+    ) -> bool | None:
+        """Write page ``number`` in blocks (spliced when it can be): True if it has a URL.
+
+        None: the page is made the usual way (see ``splice``).
+        """
+        if self.dry_run or self.gzip or not isinstance(source, ModelSource):
+            return None
+        if section not in self._in_blocks:
+            self._in_blocks[section] = splice.can_make_in_blocks(source)
+        if not self._in_blocks[section]:
+            return None
+        where = splice.page_range(source, number, self.configuration)
+        if where is None or source.origin is None:
+            return None
+        staged = self.destination.stage(name)
+        try:
+            with open(staged.path, "wb", buffering=0) as target:
+                made = self._spliced(name, section, number, source, where, target)
+                if made is None:
+                    target.seek(0)
+                    target.truncate()
+                    made = splice.make_whole(source, number, source.origin, where, target)
+        except splice.NotInBlocks:
+            staged.discard()
+            return None
+        except BaseException:
+            staged.discard()
+            raise
+        if made is None:
+            staged.discard()
+            return False
+        self.staged.append(staged)
+        record = FileRecord(made.digest, made.size, made.urls, proof, made.blocks)
+        self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
+        return True
+
+    def _spliced(
+        self,
+        name: str,
+        section: str,
+        number: int,
+        source: ModelSource,
+        where: splice.PageRange,
+        target: IO[bytes],
+    ) -> splice.Made | None:
+        """The page spliced from its previous file into ``target``; None: make it whole."""
+        before = self.previous.get(name)
+        if before is None or before.blocks is None or before.blocks.base != where.base:
+            return None
+        assert self.changes is not None and source.origin is not None
+        keys = self.changes.keys_in(section, number, where.low, where.high)
+        # No key logged, yet its proof changed: something the log does not name changed it.
+        if not keys or self.destination.size(name) != before.size:
+            return None
+        try:
+            with self.destination.open_file(name) as old:
+                made = splice.splice(
+                    source, number, source.origin, where, before.blocks, keys, old, target
+                )
+        except OSError:
+            logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)
+            return None
+        if made is not None:
+            self.result.spliced += 1
+        return made
+
+    def _finish(self, exported: ExportedFile, record: FileRecord, staged: StagedFile) -> None:
+        """Record a staged file; one holding the destination's bytes already is dropped."""
+        self.names[exported.name] = exported.section
+        self.records[exported.name] = record
+        if self._holds(exported.name, record):
+            self.result.unchanged.append(exported)
+            staged.discard()
+            self.staged.remove(staged)
+        else:
+            self.written.add(exported.name)
+            self._report(exported)
 
     def _keep(self, name: str, section: str, page: int, proof: str) -> bool:
         """Whether ``name`` (and its gzip copy) holds what ``proof`` says: it is not made."""
@@ -571,7 +687,21 @@ class _Run:
         if self.on_file is not None:
             self.on_file(exported)
 
-    def commit(self, previous: dict[str, str], stale: list[str], *, full: bool) -> None:
+    def commit(
+        self,
+        previous: dict[str, str],
+        stale: list[str],
+        *,
+        full: bool,
+        sections: set[str] | None = None,
+    ) -> None:
+        # Each section exported now was read from ``cursor`` on; the others keep theirs.
+        cursors = dict(self.cursors)
+        for section in set(self.names.values()) if sections is None else sections:
+            if section and self.cursor is not None:
+                cursors[section] = self.cursor
+            elif section:
+                cursors.pop(section, None)
         # Recorded before anything moves, so that a run killed from here on leaves
         # a manifest naming every file that may exist, for the next run to clean,
         # and proving nothing of the files being replaced.
@@ -580,7 +710,7 @@ class _Run:
             for name, record in {**self.previous, **self.records}.items()
             if name not in self.written
         }
-        self.destination.write_manifest({**previous, **self.names}, kept_records)
+        self.destination.write_manifest({**previous, **self.names}, kept_records, cursors)
         # Pages first, the index last: the index never lists a page not yet in place.
         while self.staged:
             self.destination.commit(self.staged.pop(0))
@@ -589,7 +719,7 @@ class _Run:
         kept = {name: section for name, section in previous.items() if name not in stale}
         # Files of sections this export left out keep their records.
         records = {**({} if full else self.previous), **self.records}
-        self.destination.write_manifest({**kept, **self.names}, records)
+        self.destination.write_manifest({**kept, **self.names}, records, cursors)
 
     def discard(self) -> None:
         for staged in self.staged:

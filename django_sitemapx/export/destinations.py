@@ -188,6 +188,27 @@ class Destination:
         """What each file of the previous export holds (none before format 2)."""
         return self._read_manifest()[1]
 
+    def read_change_cursors(self) -> dict[str, int]:
+        """Each section's place in the log of changed rows when its files were made."""
+        data = self.read_bytes(MANIFEST_NAME)
+        try:
+            cursors = json.loads(data).get("changes") if data is not None else None
+        except (ValueError, AttributeError):
+            return {}
+        if not isinstance(cursors, dict):
+            return {}
+        return {
+            str(section): cursor
+            for section, cursor in cursors.items()
+            if type(cursor) is int and section
+        }
+
+    @contextlib.contextmanager
+    def open_file(self, name: str) -> Iterator[IO[bytes]]:
+        """File ``name`` opened for reading (ranges of it are copied into a spliced page)."""
+        raise NotImplementedError
+        yield  # pragma: no cover
+
     def _read_manifest(self) -> tuple[dict[str, str], dict[str, FileRecord]]:
         data = self.read_bytes(MANIFEST_NAME)
         if data is None:
@@ -210,10 +231,20 @@ class Destination:
         return found, records
 
     def write_manifest(
-        self, files: dict[str, str], records: dict[str, FileRecord] | None = None
+        self,
+        files: dict[str, str],
+        records: dict[str, FileRecord] | None = None,
+        changes: dict[str, int] | None = None,
     ) -> None:
-        """Record the files of this export (and what each holds) in one atomic write."""
+        """Record the files of this export (and what each holds) in one atomic write.
+
+        ``changes`` is, per section, where the log of changed rows ended when
+        its files were made (``sources.changes.change_cursor``): the next export
+        reads the log from there.
+        """
         manifest: dict[str, object] = {"format": 2, "files": dict(sorted(files.items()))}
+        if changes:
+            manifest["changes"] = dict(sorted(changes.items()))
         manifest["documents"] = {
             name: record.as_json()
             for name, record in sorted((records or {}).items())
@@ -239,9 +270,19 @@ class FileRecord:
     size: int
     urls: int
     proof: str | None = None
+    # Where its blocks of rows sit (a page made in blocks, see ``export.splice``).
+    blocks: Blocks | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {"sha256": self.digest, "bytes": self.size, "urls": self.urls, "proof": self.proof}
+        fields: dict[str, object] = {
+            "sha256": self.digest,
+            "bytes": self.size,
+            "urls": self.urls,
+            "proof": self.proof,
+        }
+        if self.blocks is not None:
+            fields["blocks"] = self.blocks.as_json()
+        return fields
 
     @classmethod
     def from_json(cls, fields: object) -> FileRecord | None:
@@ -251,7 +292,60 @@ class FileRecord:
         proof = fields.get("proof")
         if not isinstance(digest, str) or not isinstance(size, int) or not isinstance(urls, int):
             return None
-        return cls(digest, size, urls, proof if isinstance(proof, str) else None)
+        blocks = Blocks.from_json(fields.get("blocks"))
+        if blocks is not None and (sum(blocks.sizes) != size or sum(blocks.urls) != urls):
+            blocks = None
+        return cls(digest, size, urls, proof if isinstance(proof, str) else None, blocks)
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The segments of a page made in blocks of rows, as its manifest record keeps them.
+
+    Segment 0 is the opening tag, the last the closing tag, and each one
+    between is the ``<url>`` elements of the rows of one key range: block *i*
+    holds the keys from ``starts[i]`` below ``starts[i + 1]`` (the last one up
+    to the page's end), encoded as the page table encodes keys (``""``: no
+    lower bound). ``sizes``, ``urls`` and ``digests`` (SHA-256, hex, cut to
+    128 bits) are per segment; ``base`` is a digest of what the blocks stand
+    on (the export's configuration, the section, the page's key range): a
+    page whose ``base`` differs is made whole.
+    """
+
+    base: str
+    starts: tuple[str, ...]
+    sizes: tuple[int, ...]
+    urls: tuple[int, ...]
+    digests: tuple[str, ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "base": self.base,
+            "starts": list(self.starts),
+            "sizes": list(self.sizes),
+            "urls": list(self.urls),
+            "digests": list(self.digests),
+        }
+
+    @classmethod
+    def from_json(cls, fields: object) -> Blocks | None:
+        if not isinstance(fields, dict):
+            return None
+        base = fields.get("base")
+        lists = [fields.get(name) for name in ("starts", "sizes", "urls", "digests")]
+        if not isinstance(base, str) or not all(isinstance(found, list) for found in lists):
+            return None
+        starts, sizes, urls, digests = (tuple(found) for found in lists)  # type: ignore[arg-type]
+        if not (
+            all(isinstance(start, str) for start in starts)
+            and all(type(size) is int and size >= 0 for size in sizes)
+            and all(type(count) is int and count >= 0 for count in urls)
+            and all(isinstance(digest, str) for digest in digests)
+            and len(starts) + 2 == len(sizes) == len(urls) == len(digests)
+            and starts
+        ):
+            return None
+        return cls(base, starts, sizes, urls, digests)
 
 
 class FolderDestination(Destination):
@@ -351,6 +445,11 @@ class FolderDestination(Destination):
             return (self.root / name).read_bytes()
         except FileNotFoundError:
             return None
+
+    @contextlib.contextmanager
+    def open_file(self, name: str) -> Iterator[IO[bytes]]:
+        with open(self.root / name, "rb", buffering=0) as handle:
+            yield handle
 
 
 def _sync(path: Path) -> None:
@@ -474,6 +573,11 @@ class StorageDestination(Destination):
         except Exception:  # each backend raises its client's errors (S3: ClientError)
             logger.info("Cannot read the size of %s; it is written again.", name, exc_info=True)
             return None
+
+    @contextlib.contextmanager
+    def open_file(self, name: str) -> Iterator[IO[bytes]]:
+        with self.storage.open(self._name(name), "rb") as handle:
+            yield handle
 
     def read_bytes(self, name: str) -> bytes | None:
         name = self._name(name)

@@ -43,6 +43,7 @@ from ..locations import Origin
 from ..models import ExportPart, SectionLock
 from ..registry import default_registry
 from ..sources import ListedPage, PageSummary
+from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_changes
 from . import (
     ExportResult,
     _Run,
@@ -110,7 +111,11 @@ def start_export(
         previous = destination.read_records() if not full else {}
         run.previous = previous
         run.configuration = configuration_digest(default_registry, origin)
+        # Read before any page's rows are; the log after the proofs (see ``_Run.stage_pages``).
+        cursor = change_cursor()
+        cursors = destination.read_change_cursors()
         proofs = run.proofs(default_registry, listed, origin)
+        changes = changes_since(cursors) if previous else ChangeLog()
         to_make: list[ListedPage] = []
         for listed_page in listed:
             proof = proofs.get((listed_page.section, listed_page.summary.number))
@@ -133,6 +138,10 @@ def start_export(
             "kept": {name: record.as_json() for name, record in run.records.items()},
             "proven": result.proven,
             "started": time.time(),
+            "configuration": run.configuration,
+            "cursor": cursor,
+            "cursors": cursors,
+            "changes": changes.as_json(),
         }
         parts = [
             to_make[start : start + pages_per_task]
@@ -276,6 +285,8 @@ def _make_part(
         result=ExportResult(destination.description, False),
     )
     run.previous = _records(part.plan["previous"])
+    run.configuration = plan.get("configuration", "")
+    run.changes = ChangeLog.from_json(plan["changes"]) if "changes" in plan else ChangeLog()
     listed = [_listed_from(fields) for fields in part.plan["pages"]]
     proofs = {
         (fields[0], fields[1]): fields[5] for fields in part.plan["pages"] if fields[5] is not None
@@ -393,6 +404,8 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
             if not _rows(run_id).filter(number=0).exists():
                 return {"state": "gone"}
             run.previous = destination.read_records() if not plan["full"] else {}
+            run.cursor = plan.get("cursor")
+            run.cursors = dict(plan.get("cursors") or {})
             previous_files = destination.read_manifest()
             run.records.update(_records(plan["kept"]))
             empty: set[tuple[str, int]] = set()
@@ -420,6 +433,7 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
             # Staging files of parts run twice (a worker taken as dead that was not).
             destination.clean_leftovers(list(run.names))
             _rows(run_id).delete()
+    prune_changes()
     written = len(run.written)
     return {
         "state": "published",
