@@ -205,12 +205,13 @@ def export_sitemap(
         if not dry_run:
             refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
-        previous = destination.read_manifest()
+        state = destination.read_state()
+        previous = state.files
         # Where the log of changed rows ends, read before any page's rows are.
         run.cursor = change_cursor()
-        run.cursors = destination.read_change_cursors()
+        run.cursors = state.changes
         if not full:
-            run.previous = destination.read_records()
+            run.previous = state.records
         # Recorded by a full export too, for the next run to compare with.
         run.configuration = configuration_digest(registry, origin)
         try:
@@ -408,6 +409,9 @@ class _Run:
         self.cursors = {}
         # Whether each section's pages are made in blocks (``splice``).
         self._in_blocks: dict[str, bool] = {}
+        # Each section's page ranges, read once (a page split since is made whole).
+        self._ranges: dict[str, dict[int, splice.PageRange]] = {}
+        self._overrides: dict[str, splice.Overrides] = {}
 
     def page_name(self, listed_page: ListedPage) -> str:
         return _file_name(page_path(listed_page.section, listed_page.summary.number))
@@ -526,17 +530,25 @@ class _Run:
             self._in_blocks[section] = splice.can_make_in_blocks(source)
         if not self._in_blocks[section]:
             return None
-        where = splice.page_range(source, number, self.configuration)
+        if section not in self._ranges:
+            self._ranges[section] = splice.page_ranges(source, self.configuration)
+            # Read once for the section's pages, as they are for one page.
+            assert source.origin is not None
+            self._overrides[section] = splice.section_overrides(source, source.origin)
+        overrides = self._overrides[section]
+        where = self._ranges[section].get(number)
         if where is None or source.origin is None:
             return None
         staged = self.destination.stage(name)
         try:
             with open(staged.path, "wb", buffering=0) as target:
-                made = self._spliced(name, section, number, source, where, target)
+                made = self._spliced(name, section, number, source, where, target, overrides)
                 if made is None:
                     target.seek(0)
                     target.truncate()
-                    made = splice.make_whole(source, number, source.origin, where, target)
+                    made = splice.make_whole(
+                        source, number, source.origin, where, target, overrides
+                    )
         except splice.NotInBlocks:
             staged.discard()
             return None
@@ -559,6 +571,7 @@ class _Run:
         source: ModelSource,
         where: splice.PageRange,
         target: IO[bytes],
+        overrides: splice.Overrides,
     ) -> splice.Made | None:
         """The page spliced from its previous file into ``target``; None: make it whole."""
         before = self.previous.get(name)
@@ -572,7 +585,15 @@ class _Run:
         try:
             with self.destination.open_file(name) as old:
                 made = splice.splice(
-                    source, number, source.origin, where, before.blocks, keys, old, target
+                    source,
+                    number,
+                    source.origin,
+                    where,
+                    before.blocks,
+                    keys,
+                    old,
+                    target,
+                    overrides,
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)

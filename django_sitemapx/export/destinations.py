@@ -182,45 +182,29 @@ class Destination:
 
     def read_manifest(self) -> dict[str, str]:
         """File name to section (``""`` for the index) of the previous export."""
-        return self._read_manifest()[0]
+        return self.read_state().files
 
     def read_records(self) -> dict[str, FileRecord]:
         """What each file of the previous export holds (none before format 2)."""
-        return self._read_manifest()[1]
+        return self.read_state().records
 
     def read_change_cursors(self) -> dict[str, int]:
         """Each section's place in the log of changed rows when its files were made."""
-        data = self.read_bytes(MANIFEST_NAME)
-        try:
-            cursors = json.loads(data).get("changes") if data is not None else None
-        except (ValueError, AttributeError):
-            return {}
-        if not isinstance(cursors, dict):
-            return {}
-        return {
-            str(section): cursor
-            for section, cursor in cursors.items()
-            if type(cursor) is int and section
-        }
+        return self.read_state().changes
 
-    @contextlib.contextmanager
-    def open_file(self, name: str) -> Iterator[IO[bytes]]:
-        """File ``name`` opened for reading (ranges of it are copied into a spliced page)."""
-        raise NotImplementedError
-        yield  # pragma: no cover
-
-    def _read_manifest(self) -> tuple[dict[str, str], dict[str, FileRecord]]:
+    def read_state(self) -> ManifestState:
+        """The previous export's manifest, read once: its files, records and cursors."""
         data = self.read_bytes(MANIFEST_NAME)
         if data is None:
-            return {}, {}
+            return ManifestState({}, {}, {})
         try:
             manifest = json.loads(data)
             files = manifest["files"]
             if not isinstance(files, dict):
-                return {}, {}
+                return ManifestState({}, {}, {})
             found = {str(name): str(section) for name, section in files.items()}
         except (ValueError, KeyError, TypeError):
-            return {}, {}
+            return ManifestState({}, {}, {})
         records = {}
         documents = manifest.get("documents")
         for name, fields in (documents if isinstance(documents, dict) else {}).items():
@@ -228,7 +212,19 @@ class Destination:
             # A record of a file the manifest does not list proves nothing.
             if record is not None and name in found:
                 records[str(name)] = record
-        return found, records
+        cursors = manifest.get("changes")
+        changes = {
+            str(section): cursor
+            for section, cursor in (cursors if isinstance(cursors, dict) else {}).items()
+            if type(cursor) is int and section
+        }
+        return ManifestState(found, records, changes)
+
+    @contextlib.contextmanager
+    def open_file(self, name: str) -> Iterator[IO[bytes]]:
+        """File ``name`` opened for reading (ranges of it are copied into a spliced page)."""
+        raise NotImplementedError
+        yield  # pragma: no cover
 
     def write_manifest(
         self,
@@ -253,6 +249,15 @@ class Destination:
         staged = self.stage(MANIFEST_NAME)
         staged.path.write_bytes(json.dumps(manifest, indent=1).encode())
         self.commit(staged)
+
+
+@dataclass(frozen=True)
+class ManifestState:
+    """A manifest as read: file name to section, what each holds, each section's cursor."""
+
+    files: dict[str, str]
+    records: dict[str, FileRecord]
+    changes: dict[str, int]
 
 
 @dataclass(frozen=True)

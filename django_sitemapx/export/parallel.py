@@ -108,12 +108,13 @@ def start_export(
         _take(key, using)
         refuse_while_split_export_runs(destination)
         destination.clean_leftovers(run.names_of(listed))
-        previous = destination.read_records() if not full else {}
+        state = destination.read_state()
+        previous = state.records if not full else {}
         run.previous = previous
         run.configuration = configuration_digest(default_registry, origin)
         # Read before any page's rows are; the log after the proofs (see ``_Run.stage_pages``).
         cursor = change_cursor()
-        cursors = destination.read_change_cursors()
+        cursors = state.changes
         proofs = run.proofs(default_registry, listed, origin)
         changes = changes_since(cursors) if previous else ChangeLog()
         to_make: list[ListedPage] = []
@@ -403,10 +404,11 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
             )
             if not _rows(run_id).filter(number=0).exists():
                 return {"state": "gone"}
-            run.previous = destination.read_records() if not plan["full"] else {}
+            state = destination.read_state()
+            run.previous = state.records if not plan["full"] else {}
             run.cursor = plan.get("cursor")
             run.cursors = dict(plan.get("cursors") or {})
-            previous_files = destination.read_manifest()
+            previous_files = state.files
             run.records.update(_records(plan["kept"]))
             empty: set[tuple[str, int]] = set()
             for part in parts:

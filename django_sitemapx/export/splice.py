@@ -23,18 +23,21 @@ copies, a dry run.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
-from collections.abc import Iterator
+import io
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db.models import F, Window
+from django.db import connections, transaction
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When, Window
 from django.db.models.functions import Mod, RowNumber
 
 from ..conf import PROTOCOL_MAX_BYTES
 from ..documents import _log_skips, read_chunks, stylesheet_url
 from ..locations import LocationBuilder, Origin
-from ..overrides import apply_overrides
+from ..overrides import chunk_overrides
 from ..sources import ModelSource, Source
 from ..sources.languages import alternate_hosts
 from ..sources.rows import model_entries
@@ -45,7 +48,7 @@ from .destinations import Blocks
 # Rows per block: a spread change re-reads about this many rows per changed row;
 # smaller blocks cost one more query each in a run that makes pages whole
 # (docs/performance.md, "Incremental export").
-BLOCK_ROWS = 500
+BLOCK_ROWS = 100
 # Key encodings whose text sorts in Python as the database sorts the keys.
 _ORDERED_CODECS = frozenset({"int", "uuid"})
 
@@ -82,17 +85,19 @@ class PageRange:
     base: str
 
 
-def page_range(source: ModelSource, number: int, configuration: str) -> PageRange | None:
-    """Page ``number``'s range as the page table holds it now (no page counted)."""
+def page_ranges(source: ModelSource, configuration: str) -> dict[int, PageRange]:
+    """Every page's range as the page table holds it now (one query, no page counted)."""
     table = source.page_table()
     states = table.states(set())
+    ranges = {}
     for position, state in enumerate(states):
-        if state.number == number:
-            high = states[position + 1].first if position + 1 < len(states) else ""
-            parts = [configuration, source.section, str(number), table.section_name]
-            text = "|".join([*parts, table.fingerprint, state.first, high])
-            return PageRange(state.first, high, hashlib.sha256(text.encode()).hexdigest())
-    return None
+        high = states[position + 1].first if position + 1 < len(states) else ""
+        parts = [configuration, source.section, str(state.number), table.section_name]
+        text = "|".join([*parts, table.fingerprint, state.first, high])
+        ranges[state.number] = PageRange(
+            state.first, high, hashlib.sha256(text.encode()).hexdigest()
+        )
+    return ranges
 
 
 @dataclass
@@ -109,10 +114,48 @@ class NotInBlocks(Exception):
     """The page cannot be made in blocks (over the byte limit): make it the usual way."""
 
 
+# What applies the rules and overrides to a chunk (None: nothing to apply).
+Overrides = Callable[[Any], Any] | None
+
+
+def section_overrides(source: ModelSource, origin: Origin) -> Overrides:
+    """What applies ``source``'s rules and overrides on ``origin``, read once (two queries)."""
+    if not source.overridable:
+        return None
+    return chunk_overrides(source.section, origin.host, alternate_hosts(source, origin))
+
+
+# What every ``<url>`` element starts with, and nothing else in a ``<urlset>``'s
+# body does (a "<" in any value is escaped).
+_ELEMENT = b"<url>"
+
+
+@contextlib.contextmanager
+def snapshot(using: str) -> Iterator[None]:
+    """One view of the rows for the queries inside: the cut, the count and the rows agree.
+
+    A transaction at ``REPEATABLE READ`` on PostgreSQL (MySQL's default; a
+    read transaction on SQLite). Inside a caller's transaction, the caller's
+    isolation holds; what a change between the queries would break is then
+    caught by comparing the count with the elements written.
+    """
+    connection = connections[using]
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic(using=using):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
 class BlockWriter:
     """Writes the blocks of one page of ``source`` with one ``DocumentWriter``."""
 
-    def __init__(self, source: ModelSource, number: int, origin: Origin) -> None:
+    def __init__(
+        self, source: ModelSource, number: int, origin: Origin, overrides: Overrides = None
+    ) -> None:
         self.source = source
         self.number = number
         self.origin = origin
@@ -130,17 +173,36 @@ class BlockWriter:
         self.tail = URLSET_CLOSE.encode()
         self.writer.started = True
         self.writer.stats.bytes = len(self.head)
+        self.using = source.listed_rows().db
+        # The rules are read once for the page (or the export), not once per block.
+        self.overrides = overrides or section_overrides(source, origin)
 
     def _bounds(self, low: str, high: str) -> Bounds:
         decode = self.codec.decode
         return Bounds(decode(low) if low else None, decode(high) if high else None)
 
+    def _rows(self, low: str, high: str) -> QuerySet[Any]:
+        return in_range(self.source, self.source.listed_rows(), self._bounds(low, high))
+
+    def _ranges(self, ranges: list[tuple[str, str]]) -> Q:
+        key = self.source.key_name
+        found = Q()
+        for low, high in ranges:
+            bounds = self._bounds(low, high)
+            part = Q()
+            if bounds.low is not None:
+                part &= Q(**{f"{key}__gte": bounds.low})
+            if bounds.high is not None:
+                part &= Q(**{f"{key}__lt": bounds.high})
+            found |= part
+        return found
+
     def starts(self, low: str, high: str) -> list[str]:
         """The first key of each block of ``BLOCK_ROWS`` rows from ``low`` below ``high``."""
         key = self.source.key_name
-        rows = in_range(self.source, self.source.listed_rows(), self._bounds(low, high))
         cuts = (
-            rows.order_by()
+            self._rows(low, high)
+            .order_by()
             .annotate(sitemapx_rn=Window(RowNumber(), order_by=F(key).asc()))
             .annotate(sitemapx_cut=Mod(F("sitemapx_rn") - 1, BLOCK_ROWS))
             .filter(sitemapx_cut=0, sitemapx_rn__gt=1)
@@ -149,21 +211,109 @@ class BlockWriter:
         )
         return [low, *(self.codec.encode(cut) for cut in cuts)]
 
-    def block(self, low: str, high: str) -> tuple[bytes, int]:
-        """The ``<url>`` elements of the rows from ``low`` below ``high``, and their count."""
-        source, writer = self.source, self.writer
-        rows = in_range(source, source.listed_rows(), self._bounds(low, high))
-        before = writer.stats.urls
-        stream = model_entries(source, rows, LocationBuilder(self.origin), True)
-        chunks: Iterator[Any] = read_chunks(stream, writer.stats.skipped)
-        if source.overridable:
-            chunks = apply_overrides(
-                chunks, source.section, self.origin.host, alternate_hosts(source, self.origin)
+    def chunks(self, low: str, high: str, rows: QuerySet[Any] | None = None) -> Iterator[bytes]:
+        """The ``<url>`` elements of the rows from ``low`` below ``high`` (or ``rows``),
+        a chunk at a time."""
+        writer = self.writer
+        if rows is None:
+            rows = self._rows(low, high)
+        stream = model_entries(self.source, rows, LocationBuilder(self.origin), True)
+        for chunk in read_chunks(stream, writer.stats.skipped):
+            if self.overrides is not None:
+                chunk = self.overrides(chunk)
+            data = writer.render_entries(chunk)
+            if writer.overflowed:
+                raise NotInBlocks
+            if data:
+                yield data
+
+    def cut(
+        self, low: str, high: str, target: IO[bytes]
+    ) -> tuple[list[tuple[str, int, int, str]], bool]:
+        """Write the rows from ``low`` below ``high`` to ``target``, in blocks of ``BLOCK_ROWS``.
+
+        One query for the first key of each block, one count and one query for
+        the rows, all on one view of them (:func:`snapshot`); the elements are
+        cut at every ``BLOCK_ROWS``-th. Returns each block's (first key, size,
+        URLs, digest), which cover every byte written, and whether they are
+        the blocks of the keys: not when the elements are not one a row (an
+        entry left out, a row with several URLs).
+        """
+        blocks: list[tuple[str, int, int, str]] = []
+        size, urls, hasher = 0, 0, hashlib.sha256()
+        aligned = True
+        with snapshot(self.using):
+            starts = self.starts(low, high)
+            rows = self._rows(low, high).order_by().count()
+            before = self.writer.stats.urls
+            for data in self.chunks(low, high):
+                target.write(data)
+                pieces = data.split(_ELEMENT) if aligned else [data]
+                if pieces[0]:
+                    # Not elements only: one digest for the rest, no more blocks.
+                    aligned = False
+                    hasher.update(data)
+                    size += len(data)
+                    continue
+                view, offset = memoryview(data), 0
+                for piece in pieces[1:]:
+                    if urls == BLOCK_ROWS:
+                        start = starts[len(blocks)] if len(blocks) < len(starts) else ""
+                        blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+                        size, urls, hasher = 0, 0, hashlib.sha256()
+                    length = len(piece) + len(_ELEMENT)
+                    hasher.update(view[offset : offset + length])
+                    offset += length
+                    size += length
+                    urls += 1
+        if size:
+            start = starts[len(blocks)] if len(blocks) < len(starts) else ""
+            blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+        written = self.writer.stats.urls - before
+        exact = (
+            aligned
+            and not self.writer.stats.skipped
+            and written == rows
+            and len(blocks) == len(starts)
+        )
+        return blocks, exact
+
+    def blocks(self, ranges: list[tuple[str, str]]) -> list[tuple[bytes, int]] | None:
+        """The ``<url>`` elements of the rows of each key range, and their count.
+
+        One count of each range's rows and one query for the rows of all of
+        them, on one view of them; the elements are shared out by the counts.
+        None when they are not one a row (see :meth:`cut`).
+        """
+        key = self.source.key_name
+        union = self.source.listed_rows().filter(self._ranges(ranges))
+        whens = [
+            When(self._ranges([found]), then=Value(index)) for index, found in enumerate(ranges)
+        ]
+        with snapshot(self.using):
+            counted = dict(
+                union.order_by()
+                .annotate(sitemapx_block=Case(*whens, output_field=IntegerField()))
+                .values_list("sitemapx_block")
+                .annotate(sitemapx_rows=Count(key))
+                .values_list("sitemapx_block", "sitemapx_rows")
             )
-        data = b"".join([writer.render_entries(chunk) for chunk in chunks])
-        if writer.overflowed:
-            raise NotInBlocks
-        return data, writer.stats.urls - before
+            before = self.writer.stats.urls
+            body = b"".join(list(self.chunks("", "", union)))
+        counts = [counted.get(index, 0) for index in range(len(ranges))]
+        pieces = body.split(_ELEMENT)
+        written = self.writer.stats.urls - before
+        if pieces[0] or len(pieces) - 1 != written or written != sum(counts):
+            return None
+        if self.writer.stats.skipped:
+            return None
+        found, position, offset = [], 1, 0
+        for count in counts:
+            size = sum(map(len, pieces[position : position + count])) + count * len(_ELEMENT)
+            found.append((body[offset : offset + size], count))
+            position += count
+            offset += size
+        return found
 
     def finish(self) -> None:
         """What a page's rendering ends with: its skips logged, its size recorded."""
@@ -174,31 +324,36 @@ class BlockWriter:
 
 
 def make_whole(
-    source: ModelSource, number: int, origin: Origin, where: PageRange, target: IO[bytes]
+    source: ModelSource,
+    number: int,
+    origin: Origin,
+    where: PageRange,
+    target: IO[bytes],
+    overrides: Overrides = None,
 ) -> Made | None:
-    """Write page ``number`` to ``target`` in blocks; None when it has no URL.
+    """Write page ``number`` to ``target``, recording its blocks; None when it has no URL.
 
     Raises ``NotInBlocks`` for a page to make the usual way (``target`` is then
     to be discarded).
     """
-    blocks = BlockWriter(source, number, origin)
-    starts = blocks.starts(where.low, where.high)
-    highs = [*starts[1:], where.high]
-    segments: list[tuple[int, int, str]] = []
+    blocks = BlockWriter(source, number, origin, overrides)
     target.write(blocks.head)
-    for low, high in zip(starts, highs, strict=True):
-        data, urls = blocks.block(low, high)
-        target.write(data)
-        segments.append((len(data), urls, digest(data)))
+    cut, exact = blocks.cut(where.low, where.high, target)
     if not blocks.writer.stats.urls:
         return None
     target.write(blocks.tail)
     blocks.finish()
-    return _made(blocks, where, starts, segments)
+    made = _made(blocks, where, [block[0] for block in cut], [block[1:] for block in cut])
+    if not exact:
+        made.blocks = None
+    return made
 
 
 def _made(
-    blocks: BlockWriter, where: PageRange, starts: list[str], segments: list[tuple[int, int, str]]
+    blocks: BlockWriter,
+    where: PageRange,
+    starts: list[str],
+    segments: list[tuple[int, int, str]],
 ) -> Made:
     # An empty block's range goes to its neighbour (the first block keeps the page's low).
     kept_starts, kept = [], []
@@ -231,11 +386,14 @@ def splice(
     keys: list[str],
     old: IO[bytes],
     target: IO[bytes],
+    overrides: Overrides = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
-    None when the page cannot be spliced so (an entry left out, the page
-    emptied): it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
+    Each changed block is one query over its key range; one that grew past
+    twice ``BLOCK_ROWS`` rows is cut again (:meth:`BlockWriter.cut`). None
+    when the page cannot be spliced so (an entry left out, the page emptied):
+    it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
     """
     from .files import copy_range
 
@@ -243,20 +401,35 @@ def splice(
     if not changed or changed[0] < 0:
         return None
     count = len(before.starts)
-    blocks = BlockWriter(source, number, origin)
+    blocks = BlockWriter(source, number, origin, overrides)
     stats = blocks.writer.stats
     # The writer counts the page's other blocks as written: its limits hold for the page.
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
     stats.bytes = sum(before.sizes[:-1]) - sum(before.sizes[index + 1] for index in changed)
     made: dict[int, list[tuple[str, bytes, int]]] = {}
-    for index in changed:
-        low = before.starts[index]
-        high = before.starts[index + 1] if index + 1 < count else where.high
-        starts = blocks.starts(low, high)
-        highs = [*starts[1:], high]
-        made[index] = [
-            (start, *blocks.block(start, end)) for start, end in zip(starts, highs, strict=True)
-        ]
+    ranges = [
+        (before.starts[index], before.starts[index + 1] if index + 1 < count else where.high)
+        for index in changed
+    ]
+    rendered = blocks.blocks(ranges)
+    if rendered is None:
+        return None
+    for index, (low, high), (data, urls) in zip(changed, ranges, rendered, strict=True):
+        if urls <= 2 * BLOCK_ROWS:
+            made[index] = [(low, data, urls)]
+            continue
+        # Grown: cut in blocks again, from the rows as they are now.
+        stats.urls -= urls
+        stats.bytes -= len(data)
+        buffer = io.BytesIO()
+        cut, exact = blocks.cut(low, high, buffer)
+        if not exact:
+            return None
+        body, offset = buffer.getvalue(), 0
+        made[index] = []
+        for start, size, found, _digest in cut:
+            made[index].append((start, body[offset : offset + size], found))
+            offset += size
     if stats.skipped or not stats.urls:
         return None
     offsets = [0]

@@ -290,3 +290,20 @@ def test_tasks_splice_too(
     run("--tasks", "--wait", "--output-dir", str(folder), "--base-url", "http://example.com")
     assert len(spliced) == 3
     assert exported(folder) == full(3)
+
+
+def test_a_page_with_an_entry_left_out_is_not_spliced(
+    registry: SitemapRegistry, tmp_path: Path, spliced: list[int], commit: Callable[..., Any]
+) -> None:
+    registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
+    _documents(commit, range(10, 410, 10))
+    _save(commit, 30, "/d/\x01/")  # left out: a character XML cannot hold
+    exports = Exports(tmp_path, gzip=False)
+    exports.check()
+    manifest = json.loads((exports.folder / MANIFEST_NAME).read_bytes())
+    assert "blocks" not in manifest["documents"][f"sitemap-d-{_page_of(30)}.xml"]
+    assert "blocks" in manifest["documents"][f"sitemap-d-{_page_of(390)}.xml"]
+    _save(commit, 50)
+    _save(commit, 390)
+    assert exports.check().spliced == 1
+    assert spliced == [_page_of(390)]
