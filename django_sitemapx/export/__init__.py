@@ -577,6 +577,8 @@ class _Run:
         before = self.previous.get(name)
         if before is None or before.blocks is None or before.blocks.base != where.base:
             return None
+        if not before.blocks.holds(before.size, before.urls):
+            return None
         assert self.changes is not None and source.origin is not None
         keys = self.changes.keys_in(section, number, where.low, where.high)
         # No key logged, yet its proof changed: something the log does not name changed it.

@@ -9,6 +9,7 @@ destination is untouched, so readers keep seeing the previous export.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -16,7 +17,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -298,8 +299,6 @@ class FileRecord:
         if not isinstance(digest, str) or not isinstance(size, int) or not isinstance(urls, int):
             return None
         blocks = Blocks.from_json(fields.get("blocks"))
-        if blocks is not None and (sum(blocks.sizes) != size or sum(blocks.urls) != urls):
-            blocks = None
         return cls(digest, size, urls, proof if isinstance(proof, str) else None, blocks)
 
 
@@ -315,42 +314,87 @@ class Blocks:
     128 bits) are per segment; ``base`` is a digest of what the blocks stand
     on (the export's configuration, the section, the page's key range): a
     page whose ``base`` differs is made whole.
+
+    Kept as the manifest holds them, one string per field (a page of 50,000
+    rows has 500 blocks), and read into lists only for a page being spliced.
     """
 
     base: str
-    starts: tuple[str, ...]
-    sizes: tuple[int, ...]
-    urls: tuple[int, ...]
-    digests: tuple[str, ...]
+    starts_text: str
+    sizes_text: str
+    urls_text: str
+    digests_text: str
+
+    @classmethod
+    def of(
+        cls,
+        base: str,
+        starts: Sequence[str],
+        sizes: Sequence[int],
+        urls: Sequence[int],
+        digests: Sequence[str],
+    ) -> Blocks | None:
+        """The blocks of these lists; None when they cannot be kept (a key holding a comma)."""
+        if any("," in start for start in starts):
+            return None
+        return cls(
+            base,
+            ",".join(starts),
+            ",".join(map(str, sizes)),
+            ",".join(map(str, urls)),
+            "".join(digests),
+        )
+
+    @functools.cached_property
+    def starts(self) -> list[str]:
+        return self.starts_text.split(",")
+
+    @functools.cached_property
+    def sizes(self) -> list[int]:
+        return [int(size) for size in self.sizes_text.split(",")]
+
+    @functools.cached_property
+    def urls(self) -> list[int]:
+        return [int(count) for count in self.urls_text.split(",")]
+
+    @functools.cached_property
+    def digests(self) -> list[str]:
+        text = self.digests_text
+        return [text[start : start + 32] for start in range(0, len(text), 32)]
+
+    def holds(self, size: int, urls: int) -> bool:
+        """Whether these blocks are well formed and add up to a file of ``size`` and ``urls``."""
+        try:
+            sizes, counts = self.sizes, self.urls
+        except ValueError:
+            return False
+        return (
+            len(self.starts) + 2 == len(sizes) == len(counts) == len(self.digests)
+            and len(self.digests_text) == 32 * len(self.digests)
+            and min(sizes) >= 0
+            and min(counts) >= 0
+            and sum(sizes) == size
+            and sum(counts) == urls
+        )
 
     def as_json(self) -> dict[str, object]:
         return {
             "base": self.base,
-            "starts": list(self.starts),
-            "sizes": list(self.sizes),
-            "urls": list(self.urls),
-            "digests": list(self.digests),
+            "starts": self.starts_text,
+            "sizes": self.sizes_text,
+            "urls": self.urls_text,
+            "digests": self.digests_text,
         }
 
     @classmethod
     def from_json(cls, fields: object) -> Blocks | None:
         if not isinstance(fields, dict):
             return None
-        base = fields.get("base")
-        lists = [fields.get(name) for name in ("starts", "sizes", "urls", "digests")]
-        if not isinstance(base, str) or not all(isinstance(found, list) for found in lists):
+        found = [fields.get(name) for name in ("base", "starts", "sizes", "urls", "digests")]
+        if not all(isinstance(value, str) for value in found):
             return None
-        starts, sizes, urls, digests = (tuple(found) for found in lists)  # type: ignore[arg-type]
-        if not (
-            all(isinstance(start, str) for start in starts)
-            and all(type(size) is int and size >= 0 for size in sizes)
-            and all(type(count) is int and count >= 0 for count in urls)
-            and all(isinstance(digest, str) for digest in digests)
-            and len(starts) + 2 == len(sizes) == len(urls) == len(digests)
-            and starts
-        ):
-            return None
-        return cls(base, starts, sizes, urls, digests)
+        base, starts, sizes, urls, digests = found
+        return cls(base, starts, sizes, urls, digests)  # type: ignore[arg-type]
 
 
 class FolderDestination(Destination):

@@ -373,7 +373,7 @@ def _made(
     # Entries left out are counted per page: a page with some is not spliced.
     spliced = None
     if not blocks.writer.stats.skipped:
-        spliced = Blocks(where.base, tuple(kept_starts), sizes, urls, digests)
+        spliced = Blocks.of(where.base, kept_starts, sizes, urls, digests)
     return Made(spliced, file_digest(digests), sum(sizes), sum(urls))
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import datetime
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,8 +38,15 @@ MAX_ROWS = 200_000
 EVERY_SECTION = ""
 
 
+# A process prunes the log at most this often (seconds), exports or not: a site
+# that never exports keeps a week of it.
+PRUNE_INTERVAL = 3600.0
+_next_prune = 0.0
+
+
 def log_change(section: str | None, page: int | None, key: str | None, using: str) -> None:
     """Log a committed change: ``key`` of page ``page`` of ``section`` (None: any)."""
+    global _next_prune
     from ..models import ChangedKey, table_exists
 
     if not table_exists(ChangedKey, using):
@@ -48,6 +56,10 @@ def log_change(section: str | None, page: int | None, key: str | None, using: st
         page=page if section is not None else None,
         key=key if page is not None else None,
     )
+    now = time.monotonic()
+    if now >= _next_prune:
+        _next_prune = now + PRUNE_INTERVAL
+        prune_changes()
 
 
 def change_cursor() -> int | None:

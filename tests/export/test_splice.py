@@ -18,7 +18,7 @@ from django.test import override_settings
 import django_sitemapx as sitemapx
 from django_sitemapx.compat import tasks_module
 from django_sitemapx.export import FolderDestination, export_sitemap, parallel, splice
-from django_sitemapx.export.destinations import MANIFEST_NAME, StorageDestination
+from django_sitemapx.export.destinations import MANIFEST_NAME, FileRecord, StorageDestination
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import ChangedKey
 from django_sitemapx.registry import SitemapRegistry
@@ -70,9 +70,18 @@ def _save(commit: Callable[..., Any], key: int, path: str | None = None) -> None
 
 
 def _blocks(folder: Path, name: str) -> dict[str, Any]:
+    """A page's blocks as its manifest record keeps them, as lists."""
     manifest = json.loads((folder / MANIFEST_NAME).read_bytes())
-    blocks: dict[str, Any] = manifest["documents"][name]["blocks"]
-    return blocks
+    record = FileRecord.from_json(manifest["documents"][name])
+    assert record is not None and record.blocks is not None
+    assert record.blocks.holds(record.size, record.urls)
+    blocks = record.blocks
+    return {
+        "starts": blocks.starts,
+        "sizes": blocks.sizes,
+        "urls": blocks.urls,
+        "digests": blocks.digests,
+    }
 
 
 def _page_of(key: int) -> int:
@@ -307,3 +316,20 @@ def test_a_page_with_an_entry_left_out_is_not_spliced(
     _save(commit, 390)
     assert exports.check().spliced == 1
     assert spliced == [_page_of(390)]
+
+
+def test_blocks_that_do_not_add_up_are_not_trusted() -> None:
+    from django_sitemapx.export.destinations import Blocks
+
+    blocks = Blocks.of(
+        "b", ["", "00000000000000000010"], [5, 10, 20, 3], [0, 2, 4, 0], ["a" * 32] * 4
+    )
+    assert blocks is not None and blocks.holds(38, 6)
+    assert not blocks.holds(39, 6) and not blocks.holds(38, 7)
+    assert Blocks.from_json(blocks.as_json()) == blocks
+    damaged = {**blocks.as_json(), "sizes": "5,x,20,3"}
+    found = Blocks.from_json(damaged)
+    assert found is not None and not found.holds(38, 6)
+    assert not Blocks("b", "", "1", "1", "a" * 31).holds(1, 1)
+    assert Blocks.from_json({"base": "b", "starts": []}) is None
+    assert Blocks.of("b", ["a,b"], [1, 1, 1], [0, 1, 0], ["a" * 32] * 3) is None
