@@ -197,19 +197,22 @@ class BlockWriter:
             found |= part
         return found
 
-    def starts(self, low: str, high: str) -> list[str]:
-        """The first key of each block of ``BLOCK_ROWS`` rows from ``low`` below ``high``."""
+    def starts(self, low: str, high: str) -> tuple[list[str], int | None]:
+        """The first key of each block of ``BLOCK_ROWS`` rows from ``low`` below ``high``,
+        and the rows there (None when they fit one block): one query."""
         key = self.source.key_name
-        cuts = (
+        cuts = list(
             self._rows(low, high)
             .order_by()
             .annotate(sitemapx_rn=Window(RowNumber(), order_by=F(key).asc()))
+            .annotate(sitemapx_rows=Window(Count("*")))
             .annotate(sitemapx_cut=Mod(F("sitemapx_rn") - 1, BLOCK_ROWS))
             .filter(sitemapx_cut=0, sitemapx_rn__gt=1)
             .order_by(key)
-            .values_list(key, flat=True)
+            .values_list(key, "sitemapx_rows")
         )
-        return [low, *(self.codec.encode(cut) for cut in cuts)]
+        rows = cuts[0][1] if cuts else None
+        return [low, *(self.codec.encode(cut) for cut, _ in cuts)], rows
 
     def chunks(self, low: str, high: str, rows: QuerySet[Any] | None = None) -> Iterator[bytes]:
         """The ``<url>`` elements of the rows from ``low`` below ``high`` (or ``rows``),
@@ -232,8 +235,8 @@ class BlockWriter:
     ) -> tuple[list[tuple[str, int, int, str]], bool]:
         """Write the rows from ``low`` below ``high`` to ``target``, in blocks of ``BLOCK_ROWS``.
 
-        One query for the first key of each block, one count and one query for
-        the rows, all on one view of them (:func:`snapshot`); the elements are
+        One query for the first key of each block and the rows' count, one for
+        the rows, both on one view of them (:func:`snapshot`); the elements are
         cut at every ``BLOCK_ROWS``-th. Returns each block's (first key, size,
         URLs, digest), which cover every byte written, and whether they are
         the blocks of the keys: not when the elements are not one a row (an
@@ -243,8 +246,7 @@ class BlockWriter:
         size, urls, hasher = 0, 0, hashlib.sha256()
         aligned = True
         with snapshot(self.using):
-            starts = self.starts(low, high)
-            rows = self._rows(low, high).order_by().count()
+            starts, rows = self.starts(low, high)
             before = self.writer.stats.urls
             for data in self.chunks(low, high):
                 target.write(data)
@@ -255,26 +257,31 @@ class BlockWriter:
                     hasher.update(data)
                     size += len(data)
                     continue
-                view, offset = memoryview(data), 0
-                for piece in pieces[1:]:
+                # Each element's size, less its opening "<url>": hashed a block at a time.
+                lengths = list(map(len, pieces))
+                view, offset, index = memoryview(data), 0, 1
+                while index < len(lengths):
                     if urls == BLOCK_ROWS:
                         start = starts[len(blocks)] if len(blocks) < len(starts) else ""
                         blocks.append((start, size, urls, hasher.hexdigest()[:32]))
                         size, urls, hasher = 0, 0, hashlib.sha256()
-                    length = len(piece) + len(_ELEMENT)
+                    taken = min(BLOCK_ROWS - urls, len(lengths) - index)
+                    length = sum(lengths[index : index + taken]) + taken * len(_ELEMENT)
                     hasher.update(view[offset : offset + length])
                     offset += length
                     size += length
-                    urls += 1
+                    urls += taken
+                    index += taken
         if size:
             start = starts[len(blocks)] if len(blocks) < len(starts) else ""
             blocks.append((start, size, urls, hasher.hexdigest()[:32]))
         written = self.writer.stats.urls - before
+        # One element a row (none left out), so that block i starts at row i * BLOCK_ROWS.
         exact = (
             aligned
             and not self.writer.stats.skipped
-            and written == rows
             and len(blocks) == len(starts)
+            and (written == rows if rows is not None else len(starts) == 1)
         )
         return blocks, exact
 
