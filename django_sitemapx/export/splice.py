@@ -1,38 +1,37 @@
 """Pages made in blocks of rows, and spliced: an old page's bytes plus the blocks that changed.
 
-A model section's page is a key range (``sources.pages``); the export cuts it
-again into blocks of about ``BLOCK_ROWS`` rows (one ``ROW_NUMBER()`` query)
-and writes each block's ``<url>`` elements from a keyset query over its key
-range, with the page's one writer: the same elements as one query over the
-page, since each element is written from its own row alone. The manifest
-records each block's first key, size, URL count and digest (``Blocks``).
+A model section's page is a key range (``sources.pages``). The export writes
+it with one query, as a full page is written, reading each row's key with it
+(``model_entries(on_keys=...)``): every ``BLOCK_ROWS``-th row starts a block,
+and the elements (one per row, each written from its own row alone) are cut
+there. The manifest records each block's first key, size, URL count and
+digest (``Blocks``).
 
 The next run reads the log of changed rows (``sources.changes``). A page
 whose range and configuration are as recorded (``Blocks.base``) and whose
-changes the log names row by row is spliced: the blocks holding a changed
-key are queried and written again (cut again into blocks of ``BLOCK_ROWS``),
-every other byte is copied from the previous file (``files.copy_range``:
-``os.copy_file_range`` in a folder). The file's digest is a digest of its
-segments' digests, so no byte copied is hashed again. Anything else makes the
-page whole, in blocks: no record of blocks, a split or merge, a setting,
-a log that cannot say (``ChangeLog.keys_in``), an entry left out or a page
-over the byte limit (those make it the usual way, ``render_page``), gzip
-copies, a dry run.
+changes the log names row by row is spliced: the rows of the blocks holding a
+changed key are read again (one query for all of them, shared out by their
+keys) and written with the page's writer (a block grown past twice
+``BLOCK_ROWS`` rows is cut again), every other byte is copied from the
+previous file (``files.copy_range``: ``os.copy_file_range`` in a folder). The
+file's digest is a digest of its segments' digests, so no byte copied is
+hashed again. Anything else makes the page whole, in blocks: no record of
+blocks, a split or merge, a setting, a log that cannot say
+(``ChangeLog.keys_in``), elements not one a row (an entry left out,
+languages: the page is then written, not recorded in blocks), a page over the
+byte limit (made the usual way, ``render_page``), gzip copies, a dry run.
 """
 
 from __future__ import annotations
 
 import bisect
-import contextlib
 import hashlib
 import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db import connections, transaction
-from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When, Window
-from django.db.models.functions import Mod, RowNumber
+from django.db.models import Q, QuerySet
 
 from ..conf import PROTOCOL_MAX_BYTES
 from ..documents import _log_skips, read_chunks, stylesheet_url
@@ -130,26 +129,6 @@ def section_overrides(source: ModelSource, origin: Origin) -> Overrides:
 _ELEMENT = b"<url>"
 
 
-@contextlib.contextmanager
-def snapshot(using: str) -> Iterator[None]:
-    """One view of the rows for the queries inside: the cut, the count and the rows agree.
-
-    A transaction at ``REPEATABLE READ`` on PostgreSQL (MySQL's default; a
-    read transaction on SQLite). Inside a caller's transaction, the caller's
-    isolation holds; what a change between the queries would break is then
-    caught by comparing the count with the elements written.
-    """
-    connection = connections[using]
-    if connection.in_atomic_block:
-        yield
-        return
-    with transaction.atomic(using=using):
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        yield
-
-
 class BlockWriter:
     """Writes the blocks of one page of ``source`` with one ``DocumentWriter``."""
 
@@ -173,7 +152,6 @@ class BlockWriter:
         self.tail = URLSET_CLOSE.encode()
         self.writer.started = True
         self.writer.stats.bytes = len(self.head)
-        self.using = source.listed_rows().db
         # The rules are read once for the page (or the export), not once per block.
         self.overrides = overrides or section_overrides(source, origin)
 
@@ -197,30 +175,20 @@ class BlockWriter:
             found |= part
         return found
 
-    def starts(self, low: str, high: str) -> tuple[list[str], int | None]:
-        """The first key of each block of ``BLOCK_ROWS`` rows from ``low`` below ``high``,
-        and the rows there (None when they fit one block): one query."""
-        key = self.source.key_name
-        cuts = list(
-            self._rows(low, high)
-            .order_by()
-            .annotate(sitemapx_rn=Window(RowNumber(), order_by=F(key).asc()))
-            .annotate(sitemapx_rows=Window(Count("*")))
-            .annotate(sitemapx_cut=Mod(F("sitemapx_rn") - 1, BLOCK_ROWS))
-            .filter(sitemapx_cut=0, sitemapx_rn__gt=1)
-            .order_by(key)
-            .values_list(key, "sitemapx_rows")
-        )
-        rows = cuts[0][1] if cuts else None
-        return [low, *(self.codec.encode(cut) for cut, _ in cuts)], rows
-
-    def chunks(self, low: str, high: str, rows: QuerySet[Any] | None = None) -> Iterator[bytes]:
+    def chunks(
+        self,
+        low: str,
+        high: str,
+        rows: QuerySet[Any] | None = None,
+        on_keys: Callable[[list[Any]], None] | None = None,
+    ) -> Iterator[bytes]:
         """The ``<url>`` elements of the rows from ``low`` below ``high`` (or ``rows``),
-        a chunk at a time."""
+        a chunk at a time; ``on_keys`` is given each batch's keys (``model_entries``)."""
         writer = self.writer
         if rows is None:
             rows = self._rows(low, high)
-        stream = model_entries(self.source, rows, LocationBuilder(self.origin), True)
+        builder = LocationBuilder(self.origin)
+        stream = model_entries(self.source, rows, builder, True, on_keys)
         for chunk in read_chunks(stream, writer.stats.skipped):
             if self.overrides is not None:
                 chunk = self.overrides(chunk)
@@ -235,43 +203,51 @@ class BlockWriter:
     ) -> tuple[list[tuple[str, int, int, str]], bool]:
         """Write the rows from ``low`` below ``high`` to ``target``, in blocks of ``BLOCK_ROWS``.
 
-        One query for the first key of each block and the rows' count, one for
-        the rows, both on one view of them (:func:`snapshot`); the elements are
-        cut at every ``BLOCK_ROWS``-th. Returns each block's (first key, size,
-        URLs, digest), which cover every byte written, and whether they are
-        the blocks of the keys: not when the elements are not one a row (an
-        entry left out, a row with several URLs).
+        One query: the rows' keys are read with them, every ``BLOCK_ROWS``-th
+        starts a block, and the elements are cut at every ``BLOCK_ROWS``-th.
+        Returns each block's (first key, size, URLs, digest), which cover every
+        byte written, and whether they are the blocks of the keys: not when the
+        elements are not one a row (an entry left out, a row with several URLs,
+        rows read as instances).
         """
+        encode = self.codec.encode
+        starts, rows = [low], 0
+
+        def on_keys(keys: list[Any]) -> None:
+            nonlocal rows
+            for index in range(-rows % BLOCK_ROWS, len(keys), BLOCK_ROWS):
+                if rows + index:
+                    starts.append(encode(keys[index]))
+            rows += len(keys)
+
         blocks: list[tuple[str, int, int, str]] = []
         size, urls, hasher = 0, 0, hashlib.sha256()
         aligned = True
-        with snapshot(self.using):
-            starts, rows = self.starts(low, high)
-            before = self.writer.stats.urls
-            for data in self.chunks(low, high):
-                target.write(data)
-                pieces = data.split(_ELEMENT) if aligned else [data]
-                if pieces[0]:
-                    # Not elements only: one digest for the rest, no more blocks.
-                    aligned = False
-                    hasher.update(data)
-                    size += len(data)
-                    continue
-                # Each element's size, less its opening "<url>": hashed a block at a time.
-                lengths = list(map(len, pieces))
-                view, offset, index = memoryview(data), 0, 1
-                while index < len(lengths):
-                    if urls == BLOCK_ROWS:
-                        start = starts[len(blocks)] if len(blocks) < len(starts) else ""
-                        blocks.append((start, size, urls, hasher.hexdigest()[:32]))
-                        size, urls, hasher = 0, 0, hashlib.sha256()
-                    taken = min(BLOCK_ROWS - urls, len(lengths) - index)
-                    length = sum(lengths[index : index + taken]) + taken * len(_ELEMENT)
-                    hasher.update(view[offset : offset + length])
-                    offset += length
-                    size += length
-                    urls += taken
-                    index += taken
+        before = self.writer.stats.urls
+        for data in self.chunks(low, high, on_keys=on_keys):
+            target.write(data)
+            pieces = data.split(_ELEMENT) if aligned else [data]
+            if pieces[0]:
+                # Not elements only: one digest for the rest, no more blocks.
+                aligned = False
+                hasher.update(data)
+                size += len(data)
+                continue
+            # Each element's size, less its opening "<url>": hashed a block at a time.
+            lengths = list(map(len, pieces))
+            view, offset, index = memoryview(data), 0, 1
+            while index < len(lengths):
+                if urls == BLOCK_ROWS:
+                    start = starts[len(blocks)] if len(blocks) < len(starts) else ""
+                    blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+                    size, urls, hasher = 0, 0, hashlib.sha256()
+                taken = min(BLOCK_ROWS - urls, len(lengths) - index)
+                length = sum(lengths[index : index + taken]) + taken * len(_ELEMENT)
+                hasher.update(view[offset : offset + length])
+                offset += length
+                size += length
+                urls += taken
+                index += taken
         if size:
             start = starts[len(blocks)] if len(blocks) < len(starts) else ""
             blocks.append((start, size, urls, hasher.hexdigest()[:32]))
@@ -280,34 +256,29 @@ class BlockWriter:
         exact = (
             aligned
             and not self.writer.stats.skipped
+            and written == rows
             and len(blocks) == len(starts)
-            and (written == rows if rows is not None else len(starts) == 1)
         )
         return blocks, exact
 
     def blocks(self, ranges: list[tuple[str, str]]) -> list[tuple[bytes, int]] | None:
-        """The ``<url>`` elements of the rows of each key range, and their count.
+        """The ``<url>`` elements of the rows of each key range (in order), and their count.
 
-        One count of each range's rows and one query for the rows of all of
-        them, on one view of them; the elements are shared out by the counts.
-        None when they are not one a row (see :meth:`cut`).
+        One query for the rows of all of them, their keys read with them: the
+        elements are shared out by the ranges the keys fall in. None when the
+        elements are not one a row (see :meth:`cut`).
         """
-        key = self.source.key_name
+        encode = self.codec.encode
+        lows = [low for low, _high in ranges]
+        counts = [0] * len(ranges)
+
+        def on_keys(keys: list[Any]) -> None:
+            for key in keys:
+                counts[bisect.bisect_right(lows, encode(key)) - 1] += 1
+
         union = self.source.listed_rows().filter(self._ranges(ranges))
-        whens = [
-            When(self._ranges([found]), then=Value(index)) for index, found in enumerate(ranges)
-        ]
-        with snapshot(self.using):
-            counted = dict(
-                union.order_by()
-                .annotate(sitemapx_block=Case(*whens, output_field=IntegerField()))
-                .values_list("sitemapx_block")
-                .annotate(sitemapx_rows=Count(key))
-                .values_list("sitemapx_block", "sitemapx_rows")
-            )
-            before = self.writer.stats.urls
-            body = b"".join(list(self.chunks("", "", union)))
-        counts = [counted.get(index, 0) for index in range(len(ranges))]
+        before = self.writer.stats.urls
+        body = b"".join(list(self.chunks("", "", union, on_keys)))
         pieces = body.split(_ELEMENT)
         written = self.writer.stats.urls - before
         if pieces[0] or len(pieces) - 1 != written or written != sum(counts):
