@@ -222,43 +222,37 @@ class BlockWriter:
 
         blocks: list[tuple[str, int, int, str]] = []
         size, urls, hasher = 0, 0, hashlib.sha256()
-        aligned = True
-        before = self.writer.stats.urls
-        for data in self.chunks(low, high, on_keys=on_keys):
-            target.write(data)
-            pieces = data.split(_ELEMENT) if aligned else [data]
-            if pieces[0]:
-                # Not elements only: one digest for the rest, no more blocks.
-                aligned = False
-                hasher.update(data)
-                size += len(data)
-                continue
-            # Each element's size, less its opening "<url>": hashed a block at a time.
-            lengths = list(map(len, pieces))
-            view, offset, index = memoryview(data), 0, 1
-            while index < len(lengths):
-                if urls == BLOCK_ROWS:
-                    start = starts[len(blocks)] if len(blocks) < len(starts) else ""
-                    blocks.append((start, size, urls, hasher.hexdigest()[:32]))
-                    size, urls, hasher = 0, 0, hashlib.sha256()
-                taken = min(BLOCK_ROWS - urls, len(lengths) - index)
-                length = sum(lengths[index : index + taken]) + taken * len(_ELEMENT)
-                hasher.update(view[offset : offset + length])
-                offset += length
-                size += length
-                urls += taken
-                index += taken
+        writer = self.writer
+        writer.sizes = []
+        before = writer.stats.urls
+        try:
+            for data in self.chunks(low, high, on_keys=on_keys):
+                target.write(data)
+                # Each element's size, as the writer wrote it: hashed a block at a time.
+                lengths, writer.sizes = writer.sizes, []
+                view, offset, index = memoryview(data), 0, 0
+                while index < len(lengths):
+                    if urls == BLOCK_ROWS:
+                        start = starts[len(blocks)] if len(blocks) < len(starts) else ""
+                        blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+                        size, urls, hasher = 0, 0, hashlib.sha256()
+                    taken = min(BLOCK_ROWS - urls, len(lengths) - index)
+                    length = sum(lengths[index : index + taken])
+                    hasher.update(view[offset : offset + length])
+                    offset += length
+                    size += length
+                    urls += taken
+                    index += taken
+                if offset != len(data):  # never: the sizes are the data's
+                    raise NotInBlocks
+        finally:
+            writer.sizes = None
         if size:
             start = starts[len(blocks)] if len(blocks) < len(starts) else ""
             blocks.append((start, size, urls, hasher.hexdigest()[:32]))
         written = self.writer.stats.urls - before
         # One element a row (none left out), so that block i starts at row i * BLOCK_ROWS.
-        exact = (
-            aligned
-            and not self.writer.stats.skipped
-            and written == rows
-            and len(blocks) == len(starts)
-        )
+        exact = not self.writer.stats.skipped and written == rows and len(blocks) == len(starts)
         return blocks, exact
 
     def blocks(self, ranges: list[tuple[str, str]]) -> list[tuple[bytes, int]] | None:
