@@ -32,7 +32,9 @@ locmemcache://`; `--from-json` writes this page from their merged `results.json`
   - *django-sitemapx, cold, cache on* (the headline: the default configuration): the cache on
     (Redis for PostgreSQL, the local-memory cache for SQLite), the page table counted and the
     cache generations present (a crawl ran before), the stored documents deleted (evicted, or
-    never asked for): every document is built, stored and sent from the bytes built.
+    never asked for): every document is built, sent from the chunks built and stored (on
+    Redis by the store thread, after its response; the previous pass's stores are done
+    before the documents are deleted).
   - *django-sitemapx, after a flush*: the same after `cache.clear()`: every generation new, so
     the index counts every page again, then every document is built. `results.json` also
     holds the index alone after a flush (`index_after_flush`) and after one saved row
@@ -246,16 +248,27 @@ LIMITS = """\
   hands it over one round trip per 2,000 rows); they are still written 2,000 at a time.
   `contrib.sitemaps` builds a model instance per URL, renders a template, and pages with `COUNT`
   + `OFFSET`.
-- **Cold, with the cache on.** A missing document is built exactly as it is streamed, then
-  stored in one cache entry and sent from the bytes built: its chunks are kept as they come
-  and joined once (on the local-memory cache the backend then pickles that copy, about 5 ms
-  for an 8.6 MB page here). A build costs nine cache round trips (the generations, the
-  record and the build lock, a build slot, the page's generation tokens, the skips report,
-  the document, one delete of the lock and slot; counted by
-  `tests/serving/test_round_trips.py`). Counted in instructions
-  (`benchmarks/instructions.py`, 20,000 rows, one full page), the cold build with the
-  local-memory cache costs 1.33 times the raw cursor per URL (17,141 against 12,927
-  instructions; streamed, 16,401); the SQLite file's reads are most of either.
+- **Cold, with the cache on.** A missing document is built exactly as it is streamed, its
+  chunks kept as they come, then sent as they are (no join, no slicing) with its length, once
+  built to its end: a slow client must not hold the build lock that other requests wait on
+  (see [caching](guide/caching.md#what-a-request-does)), so the first byte waits for the
+  build, and for the store only on the local-memory, file and database caches. On Redis (and
+  Memcached) the store runs on the process's store thread while the response is sent:
+  joining the chunks once, the backend pickling that copy (about 3.5 ms for an 8.5 MB page
+  here, holding the interpreter's lock, the one part of it that still slows the request),
+  sending it, then deleting the lock and slot and writing the skips report.
+  So the request makes five cache round trips (the generations, the record, the
+  build lock and the record again, a build slot; `tests/serving/test_round_trips.py`), and
+  its thread's CPU time per crawl is that of streaming (0.60 s against 0.62 s streamed and
+  0.75 s before, in-process at 1,000,000 rows on PostgreSQL + Redis, fastest of 7). What
+  remains between the two is Redis taking in each page (about 18 ms of the store thread's
+  time a page, 5 ms of it CPU here) beside the next build, on two cores. On the local-memory
+  cache the request stores the document itself; counted in instructions
+  (`benchmarks/instructions.py`, 20,000 rows, one full page) the cold build costs 1.29 times
+  the raw cursor per URL (16,718 against 12,923 instructions; streamed, 16,432; 17,107 when
+  the response was sent from a joined copy); the SQLite file's reads are most of either.
+  A build keeps no copy of its bytes in the process (a hit read from the cache does), so
+  the cold crawl's peak memory is one page at a time.
 - **Memory.** A page is written in chunks of 2,000 rows (`conf.CHUNK_SIZE`) and read at
   most a page at a time (on PostgreSQL, at once; at most `SITEMAPX_LIMIT` rows), so the peak
   does not grow with N; only the index (one line per 50,000 rows) does. contrib renders each

@@ -138,6 +138,13 @@ class Settings:
         return value
 
     @property
+    def CACHE_STORE_THREAD(self) -> bool:
+        """Whether built documents are stored off the request, by a thread of each process,
+        on Redis and Memcached (``serving.background``); False: in the request."""
+        value: bool = getattr(settings, "SITEMAPX_CACHE_STORE_THREAD", True)
+        return value
+
+    @property
     def CACHE_BUILDS(self) -> int:
         """The most documents built at once, for every process sharing the cache (0: no bound)."""
         value: int = getattr(settings, "SITEMAPX_CACHE_BUILDS", DEFAULT_CACHE_BUILDS)

@@ -22,25 +22,30 @@ from .invalidation import (
     rows_holding,
 )
 from .models import Override, Rule
-from .overrides import NOT_OVERRIDDEN, Place, Shown, send_overrides_changed, shown
+from .overrides import NOT_OVERRIDDEN, Place, Shown, Target, send_overrides_changed, shown
 from .signals import overrides_changed, sitemap_invalidated
 
 
 def _remember(instance: Override) -> None:
     fields = instance.__dict__  # never triggers a query for a deferred field
     instance._loaded_location = fields.get("location")
+    instance._loaded_host = fields.get("host", "")
     instance._loaded_place = (fields.get("section", ""), fields.get("page"))
     instance._loaded_shown = shown(instance)
 
 
 def _send_on_commit(instance: Override, places: list[Place | None], created: bool) -> None:
-    changes = [(instance.location, places)]
+    target: Target = (instance.host, instance.location)
+    changes: list[tuple[str | Target, list[Place | None]]] = [(target, places)]
     loaded = NOT_OVERRIDDEN if created else instance._loaded_shown
-    before: dict[str, Shown | None] = {instance.location: loaded}
-    if instance._loaded_location and instance._loaded_location != instance.location:
-        changes.append((instance._loaded_location, places))
-        # The new location had no override (locations are unique); the old one had this.
-        before = {instance.location: NOT_OVERRIDDEN, instance._loaded_location: loaded}
+    before: dict[str | Target, Shown | None] = {target: loaded}
+    if instance._loaded_location and (instance._loaded_host or "", instance._loaded_location) != (
+        target
+    ):
+        old: Target = (instance._loaded_host or "", instance._loaded_location)
+        changes.append((old, places))
+        # The new (host, location) had no override (they are unique); the old one had this.
+        before = {target: NOT_OVERRIDDEN, old: loaded}
     # After commit, so a cache refilled by a concurrent request sees the new rows.
     transaction.on_commit(lambda: send_overrides_changed(Override, changes, before))
 

@@ -39,6 +39,34 @@ CHANGEFREQ_CHOICES = [(value, _CHANGEFREQ_LABELS[value]) for value in CHANGEFREQ
 _PRIORITY_RANGE = _("Priority must be between 0.0 and 1.0.")
 
 
+def _priority_field(help_text: _StrOrPromise) -> models.DecimalField[Any, Any]:
+    """The priority an override or a rule sets: 0.0 to 1.0, one decimal, or none."""
+    return models.DecimalField(
+        _("priority"),
+        max_digits=2,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[
+            MinValueValidator(Decimal("0.0"), message=_PRIORITY_RANGE),
+            MaxValueValidator(Decimal("1.0"), message=_PRIORITY_RANGE),
+        ],
+        help_text=help_text,
+    )
+
+
+def _changefreq_field(help_text: _StrOrPromise) -> models.CharField[Any, Any]:
+    """The change frequency an override or a rule sets: one of the seven, or none."""
+    return models.CharField(
+        _("change frequency"),
+        max_length=7,
+        choices=CHANGEFREQ_CHOICES,
+        blank=True,
+        default="",
+        help_text=help_text,
+    )
+
+
 def _value_constraints(
     kind: str, changes_nothing: _StrOrPromise
 ) -> tuple[models.CheckConstraint, ...]:
@@ -66,8 +94,8 @@ def _value_constraints(
 
 
 _DUPLICATE_LOCATION = _(
-    "An override for this URL already exists (locations are compared "
-    "without host and trailing slash)."
+    "An override for this URL on this host already exists (locations are compared "
+    "without host and trailing slash; the host field tells overrides of one location apart)."
 )
 _LOCATION_ERRORS = {
     "empty": _("Enter a path such as /about/ or a full URL."),
@@ -108,7 +136,10 @@ class Override(models.Model):
 
     Every value is optional: an empty field keeps the source's value. The
     ``location`` is stored normalised (see ``locations.keys.location_key``), so
-    ``/a/``, ``/a`` and ``https://host/a/`` are one row.
+    ``/a/``, ``/a`` and ``https://host/a/`` are one row. ``host`` (canonical, as
+    ``Rule.host``) limits the override to that host, where it wins over the
+    host-less override of the same location; empty, it applies on every host.
+    One row per host and location.
     """
 
     location = models.CharField(
@@ -117,31 +148,24 @@ class Override(models.Model):
         validators=[validate_location],
         help_text=_(
             "A path such as /about/ or the full URL. Stored without host and trailing "
-            "slash, so /about/ and https://example.com/about are the same override."
+            "slash, so /about/ and https://example.com/about are the same location; "
+            "the host field says which host the override applies on."
         ),
     )
-    # Unique in the location's stead (see location_hash); set by save().
-    location_hash = models.CharField(max_length=64, unique=True, editable=False)
-    priority = models.DecimalField(
-        _("priority"),
-        max_digits=2,
-        decimal_places=1,
-        null=True,
-        blank=True,
-        validators=[
-            MinValueValidator(Decimal("0.0"), message=_PRIORITY_RANGE),
-            MaxValueValidator(Decimal("1.0"), message=_PRIORITY_RANGE),
-        ],
-        help_text=_("0.0 to 1.0, one decimal. Empty: the section's value."),
-    )
-    changefreq = models.CharField(
-        _("change frequency"),
-        max_length=7,
-        choices=CHANGEFREQ_CHOICES,
+    host = models.CharField(
+        _("host"),
+        max_length=255,
         blank=True,
         default="",
-        help_text=_("Empty: the section's value."),
+        help_text=_(
+            "Only on this host, where it wins over an override of the same location "
+            "without host. Empty: every host."
+        ),
     )
+    # Unique in the (host, location) pair's stead (see location_hash); set by save().
+    location_hash = models.CharField(max_length=64, unique=True, editable=False)
+    priority = _priority_field(_("0.0 to 1.0, one decimal. Empty: the section's value."))
+    changefreq = _changefreq_field(_("Empty: the section's value."))
     exclude = models.BooleanField(
         _("exclude from the sitemap"),
         default=False,
@@ -178,13 +202,14 @@ class Override(models.Model):
     # What the row held when read, so a change can invalidate where it was too.
     _loaded_place: tuple[str, int | None] | None = None
     _loaded_location: str | None = None
+    _loaded_host: str | None = None
     # What it showed (``overrides.Shown``), so IndexNow can tell whether it was listed.
     _loaded_shown: tuple[bool, Any, str, Any] | None = None
 
     class Meta:
         verbose_name = _("sitemap override")
         verbose_name_plural = _("sitemap overrides")
-        ordering = ("location",)
+        ordering = ("location", "host")
         constraints = (
             models.CheckConstraint(
                 condition=Q(location__startswith="/"),
@@ -199,16 +224,23 @@ class Override(models.Model):
                 ),
             ),
         )
-        indexes = (models.Index(fields=["section", "page"], name="sitemapx_override_page"),)
+        indexes = (
+            models.Index(fields=["section", "page"], name="sitemapx_override_page"),
+            # Whether any override names a document's hosts, asked once per document.
+            models.Index(fields=["host"], name="sitemapx_override_host"),
+        )
 
     def __str__(self) -> str:
-        return self.location
+        return f"{self.host}{self.location}" if self.host else self.location
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         self.location = location_key(self.location)
-        self.location_hash = location_hash(self.location)
+        if self.host:
+            # Canonical as the hot path matches it, from a script that skips clean() too.
+            self.host = checked_host(self.host.strip()) or self.host.strip()
+        self.location_hash = location_hash(self.location, self.host)
         update_fields = kwargs.get("update_fields")
-        if update_fields is not None and "location" in update_fields:
+        if update_fields is not None and {"location", "host"} & set(update_fields):
             kwargs["update_fields"] = {*update_fields, "location_hash"}
         super().save(*args, **kwargs)
 
@@ -220,7 +252,10 @@ class Override(models.Model):
             key = location_key(self.location)
         except InvalidLocation:
             return  # the field validator reports it
-        others = Override.objects.filter(location_hash=location_hash(key))
+        host = checked_host(self.host.strip()) if self.host else ""
+        if host is None:
+            return  # clean() reports it
+        others = Override.objects.filter(location_hash=location_hash(key, host))
         if self.pk is not None:
             others = others.exclude(pk=self.pk)
         if others.exists():
@@ -232,6 +267,11 @@ class Override(models.Model):
             # An invalid location is reported by the field validator.
             with contextlib.suppress(InvalidLocation):
                 self.location = location_key(self.location)
+        if self.host:
+            host = checked_host(self.host.strip())
+            if host is None:
+                raise ValidationError({"host": _("This is not a host name.")}, code="invalid_host")
+            self.host = host
         if self.lastmod is not None and self.lastmod > timezone.now():
             raise ValidationError(
                 {"lastmod": _("The last modification cannot be in the future.")},
@@ -239,13 +279,18 @@ class Override(models.Model):
             )
 
 
-def location_hash(location: str) -> str:
-    """The digest a stored location is unique under (hex SHA-256 of the normalised location).
+def location_hash(location: str, host: str = "") -> str:
+    """The digest an override is unique under: hex SHA-256 of the normalised location,
+    with its canonical ``host`` in front when it has one.
 
     A unique index on a 2,048-character column is refused by MySQL 8 and warned
     about by MariaDB (``mysql.W003``); a 64-character digest is unique everywhere.
+    A host-less override's digest is the location's alone, as before overrides
+    had a host. A newline, which no host and no location key holds, keeps a
+    host's digest apart from every location's.
     """
-    return hashlib.sha256(location.encode()).hexdigest()
+    text = f"{host}\n{location}" if host else location
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class Rule(models.Model):
@@ -308,25 +353,11 @@ class Rule(models.Model):
             "Force the last modification date of the matching URLs. Empty: the section's value."
         ),
     )
-    changefreq = models.CharField(
-        _("change frequency"),
-        max_length=7,
-        choices=CHANGEFREQ_CHOICES,
-        blank=True,
-        default="",
-        help_text=_("A hint most search engines ignore. Empty: the section's value."),
+    changefreq = _changefreq_field(
+        _("A hint most search engines ignore. Empty: the section's value.")
     )
-    priority = models.DecimalField(
-        _("priority"),
-        max_digits=2,
-        decimal_places=1,
-        null=True,
-        blank=True,
-        validators=[
-            MinValueValidator(Decimal("0.0"), message=_PRIORITY_RANGE),
-            MaxValueValidator(Decimal("1.0"), message=_PRIORITY_RANGE),
-        ],
-        help_text=_("A hint most search engines ignore; 0.0 to 1.0. Empty: the section's value."),
+    priority = _priority_field(
+        _("A hint most search engines ignore; 0.0 to 1.0. Empty: the section's value.")
     )
     note = models.TextField(
         _("note"), blank=True, help_text=_("Why this rule exists (not published).")

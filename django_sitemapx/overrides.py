@@ -8,6 +8,8 @@ Otherwise each chunk reads its own by the digest of their keys (the unique
 ``location_hash``). Memory is
 bounded by the chunk size and ``PRELOAD_LIMIT``, whatever the number of rows.
 Excluded entries are dropped; the other overridden values replace the source's.
+An override may name a host (``Override.host``): a document applies those of
+its host, which win over those of every host, and nothing of other hosts'.
 
 The index cannot look at every URL, so a forced lastmod reaches it through the
 section and page stored on the override when it was saved (see
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from django.db import connections, router
-from django.db.models import BooleanField, Max, Q
+from django.db.models import BooleanField, Exists, Max, Q
 from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
@@ -115,7 +117,15 @@ def chunk_overrides(
 
 class _Lookup:
     """The overrides of one document, read all at once when they are few, else chunk by chunk,
-    and the rules that apply to it."""
+    and the rules that apply to it.
+
+    An override on ``host`` wins over the host-less one of its location; both are
+    merged into one dict per host once (per document when preloaded, else per
+    chunk), so each URL costs one lookup. An alternate on another host is decided
+    by that host's overrides (``found_on``, by the host as URIs spell it), built
+    only when an override names this document's host or an alternate's, and
+    alternates are on other hosts.
+    """
 
     def __init__(self, section: str, host: str | None, alternate_hosts: Sequence[str]) -> None:
         self.everything: dict[str, OverrideValues] | None = None
@@ -126,14 +136,29 @@ class _Lookup:
         self.alternate_hosts = alternate_hosts
         # The rules of the other hosts alternates name, by the host as URIs spell it.
         self.host_rules: dict[str, RuleSet] = {}
+        # The host as overrides store it, by the host as URIs spell it (own first).
+        self.stored_hosts: dict[str, str] = {}
+        if host:
+            self.stored_hosts[ascii_host(host)] = canonical_host(host)
+        for other in alternate_hosts:
+            self.stored_hosts.setdefault(ascii_host(other), canonical_host(other))
+        self.own = canonical_host(host) if host else ""
+        # The preloaded overrides of each host alternates are on; "" for any other host.
+        self.found_on: dict[str, dict[str, OverrideValues]] | None = None
+        # Whether an override names this document's host or an alternate's: else a
+        # chunk's URLs are looked up by their host-less digest alone.
+        self.named = True
 
     def apply(self, chunk: Sequence[EntryTuple] | PlainChunk) -> Sequence[EntryTuple] | PlainChunk:
         if self.first:
             self.first = False
             # Before any URL is keyed: most sites store no override, or a few.
-            preloaded = fetch_first(PRELOAD_LIMIT + 1)
+            preloaded, self.named = _first_rows(
+                PRELOAD_LIMIT + 1, list(dict.fromkeys(self.stored_hosts.values()))
+            )
             if len(preloaded) <= PRELOAD_LIMIT:
-                self.everything = preloaded
+                self.everything = _merged(preloaded, self.own)
+                self.found_on = self._found_on(preloaded, self.everything)
             self.rules = fetch_rules(self.section, self.host)
             host_rules = {
                 ascii_host(other): fetch_rules(self.section, other)
@@ -145,7 +170,8 @@ class _Lookup:
             return chunk
         rules = self.rules
         host_rules = self.host_rules
-        if self.everything == {}:
+        nothing = self.everything == {} and self.found_on is None
+        if nothing:
             if not rules and not host_rules:
                 return chunk  # no override, no rule (most sites): no key per URL either
             if isinstance(chunk, PlainChunk):
@@ -161,16 +187,54 @@ class _Lookup:
                 return chunk
         if isinstance(chunk, PlainChunk):
             chunk = chunk.entries()
-        if self.everything == {}:
+        if nothing:
             return _apply(chunk, None, {}, rules, host_rules)  # no override: no key per URL
         keys = [uri_key(loc) for loc, _lastmod, _changefreq, _priority, _extras in chunk]
         if self.everything is not None:
-            found = self.everything
+            found, found_on = self.everything, self.found_on
         else:
+            found, found_on = self._fetch(chunk, keys)
+        return _apply(chunk, keys, found, rules, host_rules, found_on)
+
+    def _found_on(
+        self, rows: list[OverrideRow], found: dict[str, OverrideValues]
+    ) -> dict[str, dict[str, OverrideValues]] | None:
+        """Each alternate host's overrides; None when ``found`` decides every alternate:
+        no row names the document's host or an alternate's (most sites), or no
+        alternate is on another host."""
+        named = {host for host, _location, _values in rows if host}
+        if not named or not self.alternate_hosts or named.isdisjoint(self.stored_hosts.values()):
+            return None
+        found_on = {"": _merged(rows, "")}
+        for spelled, stored in self.stored_hosts.items():
+            found_on[spelled] = found if stored == self.own else _merged(rows, stored)
+        return found_on
+
+    def _fetch(
+        self, chunk: Sequence[EntryTuple], keys: list[str]
+    ) -> tuple[dict[str, OverrideValues], dict[str, dict[str, OverrideValues]] | None]:
+        """The overrides of one chunk's URLs and alternates, on their hosts (one query)."""
+        from .models import location_hash
+
+        if not self.named:  # no override of these hosts: one digest per URL, as ever
             wanted = set(keys)
             wanted.update(uri_key(href) for href in _alternate_hrefs(chunk))
-            found = fetch(wanted)
-        return _apply(chunk, keys, found, rules, host_rules)
+            return _merged(_fetch_rows([location_hash(key) for key in wanted]), ""), None
+        pairs = {(key, self.own) for key in keys}
+        for href in _alternate_hrefs(chunk):
+            pairs.add((uri_key(href), self.stored_hosts.get(_uri_host(href), "")))
+        digests = {location_hash(key) for key, _host in pairs}
+        digests.update(location_hash(key, host) for key, host in pairs if host)
+        rows = _fetch_rows(list(digests))
+        found = _merged(rows, self.own)
+        return found, self._found_on(rows, found)
+
+
+def _uri_host(uri: str) -> str:
+    """The host of an absolute URI as it spells it (with any port)."""
+    start = uri.find("://") + 3
+    end = uri.find("/", start)
+    return uri[start:] if end == -1 else uri[start:end]
 
 
 def _has_alternates(chunk: Sequence[EntryTuple]) -> bool:
@@ -189,10 +253,7 @@ def _rules_of(href: str, rules: RuleSet, host_rules: Mapping[str, RuleSet] | Non
     """The rules that decide ``href``: its host's, when it is on another host, else ``rules``."""
     if not host_rules:
         return rules
-    start = href.find("://") + 3
-    end = href.find("/", start)
-    host = href[start:] if end == -1 else href[start:end]
-    return host_rules.get(host, rules)
+    return host_rules.get(_uri_host(href), rules)
 
 
 def decide(uri: str, overridden: OverrideValues | None, rules: RuleSet) -> OverrideValues | None:
@@ -226,12 +287,14 @@ def _apply(
     found: dict[str, OverrideValues],
     rules: RuleSet = EMPTY,
     host_rules: Mapping[str, RuleSet] | None = None,
+    found_on: Mapping[str, dict[str, OverrideValues]] | None = None,
 ) -> Sequence[EntryTuple]:
     """``chunk`` with its overrides (by ``keys``, None when there is none) and rules applied.
 
-    ``host_rules`` are the rules of other hosts an alternate may be on.
+    ``found`` holds the overrides of the document's host; ``host_rules`` and
+    ``found_on`` the rules and overrides of other hosts an alternate may be on.
     """
-    if not found and not rules and not host_rules:
+    if not found and not rules and not host_rules and not found_on:
         return chunk
     ruled = rules.decide([entry[0] for entry in chunk]) if rules else {}
     decided: list[OverrideValues | None]
@@ -260,7 +323,7 @@ def _apply(
             priority = priority if forced_priority is None else forced_priority
         if extras is not None and extras.alternates:
             extras = pruned.get(id(extras)) or pruned.setdefault(
-                id(extras), _prune(extras, excluded, found, rules, host_rules)
+                id(extras), _prune(extras, excluded, found, rules, host_rules, found_on)
             )
         result.append((loc, lastmod, changefreq, priority, extras))
     return result
@@ -272,18 +335,21 @@ def _prune(
     found: dict[str, OverrideValues],
     rules: RuleSet,
     host_rules: Mapping[str, RuleSet] | None = None,
+    found_on: Mapping[str, dict[str, OverrideValues]] | None = None,
 ) -> Extras:
     """``extras`` without the alternates the sitemap leaves out.
 
-    An alternate on another host is decided by that host's rules (``host_rules``,
-    by the host as the URI spells it); overrides name no host.
+    An alternate on another host is decided by that host's rules and overrides
+    (``host_rules``, ``found_on``: by the host as the URI spells it, ``""`` in
+    ``found_on`` for a host neither names).
     """
     kept = []
     for link in extras.alternates:
         href = link[1]
         if href in excluded:
             continue
-        values = decide(href, found.get(uri_key(href)), _rules_of(href, rules, host_rules))
+        overrides = found if not found_on else found_on.get(_uri_host(href), found_on[""])
+        values = decide(href, overrides.get(uri_key(href)), _rules_of(href, rules, host_rules))
         if values is not None and values[0]:
             continue
         kept.append(link)
@@ -320,24 +386,78 @@ def fetch_rules(section: str = "", host: str | None = None) -> RuleSet:
     return RuleSet(compiled) if compiled else EMPTY
 
 
-_FIELDS = ("location", "exclude", "lastmod", "changefreq", "priority")
+_FIELDS = ("host", "location", "exclude", "lastmod", "changefreq", "priority")
+
+# One override row as the hot path reads it: (host, location, values).
+OverrideRow = tuple[str, str, OverrideValues]
 
 
-def fetch(keys: Iterable[str]) -> dict[str, OverrideValues]:
-    """The overrides of these location keys, formatted as protocol text (one query)."""
+def fetch(keys: Iterable[str], host: str | None = None) -> dict[str, OverrideValues]:
+    """The overrides of these location keys that apply on ``host``, formatted as protocol
+    text (one query): the host's own, else the host-less one. With ``host`` None (or
+    empty), the host-less ones only.
+    """
+    from .models import location_hash
+
+    own = canonical_host(host) if host else ""
+    digests = []
+    for key in keys:
+        digests.append(location_hash(key))
+        if own:
+            digests.append(location_hash(key, own))
+    return _merged(_fetch_rows(digests), own)
+
+
+def override_on(location: str, host: str | None) -> Any:
+    """The ``Override`` of location key ``location`` that applies on ``host`` (one query):
+    the host's own, else the one of every host; None when neither exists."""
     from .models import Override, location_hash
 
-    digests = [location_hash(key) for key in keys]
-    rows = Override.objects.filter(_hash_in(digests)).values_list(*_FIELDS)
-    return {location: _format(row) for location, *row in rows}
+    digests = [location_hash(location)]
+    if host:
+        digests.append(location_hash(location, canonical_host(host)))
+    # A host-specific override sorts before the host-less one ("").
+    return Override.objects.filter(location_hash__in=digests).order_by("-host").first()
 
 
-def fetch_first(count: int) -> dict[str, OverrideValues]:
-    """The first ``count`` overrides by primary key: all of them when fewer come back."""
+def fetch_first(count: int, host: str | None = None) -> dict[str, OverrideValues]:
+    """The first ``count`` overrides by primary key that apply on ``host`` (see :func:`fetch`):
+    all of them when fewer come back."""
+    own = canonical_host(host) if host else ""
+    return _merged(_first_rows(count)[0], own)
+
+
+def _fetch_rows(digests: list[str]) -> list[OverrideRow]:
     from .models import Override
 
-    rows = Override.objects.order_by("pk").values_list(*_FIELDS)[:count]
-    return {location: _format(row) for location, *row in rows}
+    rows = Override.objects.filter(_hash_in(digests)).values_list(*_FIELDS)
+    return [(host, location, _format(row)) for host, location, *row in rows]
+
+
+def _first_rows(count: int, hosts: Sequence[str] = ()) -> tuple[list[OverrideRow], bool]:
+    """The first ``count`` overrides by primary key, and whether any override (of them or
+    not) names one of ``hosts``: asked in the same query, through the host's index."""
+    from .models import Override
+
+    if not hosts:
+        rows = Override.objects.order_by("pk").values_list(*_FIELDS)[:count]
+        return [(host, location, _format(row)) for host, location, *row in rows], False
+    named = Exists(Override.objects.filter(host__in=hosts))
+    flagged = Override.objects.order_by("pk").annotate(named=named).values_list(*_FIELDS, "named")
+    found: list[OverrideRow] = []
+    any_named = False
+    for host, location, *row, is_named in flagged[:count]:
+        found.append((host, location, _format(row)))
+        any_named = bool(is_named)
+    return found, any_named
+
+
+def _merged(rows: list[OverrideRow], host: str) -> dict[str, OverrideValues]:
+    """``location -> values`` on ``host``: the host-less overrides, the host's own over them."""
+    merged = {location: values for stored, location, values in rows if not stored}
+    if host:
+        merged.update((location, values) for stored, location, values in rows if stored == host)
+    return merged
 
 
 def _hash_in(digests: list[str]) -> Q:
@@ -367,7 +487,8 @@ def _format(row: list[Any]) -> OverrideValues:
 def adjust_index(listed: list[ListedPage], host: str | None = None) -> list[ListedPage]:
     """Raise each page's lastmod to the latest forced lastmod placed on it (two queries).
 
-    Overrides raise the page they were placed on. A rule's forced lastmod
+    Overrides raise the page they were placed on, those of ``host`` and those
+    of no host (every override when ``host`` is None). A rule's forced lastmod
     raises every page of the sections it applies to on ``host`` (every host
     when None): the index cannot tell which pages hold a URL the rule matches
     without reading them, and a page announced as changed that did not is
@@ -375,7 +496,7 @@ def adjust_index(listed: list[ListedPage], host: str | None = None) -> list[List
     """
     if not listed or not app_settings.OVERRIDES or not table_ready():
         return listed
-    forced = forced_page_lastmods()
+    forced = forced_page_lastmods(host)
     ruled = forced_rule_lastmods(host)
     if not forced and not ruled:
         return listed
@@ -409,13 +530,16 @@ def forced_rule_lastmods(host: str | None) -> dict[str, datetime.datetime]:
     return dict(latest)
 
 
-def forced_page_lastmods() -> dict[tuple[str, int], datetime.datetime]:
-    """``(section, page) -> latest forced lastmod`` of the placed, included overrides."""
+def forced_page_lastmods(host: str | None = None) -> dict[tuple[str, int], datetime.datetime]:
+    """``(section, page) -> latest forced lastmod`` of the placed, included overrides
+    on ``host`` or on every host (all of them when ``host`` is None)."""
     from .models import Override
 
+    placed = Override.objects.filter(lastmod__isnull=False, exclude=False, page__isnull=False)
+    if host is not None:
+        placed = placed.filter(host__in=["", canonical_host(host)])
     rows = (
-        Override.objects.filter(lastmod__isnull=False, exclude=False, page__isnull=False)
-        .exclude(section="")
+        placed.exclude(section="")
         .order_by()
         .values_list("section", "page")
         .annotate(latest=Max("lastmod"))
@@ -457,13 +581,26 @@ def shown(override: Any) -> Shown | None:
     )
 
 
-def affected_documents(changes: Iterable[tuple[str, Iterable[Place | None]]]) -> AffectedDocuments:
-    """What ``(location, places before and after)`` pairs touch."""
+# An override's (host, location): ``""`` for the host of one that applies on every host.
+Target = tuple[str, str]
+
+
+def _target(location: str | Target) -> Target:
+    return ("", location) if isinstance(location, str) else location
+
+
+def affected_documents(
+    changes: Iterable[tuple[str | Target, Iterable[Place | None]]],
+) -> AffectedDocuments:
+    """What ``(location, places before and after)`` pairs touch.
+
+    A location is a location key (an override of every host) or a ``(host, location)``.
+    """
     locations: set[str] = set()
     pages: set[tuple[str, int]] = set()
     everything = False
     for location, places in changes:
-        locations.add(location)
+        locations.add(_target(location)[1])
         for place in places:
             if place is None:
                 continue
@@ -477,24 +614,29 @@ def affected_documents(changes: Iterable[tuple[str, Iterable[Place | None]]]) ->
 
 def send_overrides_changed(
     sender: type,
-    changes: Iterable[tuple[str, Iterable[Place | None]]],
-    before: Mapping[str, Shown | None] | None = None,
+    changes: Iterable[tuple[str | Target, Iterable[Place | None]]],
+    before: Mapping[str | Target, Shown | None] | None = None,
 ) -> AffectedDocuments:
     """Send ``overrides_changed`` for these changes and return what they affect.
 
-    ``before`` gives, per location, what its override showed before the change
+    A change's location is a location key, for an override of every host, or
+    ``(host, location key)`` (``host`` empty for every host). ``before`` gives,
+    per location so named, what its override showed before the change
     (:data:`NOT_OVERRIDDEN` when there was none); a location it leaves out, or
     maps to None, is unknown.
     """
+    changes = [(_target(location), list(places)) for location, places in changes]
     affected = affected_documents(changes)
     if affected.locations:
-        known = {key: value for key, value in (before or {}).items() if value is not None}
+        known = {_target(key): value for key, value in (before or {}).items() if value is not None}
         overrides_changed.send(
             sender=sender,
             locations=affected.locations,
             pages=affected.pages,
             everything=affected.everything,
             affected=affected,
-            before=known,
+            before={location: value for (host, location), value in known.items() if not host},
+            host_locations=frozenset(target for target, _places in changes),
+            host_before=known,
         )
     return affected

@@ -10,10 +10,16 @@ in SQL and so send no ``post_save``). Keyword arguments:
 - ``everything``: True when some override is not placed on a page (its URL was
   not found when it was saved), so no page can be ruled out: drop every page.
 - ``affected``: the same three as one ``overrides.AffectedDocuments``;
-- ``before``: what the overrides of ``locations`` showed before the change, as
-  ``overrides.Shown`` tuples ``(exclude, lastmod, changefreq, priority)``
+- ``before``: what the host-less overrides of ``locations`` showed before the
+  change, as ``overrides.Shown`` tuples ``(exclude, lastmod, changefreq, priority)``
   (``overrides.NOT_OVERRIDDEN`` where there was none); a location it leaves out
   is unknown. IndexNow reads it to announce only URLs the sitemap listed or lists.
+- ``host_locations``: ``frozenset`` of ``(host, location)``, the overrides that
+  changed, each with the host it applies on (``""``: every host). Added with
+  ``Override.host``; a location in ``locations`` is on every host when a
+  sender leaves this out.
+- ``host_before``: ``before`` by ``(host, location)``, for the overrides of one
+  host too.
 
 The index is affected by any change (a forced lastmod, an excluded URL), so a
 receiver should always drop the cached index too.

@@ -9,8 +9,10 @@ ignored here: this is a report, never a reason for a sitemap to fail.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from django.core.cache import caches
 
@@ -21,12 +23,40 @@ logger = logging.getLogger("django_sitemapx")
 PREFIX = "django_sitemapx:skips"
 
 
+# Skips held back for the caller of ``held()`` to record with its document.
+_held: contextvars.ContextVar[list[Skips] | None] = contextvars.ContextVar(
+    "sitemapx_held_skips", default=None
+)
+
+Skips = tuple[str, int, dict[str, int]]
+
+
 def _key(section: str) -> str:
     return f"{PREFIX}:{section}"
 
 
+@contextlib.contextmanager
+def held() -> Iterator[list[Skips]]:
+    """Within it, ``record_skips`` keeps its arguments in the list yielded, written nothing.
+
+    A cached build records them when it stores its document, off the request
+    on a network cache (``serving.background``): the report's round trip is
+    not the request's.
+    """
+    kept: list[Skips] = []
+    token = _held.set(kept)
+    try:
+        yield kept
+    finally:
+        _held.reset(token)
+
+
 def record_skips(section: str, page: int, skipped: Mapping[str, int]) -> None:
     """Keep what the latest build of ``page`` of ``section`` left out (empty: nothing)."""
+    kept = _held.get()
+    if kept is not None:
+        kept.append((section, page, dict(skipped)))
+        return
     alias = app_settings.CACHE_ALIAS
     if alias is None:
         return

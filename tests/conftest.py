@@ -16,6 +16,7 @@ from django.db import DEFAULT_DB_ALIAS
 from lxml import etree
 
 from django_sitemapx.registry import SitemapRegistry, default_registry
+from django_sitemapx.serving.background import store_thread
 
 ROOT = Path(__file__).resolve().parent.parent
 XSD_DIR = Path(os.environ.get("SITEMAPX_XSD_DIR", ROOT.parent / "shared" / "xsd"))
@@ -111,10 +112,22 @@ def locs(root: etree._Element) -> list[str]:
 
 
 def content(response) -> bytes:  # type: ignore[no-untyped-def]
-    """The body of a plain or streaming response."""
-    if response.streaming:
-        return b"".join(response.streaming_content)
-    return response.content
+    """The body of a plain or streaming response, once what it built is stored.
+
+    On a network cache a built document is stored by the store thread
+    (``serving.background``); a test reads the cache after the response, as a
+    later request would after that store.
+    """
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    store_thread.drain(10)
+    return body
+
+
+@pytest.fixture(autouse=True)
+def _stores_done() -> Iterator[None]:
+    """No test's document is stored under the next test's settings (``content``)."""
+    yield
+    store_thread.drain(10)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -30,6 +30,7 @@ DEFAULTS: dict[str, object] = {
     "CACHE_WAIT": 10.0,
     "CACHE_LOCAL_BYTES": 64 * 1024 * 1024,
     "CACHE_PART_BYTES": None,
+    "CACHE_STORE_THREAD": True,
     "CACHE_BUILDS": 4,
     "CACHE_BUILD_WAIT": 5.0,
     "WILDCARD_HOSTS": 10,

@@ -142,14 +142,30 @@ def test_a_host_no_language_is_on_does_not_serve_the_section(registry: SitemapRe
         assert Client(HTTP_HOST="example.de").get("/sitemap-article-1.xml").status_code == 200
 
 
-@pytest.mark.parametrize("how", ["rule of its host", "override"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "rule of its host",
+        "override",
+        "override of its host",
+        "override of its host, more than PRELOAD_LIMIT",
+    ],
+)
 def test_a_url_excluded_on_one_host_is_no_alternate_on_the_others(
-    registry: SitemapRegistry, how: str
+    registry: SitemapRegistry, how: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _register(registry)
     excluded = "http://example.de/de/artikel/news/a1/"
     if how == "override":
         Override.objects.create(location=excluded, exclude=True)
+    elif how.startswith("override of its host"):
+        if "PRELOAD_LIMIT" in how:
+            monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", 1)
+        Override.objects.create(location=excluded, host="example.de", exclude=True)
+        # The same path on another host's override decides nothing on example.de,
+        # and another host's override of a path of example.de neither.
+        Override.objects.create(location="/de/artikel/news/a2/", host="example.fr", exclude=True)
+        Override.objects.create(location="/fr/articles/news/a2/", host="example.de", exclude=True)
     else:
         Rule.objects.create(
             matching="prefix", pattern="/de/artikel/news/a1/", host="example.de", exclude=True

@@ -104,6 +104,43 @@ def test_locations_are_unique_by_their_digest() -> None:
     assert len(Override.objects.create(location=long, exclude=True).location_hash) == 64
 
 
+def test_an_override_of_one_host_is_unique_per_host_and_location() -> None:
+    import hashlib
+
+    from django_sitemapx.models import location_hash
+
+    every_host = Override.objects.create(location="/a/", exclude=True)
+    # A host-less override's digest is its location's alone, as before hosts: rows
+    # stored before keep theirs, no data migration.
+    assert every_host.location_hash == hashlib.sha256(b"/a").hexdigest()
+    one_host = Override(location="https://b.example/a", host="B.Example.", exclude=True)
+    one_host.full_clean()  # another host: no duplicate of the host-less one
+    assert one_host.host == "b.example"  # canonical, as Rule.host
+    one_host.save()
+    assert one_host.location_hash == location_hash("/a", "b.example") != every_host.location_hash
+    assert str(one_host) == "b.example/a"
+    with pytest.raises(ValidationError) as error:
+        Override(location="/a", host="b.example", priority=Decimal("0.1")).full_clean()
+    assert "on this host already exists" in error.value.message_dict["location"][0]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Override.objects.create(location="/a", host="b.example", priority=Decimal("0.5"))
+    ported = Override(location="/a", host="b.example:8000", exclude=True)
+    ported.full_clean()  # a port is part of the host
+    assert ported.host == "b.example:8000"
+    with pytest.raises(ValidationError) as error:
+        Override(location="/a", host="no host!", exclude=True).full_clean()
+    assert error.value.message_dict["host"] == ["This is not a host name."]
+    # Saved without clean() (a script, a fixture), the host is canonical all the same.
+    scripted = Override.objects.create(location="/s", host="Example.COM.", exclude=True)
+    assert scripted.host == "example.com"
+    assert scripted.location_hash == location_hash("/s", "example.com")
+    # A change of host alone moves the digest too.
+    one_host.host = "c.example"
+    one_host.save(update_fields=["host"])
+    one_host.refresh_from_db()
+    assert one_host.location_hash == location_hash("/a", "c.example")
+
+
 def test_the_migration_fills_the_digest_of_existing_rows(
     transactional_db: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

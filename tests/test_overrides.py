@@ -13,7 +13,12 @@ from django_sitemapx import ItemSource, ModelSource, StaticSource, conf
 from django_sitemapx.documents import listed_pages, page_path, render_index, render_page
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
-from django_sitemapx.overrides import AffectedDocuments, affected_documents, send_overrides_changed
+from django_sitemapx.overrides import (
+    NOT_OVERRIDDEN,
+    AffectedDocuments,
+    affected_documents,
+    send_overrides_changed,
+)
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.signals import overrides_changed
 from example_project.articles.factories import ArticleFactory
@@ -88,6 +93,14 @@ def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
     Override.objects.create(location=first.get_absolute_url(), priority=Decimal("1.0"))
     Override.objects.create(location=second.get_absolute_url(), exclude=True)
     Override.objects.create(location=last.get_absolute_url(), changefreq="never")
+    # Overrides of one host: this document's wins over the one of every host; another
+    # host's does nothing here. The queries stay the same.
+    Override.objects.create(
+        location=first.get_absolute_url(), host="example.com", priority=Decimal("0.7")
+    )
+    Override.objects.create(
+        location=articles[5].get_absolute_url(), host="b.example", exclude=True
+    )
     with CaptureQueriesContext(connection) as captured:
         root = _render(source)
     # Three chunks of ten rows or fewer. With few overrides the first query reads
@@ -96,10 +109,113 @@ def test_model_source_gets_overrides_with_at_most_one_query_per_chunk(
     assert len(override_queries) == queries
     urls = _urls(root)
     assert len(urls) == 24
-    assert urls[f"https://example.com{first.get_absolute_url()}"]["priority"] == "1.0"
+    assert urls[f"https://example.com{first.get_absolute_url()}"]["priority"] == "0.7"
     assert f"https://example.com{second.get_absolute_url()}" not in urls
     assert urls[f"https://example.com{last.get_absolute_url()}"]["changefreq"] == "never"
     assert urls[f"https://example.com{articles[5].get_absolute_url()}"]["priority"] == "0.4"
+
+
+ON_B = Origin("https", "b.example")
+
+
+def _render_on(source, origin):  # type: ignore[no-untyped-def]
+    stream = render_page(source, source.page(1), origin)
+    return None if stream is None else _urls(validate_sitemap(b"".join(stream)))
+
+
+@pytest.mark.parametrize("preload_limit", [5_000, 1])
+def test_an_override_of_one_host_wins_there_and_does_nothing_elsewhere(
+    registry,
+    monkeypatch,
+    preload_limit: int,  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", preload_limit)
+    source = registry.register("pages", ItemSource, items=lambda: ["/", "/a/", "/b/", "/c/"])
+    # Two sites' home pages: a priority set on one is not the other's.
+    Override.objects.create(location="/", host="example.com", priority=Decimal("1.0"))
+    Override.objects.create(location="/a/", priority=Decimal("0.9"))
+    Override.objects.create(location="/a/", host="b.example", priority=Decimal("0.2"))
+    Override.objects.create(location="/b/", host="b.example", exclude=True)
+    Override.objects.create(location="/c/", host="example.com", exclude=True)
+    with CaptureQueriesContext(connection) as captured:
+        on_a = _render_on(source, ORIGIN)
+    assert len([q for q in captured if Override._meta.db_table in q["sql"]]) == (
+        1 if preload_limit == 5_000 else 2  # the preload, then the chunk's own
+    )
+    assert on_a == {
+        "https://example.com/": {"priority": "1.0"},
+        "https://example.com/a/": {"priority": "0.9"},
+        "https://example.com/b/": {},
+    }
+    assert _render_on(source, ON_B) == {
+        "https://b.example/": {},
+        "https://b.example/a/": {"priority": "0.2"},
+        "https://b.example/c/": {},
+    }
+    # A port that is not the scheme's default is part of the host.
+    assert _render_on(source, Origin("https", "b.example:8443")) == {
+        "https://b.example:8443/": {},
+        "https://b.example:8443/a/": {"priority": "0.9"},
+        "https://b.example:8443/b/": {},
+        "https://b.example:8443/c/": {},
+    }
+
+
+def test_only_overrides_of_another_host_still_key_no_url_here(registry, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    source = registry.register("pages", ItemSource, items=lambda: ["/a/"])
+    Override.objects.create(location="/a/", host="b.example", exclude=True)
+    calls: list[str] = []
+    real = __import__("django_sitemapx.overrides", fromlist=["uri_key"]).uri_key
+    monkeypatch.setattr(
+        "django_sitemapx.overrides.uri_key", lambda uri: calls.append(uri) or real(uri)
+    )
+    assert _render_on(source, ORIGIN) == {"https://example.com/a/": {}}
+    assert calls == []  # no override applies on this host: no key per URL
+
+
+@pytest.mark.parametrize(("named_host", "digests"), [("b.example", 3), ("example.com", 6)])
+def test_chunk_by_chunk_a_url_costs_a_second_digest_only_where_a_host_has_overrides(
+    registry,
+    monkeypatch,
+    named_host: str,
+    digests: int,  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", 1)
+    source = registry.register("pages", ItemSource, items=lambda: ["/a/", "/b/", "/c/"])
+    Override.objects.create(location="/a/", priority=Decimal("0.9"))
+    Override.objects.create(location="/b/", host=named_host, priority=Decimal("0.2"))
+    hashed: list[tuple[str, str]] = []
+    real = __import__("django_sitemapx.models", fromlist=["location_hash"]).location_hash
+
+    def counting(location: str, host: str = "") -> str:
+        hashed.append((location, host))
+        return real(location, host)
+
+    monkeypatch.setattr("django_sitemapx.models.location_hash", counting)
+    with CaptureQueriesContext(connection) as captured:
+        urls = _render_on(source, ORIGIN)
+    # The preload (which asks whether an override names this host) and the chunk's own.
+    assert len([q for q in captured if Override._meta.db_table in q["sql"]]) == 2
+    assert len(hashed) == digests
+    assert urls["https://example.com/a/"] == {"priority": "0.9"}
+    assert urls["https://example.com/b/"] == (
+        {"priority": "0.2"} if named_host == "example.com" else {}
+    )
+
+
+def test_the_index_is_raised_by_the_overrides_of_its_host_or_none(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.register("pages", StaticSource, url_names=["home", "about"])
+    Override.objects.create(
+        location="/about/",
+        host="b.example",
+        lastmod=datetime.datetime(2024, 6, 1, tzinfo=datetime.UTC),
+        section="pages",
+        page=1,
+    )
+    assert listed_pages(registry, ORIGIN)[0].summary.lastmod is None
+    assert listed_pages(registry, ON_B)[0].summary.lastmod == "2024-06-01T00:00:00+00:00"
+    # Unbound (every host): every override.
+    assert listed_pages(registry)[0].summary.lastmod == "2024-06-01T00:00:00+00:00"
 
 
 @override_settings(SITEMAPX_OVERRIDES=False)
@@ -155,11 +271,17 @@ def test_the_export_writes_the_overridden_documents(registry, tmp_path) -> None:
     registry.register("pages", ItemSource, items=lambda: ["/a/", "/b/"], priority=0.5)
     Override.objects.create(location="/a", priority=Decimal("0.1"), section="pages", page=1)
     Override.objects.create(location="/b", exclude=True)
+    # Of another host: not in this export; of its host: wins over the one of every host.
+    Override.objects.create(location="/a", host="b.example", exclude=True)
+    Override.objects.create(location="/b", host="example.com", changefreq="daily")
     call_command(
         "sitemap_export", output_dir=str(tmp_path), base_url="https://example.com", verbosity=0
     )
     urls = _urls(validate_sitemap((tmp_path / "sitemap-pages-1.xml").read_bytes()))
-    assert urls == {"https://example.com/a/": {"priority": "0.1"}}
+    assert urls == {
+        "https://example.com/a/": {"priority": "0.1"},
+        "https://example.com/b/": {"changefreq": "daily", "priority": "0.5"},
+    }
 
 
 # -- what a change of overrides affects ----------------------------------------
@@ -184,21 +306,36 @@ def test_send_overrides_changed_sends_what_the_changes_affect() -> None:
     try:
         affected = send_overrides_changed(Override, [("/a", [("s", 1)])])
         nothing = send_overrides_changed(Override, [])
+        on_host = send_overrides_changed(
+            Override,
+            [(("b.example", "/a"), [("s", 2)]), ("/a", [("s", 1)])],
+            {("b.example", "/a"): NOT_OVERRIDDEN, "/a": (True, None, "", None)},
+        )
     finally:
         overrides_changed.disconnect(receiver)
     assert affected == AffectedDocuments(frozenset({"/a"}), frozenset({("s", 1)}), False)
     assert nothing == AffectedDocuments(frozenset(), frozenset(), False)
-    assert received == [
-        {
-            "sender": Override,
-            "signal": overrides_changed,
-            "locations": frozenset({"/a"}),
-            "pages": frozenset({("s", 1)}),
-            "everything": False,
-            "affected": affected,
-            "before": {},  # what the overrides showed before the change: not given
-        }
-    ]  # and nothing for no change
+    assert received[0] == {
+        "sender": Override,
+        "signal": overrides_changed,
+        "locations": frozenset({"/a"}),
+        "pages": frozenset({("s", 1)}),
+        "everything": False,
+        "affected": affected,
+        "before": {},  # what the overrides showed before the change: not given
+        "host_locations": frozenset({("", "/a")}),  # of every host
+        "host_before": {},
+    }
+    # Nothing for no change; the hosts of overrides of one host ("" for every host).
+    assert len(received) == 2
+    assert on_host.locations == frozenset({"/a"})
+    assert received[1]["host_locations"] == frozenset({("b.example", "/a"), ("", "/a")})
+    # ``before`` keeps its meaning (the host-less overrides); ``host_before`` has them all.
+    assert received[1]["before"] == {"/a": (True, None, "", None)}
+    assert received[1]["host_before"] == {
+        ("b.example", "/a"): NOT_OVERRIDDEN,
+        ("", "/a"): (True, None, "", None),
+    }
 
 
 @pytest.mark.django_db

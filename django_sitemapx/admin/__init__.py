@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from django import forms
 from django.contrib import admin, messages
@@ -20,11 +21,12 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from ..exceptions import InvalidLocation
-from ..locations import URL_CONTROL_CHARS
+from ..locations import URL_CONTROL_CHARS, Origin
+from ..locations.hosts import checked_host
 from ..locations.keys import location_key
 from ..locations.origins import origin_for_request
 from ..models import CHANGEFREQ_CHOICES, Override, location_hash
-from ..overrides import Place, Shown, send_overrides_changed, shown
+from ..overrides import Place, Shown, Target, send_overrides_changed, shown
 from ..registry import default_registry
 from ..values import CHANGEFREQS
 from . import browse, transfer, views
@@ -75,6 +77,27 @@ class SectionFilter(admin.SimpleListFilter):
         return queryset.filter(section="" if value == self.none_value else value)
 
 
+class HostFilter(admin.SimpleListFilter):
+    """Filter by the host an override applies on, or those of every host."""
+
+    title = _("host")
+    parameter_name = "host"
+    every_value = "-"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        hosts = Override.objects.exclude(host="").order_by("host").values_list("host", flat=True)
+        return [
+            (self.every_value, _("every host")),
+            *((host, host) for host in hosts.distinct()),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if value is None:
+            return queryset
+        return queryset.filter(host="" if value == self.every_value else value)
+
+
 def _section_value() -> str:
     return format_html('<span class="quiet">{}</span>', _("section's value"))
 
@@ -86,7 +109,7 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
     # What search engines read first: whether the URL is listed, then its lastmod;
     # change frequency and priority last, as the hints they are (see admin.hints).
     list_display = (
-        "location",
+        "url",
         "listed",
         "effective_lastmod",
         "effective_changefreq",
@@ -94,11 +117,11 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
         "placed_on",
         "last_changed",
     )
-    list_filter = ("exclude", SectionFilter, "changefreq")
-    search_fields = ("location",)
+    list_filter = ("exclude", SectionFilter, HostFilter, "changefreq")
+    search_fields = ("location", "host")
     readonly_fields = ("placed_on", "changed_by", "created_at", "updated_at")
     fieldsets = (
-        (None, {"fields": ("location", "exclude", "lastmod")}),
+        (None, {"fields": ("location", "host", "exclude", "lastmod")}),
         HINTS_FIELDSET,
         (None, {"fields": ("note",)}),
         (_("History"), {"fields": ("placed_on", "changed_by", "created_at", "updated_at")}),
@@ -113,6 +136,15 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
     list_select_related = ("changed_by",)
 
     # -- list columns ---------------------------------------------------------
+
+    @admin.display(description=_("location"), ordering="location")
+    def url(self, obj: Override) -> Any:
+        # The host in the location's column, not a column of its own: the list
+        # must fit beside the sidebar and the filters from 1280 px wide.
+        if not obj.host:
+            return obj.location
+        on = _("on %(host)s") % {"host": obj.host}
+        return format_html('{} <span class="quiet host">{}</span>', obj.location, on)
 
     @admin.display(description=_("priority (hint)"), ordering="priority")
     def effective_priority(self, obj: Override) -> Any:
@@ -155,6 +187,8 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "location":
             kwargs["widget"] = forms.TextInput(attrs={"class": "vLargeTextField", "size": 80})
+        if db_field.name == "host":
+            kwargs["widget"] = forms.TextInput(attrs={"size": 40, "placeholder": "example.com"})
         if db_field.name in HELP_TEXTS:
             kwargs["help_text"] = HELP_TEXTS[db_field.name]
         return super().formfield_for_dbfield(db_field, request, **kwargs)
@@ -163,7 +197,8 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Override, form: Any, change: bool) -> None:
         obj.changed_by = request.user if request.user.is_authenticated else None
-        obj.section, obj.page = place(default_registry, obj.location, origin_for_request(request))
+        origin = _origin_of(obj, origin_for_request(request))
+        obj.section, obj.page = place(default_registry, obj.location, origin)
         super().save_model(request, obj, form, change)
 
     def get_search_results(
@@ -174,12 +209,17 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
             # refuses a NUL in a query: nothing matches.
             return queryset.none(), False
         results, duplicates = super().get_search_results(request, queryset, search_term)
-        # A pasted URL finds its override whatever host or trailing slash it has.
+        # A pasted URL finds its override whatever trailing slash it has: the one of
+        # every host, and the one of the URL's own host.
         try:
             key = location_key(search_term)
         except InvalidLocation:
             return results, duplicates
-        return results | queryset.filter(location_hash=location_hash(key)), duplicates
+        digests = [location_hash(key)]
+        host = checked_host(urlsplit(search_term.strip()).netloc)
+        if host:
+            digests.append(location_hash(key, host))
+        return results | queryset.filter(location_hash__in=digests), duplicates
 
     # -- bulk actions ---------------------------------------------------------
 
@@ -271,14 +311,15 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
         # Placement is stored at save time; items of in-memory sections move
         # between pages, and rows change URL, so editors can refresh it.
         origin = origin_for_request(request)
-        changes: list[tuple[str, list[Place | None]]] = []
-        before: dict[str, Shown | None] = {}
+        changes: list[tuple[str | Target, list[Place | None]]] = []
+        before: dict[str | Target, Shown | None] = {}
         for row in queryset.select_related(None).only(*_LOADED):
-            section, page = place(default_registry, row.location, origin)
+            section, page = place(default_registry, row.location, _origin_of(row, origin))
             if (section, page) != (row.section, row.page):
                 Override.objects.filter(pk=row.pk).update(section=section, page=page)
-                changes.append((row.location, [(row.section, row.page), (section, page)]))
-                before[row.location] = shown(row)  # what it shows does not change
+                target = (row.host, row.location)
+                changes.append((target, [(row.section, row.page), (section, page)]))
+                before[target] = shown(row)  # what it shows does not change
         transaction.on_commit(lambda: send_overrides_changed(Override, changes, before))
         moved = len(changes)
         self.message_user(
@@ -335,12 +376,29 @@ class OverrideAdmin(transfer.CsvTransfer, _ModelAdmin):
 
 # The fields of an override a bulk action reads: where it is placed, and what it
 # shows before the change (``overrides_changed``'s ``before``).
-_LOADED = ("pk", "location", "section", "page", "exclude", "lastmod", "changefreq", "priority")
+_LOADED = (
+    "pk",
+    "host",
+    "location",
+    "section",
+    "page",
+    "exclude",
+    "lastmod",
+    "changefreq",
+    "priority",
+)
+
+
+def _origin_of(override: Override, origin: Origin) -> Origin:
+    """The origin an override is placed from: its own host's, else the admin's."""
+    return Origin(origin.scheme, override.host) if override.host else origin
 
 
 def _send(rows: list[Override]) -> None:
-    changes: list[tuple[str, list[Place | None]]] = [
-        (row.location, [(row.section, row.page)]) for row in rows
+    changes: list[tuple[str | Target, list[Place | None]]] = [
+        ((row.host, row.location), [(row.section, row.page)]) for row in rows
     ]
-    before = {row.location: shown(row) for row in rows}
+    before: dict[str | Target, Shown | None] = {
+        (row.host, row.location): shown(row) for row in rows
+    }
     transaction.on_commit(lambda: send_overrides_changed(Override, changes, before))

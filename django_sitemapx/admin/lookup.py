@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlsplit
 from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.urls import Resolver404, resolve
+from django.utils import translation
 
 from ..conf import PROTOCOL_MAX_LOC_LENGTH
 from ..documents import read_chunks
@@ -26,6 +27,7 @@ from ..locations import LocationBuilder, Origin
 from ..locations.hosts import canonical_host
 from ..locations.keys import location_key, uri_key
 from ..locations.origins import is_served_host
+from ..locations.reverse import path_language
 from ..registry import SitemapRegistry
 from ..sources import ModelSource, PageSummary, Source
 
@@ -82,12 +84,24 @@ def locate(
 
     A row a section's queryset leaves out (``FILTERED_OUT``) is looked for only in
     the models ``may_view_hidden`` accepts: for any other, the answer is the one
-    given when no row exists, and no query asks.
+    given when no row exists, and no query asks. The URL is resolved in its own
+    language (:func:`path_language`), not the editor's.
     """
     try:
         key = location_key(value)
     except InvalidLocation as error:
         return Finding(key="", reason=INVALID, skipped={error.code: 1})
+    with translation.override(path_language(key.partition("?")[0])):
+        return _locate(registry, value, key, origin, may_view_hidden)
+
+
+def _locate(
+    registry: SitemapRegistry,
+    value: str,
+    key: str,
+    origin: Origin,
+    may_view_hidden: MayViewHidden,
+) -> Finding:
     finding = Finding(key=key)
     host = urlsplit(value.strip()).netloc  # location_key() parsed it: cannot raise
     if host and host.lower() != origin.host.lower():

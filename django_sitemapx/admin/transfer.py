@@ -7,8 +7,9 @@ row, named by its line, refuses the whole file. Only then are the rows saved,
 in one transaction, each through ``save()`` so the usual signals invalidate the
 cache and IndexNow hears of overrides.
 
-Overrides are matched by location: a row for a location that has an override
-updates it. Rules are matched by ``id``: a row with the id of an existing rule
+Overrides are matched by host and location: a row for a location that has an
+override on the row's host (none, without a ``host`` column or with an empty
+cell: every host) updates it. Rules are matched by ``id``: a row with the id of an existing rule
 updates it, a row without one creates a rule.
 """
 
@@ -34,6 +35,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from ..exceptions import InvalidLocation
+from ..locations import Origin
+from ..locations.hosts import checked_host
 from ..locations.keys import location_key
 from ..locations.origins import origin_for_request
 from ..models import Override, Rule, location_hash
@@ -48,7 +51,8 @@ if TYPE_CHECKING:
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 MAX_IMPORT_ROWS = 5_000
 
-OVERRIDE_COLUMNS = ("location", "exclude", "lastmod", "changefreq", "priority", "note")
+# ``host`` came with Override.host: a file without it still imports (every host).
+OVERRIDE_COLUMNS = ("location", "exclude", "lastmod", "changefreq", "priority", "note", "host")
 # The rule form's fields (admin/rules.py) are these but the id.
 RULE_COLUMNS = (
     "id",
@@ -245,8 +249,16 @@ def _override_for(cells: dict[str, str]) -> Override:
         key = location_key(cells["location"])
     except InvalidLocation:
         return Override()  # full_clean() words the location's error
-    existing = Override.objects.filter(location_hash=location_hash(key)).first()
+    host = _host_or_none(cells.get("host", ""))
+    if host is None:
+        return Override()  # full_clean() words the host's error
+    existing = Override.objects.filter(location_hash=location_hash(key, host)).first()
     return existing if existing is not None else Override()
+
+
+def _host_or_none(value: str) -> str | None:
+    """The canonical host of a cell (empty: every host); None for what is no host."""
+    return checked_host(value.strip()) if value.strip() else ""
 
 
 def _rule_for(cells: dict[str, str]) -> Rule:
@@ -272,7 +284,7 @@ def validate_import(model: type[models.Model], data: bytes) -> list[tuple[int, m
     text = _text(data)
     errors: list[RowError] = []
     ready: list[tuple[int, models.Model]] = []
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
     for line, cells in _rows(text, columns):
         try:
             instance: models.Model = (
@@ -299,10 +311,14 @@ def validate_import(model: type[models.Model], data: bytes) -> list[tuple[int, m
             for message in messages
         )
         if isinstance(instance, Override) and instance.location:
-            with_key = _key_or_none(instance.location)
+            key = _key_or_none(instance.location)
+            host = _host_or_none(instance.host)
+            with_key = None if key is None or host is None else (host, key)
             if with_key is not None:
                 if with_key in seen:
-                    message = _("the location of line %(line)s again") % {"line": seen[with_key]}
+                    message = _("the location and host of line %(line)s again") % {
+                        "line": seen[with_key]
+                    }
                     errors.append(RowError(line, f"location: {message}"))
                 seen.setdefault(with_key, line)
         ready.append((line, instance))
@@ -343,9 +359,8 @@ def save_import(
             adding = instance.pk is None
             instance.changed_by = user  # type: ignore[attr-defined]
             if isinstance(instance, Override):
-                instance.section, instance.page = place(
-                    default_registry, instance.location, origin
-                )
+                on = Origin(origin.scheme, instance.host) if instance.host else origin
+                instance.section, instance.page = place(default_registry, instance.location, on)
             instance.save()
             if adding:
                 model_admin.log_addition(request, instance, [{"added": {}}])

@@ -30,7 +30,7 @@ from ..locations import Origin
 from ..locations.hosts import canonical_host
 from ..locations.origins import known_origins, origin_for_request
 from ..models import Override, Rule
-from ..overrides import fetch, fetch_rules, table_ready
+from ..overrides import fetch, fetch_rules, override_on, table_ready
 from ..registry import SitemapRegistry, default_registry
 from ..rules import EMPTY, CompiledRule, RuleSet
 from ..skips import recorded_skips
@@ -178,13 +178,15 @@ def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) 
     )
     if finding.reason == locating.INVALID:
         return {"finding": finding, "reason": REASONS[locating.INVALID]}
-    override = Override.objects.filter(location=finding.key).first()
+    host = origin_for_request(request).host
+    # The override that applies on the inspected host: its own, else the one of every host.
+    override = override_on(finding.key, host)
     reason = finding.reason
     rules = EMPTY
     excluding = None
     if finding.found:
         assert finding.entry is not None
-        rules = fetch_rules(finding.section, origin_for_request(request).host)
+        rules = fetch_rules(finding.section, host)
         excluding, _per_value = rules.deciding(finding.entry[0])
         if override is not None:
             excluding = None  # the override decides whether its URL is listed
@@ -199,7 +201,9 @@ def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) 
         "reason": REASONS.get(reason) if reason else None,
         "excluding_rule": _rule_source(model_admin, request, excluding) if excluding else None,
         "skip_reasons": [SKIP_REASONS.get(code, code) for code in finding.skipped],
-        "values": _values(model_admin, request, finding, override, rules) if finding.found else [],
+        "values": _values(model_admin, request, finding, override, rules, host)
+        if finding.found
+        else [],
         "document_url": page_path(finding.section, finding.page)
         if finding.found and finding.page
         else None,
@@ -252,10 +256,11 @@ def _values(
     finding: locating.Finding,
     override: Override | None,
     rules: RuleSet,
+    host: str,
 ) -> list[Value]:
     assert finding.entry is not None
     loc, lastmod, changefreq, priority, _extras = finding.entry
-    forced = fetch([finding.key]).get(finding.key) if override is not None else None
+    forced = fetch([finding.key], host).get(finding.key) if override is not None else None
     _exclude, *forced_values = forced if forced is not None else (False, None, None, None)
     _excluding, deciding = rules.deciding(loc)
     rows = []
@@ -322,7 +327,7 @@ def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpRes
     context = common_context(model_admin, request)
     site = site_choice(request)
     listed = listed_pages(default_registry, site.origin)
-    excluded = _excluded_counts() if context["migrated"] else {}
+    excluded = _excluded_counts(site.origin.host) if context["migrated"] else {}
     skips = recorded_skips(default_registry.sections)
     report = last_report()
     found = report.by_section() if report is not None else {}
@@ -371,9 +376,11 @@ def overview(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpRes
     return TemplateResponse(request, "admin/django_sitemapx/overview.html", context)
 
 
-def _excluded_counts() -> dict[str, int]:
+def _excluded_counts(host: str) -> dict[str, int]:
+    """Per section, the URLs excluded on ``host``: by its overrides, or those of every host
+    (a URL whose host's own override lists it again is still counted, the rare case)."""
     rows = (
-        Override.objects.filter(exclude=True)
+        Override.objects.filter(exclude=True, host__in=["", canonical_host(host)])
         .exclude(section="")
         .order_by()
         .values_list("section")

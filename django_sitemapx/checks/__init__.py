@@ -28,6 +28,8 @@ Settings:
 - E016 ``SITEMAPX_CACHE_BUILDS`` is not a non-negative integer.
 - E017 ``SITEMAPX_CACHE_BUILD_WAIT`` is not a number of seconds, 0 or more.
 - E018 ``SITEMAPX_WILDCARD_HOSTS`` is not a non-negative integer.
+- E710 ``SITEMAPX_CACHE_STORE_THREAD`` is not ``True`` or ``False`` (numbered in a block
+  of its own, given when the store thread came).
 - W001 ``SITEMAPX_CACHE_ALIAS`` names a ``DummyCache``: nothing is cached.
 - W002 a ``SITEMAPX_*`` setting that django-sitemapx does not read (a typo, a renamed or a
   removed one).

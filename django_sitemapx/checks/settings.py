@@ -205,6 +205,15 @@ def _check_cache() -> Messages:
                 "E017",
             )
         )
+    store_thread = app_settings.CACHE_STORE_THREAD
+    if not isinstance(store_thread, bool):
+        errors.append(
+            error(
+                f"SITEMAPX_CACHE_STORE_THREAD must be True or False, not {store_thread!r}.",
+                "E710",
+                hint="False stores each built document in its request, on every backend.",
+            )
+        )
     wildcard_hosts = app_settings.WILDCARD_HOSTS
     if not is_int(wildcard_hosts) or wildcard_hosts < 0:
         errors.append(

@@ -32,9 +32,10 @@ from django.dispatch import receiver
 from .. import removed
 from ..documents import read_chunks
 from ..locations import LocationBuilder, Origin
+from ..locations.hosts import canonical_host
 from ..locations.keys import uri_key
 from ..locations.origins import served_origins
-from ..overrides import NOT_OVERRIDDEN, Shown, fetch_rules, shown
+from ..overrides import NOT_OVERRIDDEN, Shown, Target, fetch_rules, shown
 from ..registry import default_registry
 from ..signals import overrides_changed
 from ..sources import ModelSource
@@ -136,14 +137,21 @@ def _unlisted(uris: list[str]) -> set[str]:
     if not uris:
         return set()
     keys = {uri: uri_key(uri) for uri in uris}
-    hashes = [location_hash(key) for key in set(keys.values())]
-    overridden = dict(
-        Override.objects.filter(location_hash__in=hashes).values_list("location", "exclude")
+    hosts = {uri: _host_of(uri) for uri in uris}
+    hashes = {location_hash(key) for key in keys.values()}
+    hashes.update(location_hash(keys[uri], hosts[uri]) for uri in uris)
+    rows = Override.objects.filter(location_hash__in=list(hashes)).values_list(
+        "host", "location", "exclude"
     )
-    unlisted = {uri for uri, key in keys.items() if overridden.get(key)}
+    overridden = {(host, location): exclude for host, location, exclude in rows}
+    unlisted: set[str] = set()
     by_host: dict[str, list[str]] = {}
     for uri, key in keys.items():
-        if key not in overridden:
+        # The override of the URL's host decides there, else the one of every host.
+        exclude = overridden.get((hosts[uri], key), overridden.get(("", key)))
+        if exclude:
+            unlisted.add(uri)
+        elif exclude is None:
             by_host.setdefault(urlsplit(uri).netloc, []).append(uri)
     for host, candidates in by_host.items():
         # Every section's rules: a rule of another section excluding the URL keeps it
@@ -151,6 +159,12 @@ def _unlisted(uris: list[str]) -> set[str]:
         decided = fetch_rules("", host).decide(candidates)
         unlisted.update(candidates[index] for index, values in decided.items() if values[0])
     return unlisted
+
+
+def _host_of(uri: str) -> str:
+    """The canonical host of ``uri``, as an override of that host stores it."""
+    parts = urlsplit(uri)
+    return canonical_host(parts.netloc, parts.scheme)
 
 
 def _active() -> bool:
@@ -217,6 +231,8 @@ def overrides_changed_queue(
     sender: Any,
     locations: frozenset[str],
     before: Mapping[str, Shown] | None = None,
+    host_locations: frozenset[Target] | None = None,
+    host_before: Mapping[Target, Shown] | None = None,
     **kwargs: Any,
 ) -> None:
     """Queue the URLs of changed overrides (sent after commit) that the sitemap lists or
@@ -225,12 +241,16 @@ def overrides_changed_queue(
     A change that alters nothing the sitemap shows (a note, a placement) queues
     nothing; an override excluded before and after the change, or of a URL no
     section lists, neither. Where ``before`` does not know a location, an
-    excluded URL is not announced.
+    excluded URL is not announced. An override of one host is announced on that
+    host only; one of every host on each host without an override of its own.
     """
     if not _active():
         return
+    if host_locations is None:  # a sender that predates Override.host: every host
+        host_locations = frozenset(("", key) for key in locations)
+        host_before = {("", key): value for key, value in (before or {}).items()}
     try:
-        urls, gone, back = _override_urls(locations, before or {})
+        urls, gone, back = _override_urls(host_locations, host_before or {})
         if is_enabled():
             queue_urls(urls)
         if removed.sections():
@@ -240,29 +260,51 @@ def overrides_changed_queue(
 
 
 def _override_urls(
-    locations: frozenset[str], before: Mapping[str, Shown]
+    targets: frozenset[Target], before: Mapping[Target, Shown]
 ) -> tuple[list[str], list[str], list[str]]:
     """The URLs to announce; those an override just excluded; those it lists again."""
     from ..models import Override, location_hash
 
-    rows = Override.objects.filter(location_hash__in=[location_hash(key) for key in locations])
-    now = {row.location: shown(row) or NOT_OVERRIDDEN for row in rows.only(*_SHOWN)}
+    origins = served_origins()
+    keys = {key for _host, key in targets}
+    # The overrides of these locations on every served host too: one of a host, not
+    # changed, keeps a change of the host-less one from showing there.
+    hosts = {"", *(host for host, _key in targets), *(origin.host for origin in origins)}
+    digests = [location_hash(key, host) for key in keys for host in hosts]
+    rows = Override.objects.filter(location_hash__in=digests).only(*_SHOWN)
+    now: dict[Target, Shown] = {
+        (row.host, row.location): shown(row) or NOT_OVERRIDDEN for row in rows
+    }
     urls: list[str] = []
     gone: list[str] = []
     back: list[str] = []
-    origins = served_origins()
-    for key in sorted(locations):
-        after, was = now.get(key, NOT_OVERRIDDEN), before.get(key)
+    for host, key in sorted(targets):
+        after, was = now.get((host, key), NOT_OVERRIDDEN), before.get((host, key))
         if was == after:
             continue  # nothing the sitemap shows of this URL changed
-        excluded_now, excluded_before = after[0], was is None or was[0]
-        if excluded_now and excluded_before:
-            continue  # not listed before the change (or not known to be), nor after it
         for origin in origins:
+            if host and origin.host != host:
+                continue  # an override of another host
+            if not host and (origin.host, key) in now:
+                continue  # this host's own override decides there
+            shown_after, shown_before = after, was
+            if host:
+                # Where the host has no override of its own, the one of every host applies.
+                every_host = now.get(("", key), NOT_OVERRIDDEN)
+                if (host, key) not in now:
+                    shown_after = every_host
+                if was == NOT_OVERRIDDEN:
+                    shown_before = every_host
+                if shown_before == shown_after:
+                    continue
+            excluded_now = shown_after[0]
+            excluded_before = shown_before is None or shown_before[0]
+            if excluded_now and excluded_before:
+                continue  # not listed before the change (or not known to be), nor after it
             listed = _listed_uri(origin, key)
             if listed is None:
                 continue
-            if was in (None, NOT_OVERRIDDEN) and _rule_excludes(origin, listed):
+            if shown_before in (None, NOT_OVERRIDDEN) and _rule_excludes(origin, listed):
                 continue  # a rule left it out before this override existed: never listed
             urls.append(listed)
             (gone if excluded_now else back).append(listed)
@@ -274,7 +316,7 @@ def _rule_excludes(origin: Origin, uri: str) -> bool:
     return values is not None and values[0]
 
 
-_SHOWN = ("location", "exclude", "lastmod", "changefreq", "priority")
+_SHOWN = ("host", "location", "exclude", "lastmod", "changefreq", "priority")
 
 
 def _listed_uri(origin: Origin, key: str) -> str | None:

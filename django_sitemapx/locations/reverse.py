@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from django.conf import settings
+from django.conf.urls.i18n import is_language_prefix_patterns_used
 from django.urls import NoReverseMatch, Resolver404, get_script_prefix, resolve, reverse
 from django.urls.converters import (
     IntConverter,
@@ -27,8 +29,10 @@ from django.urls.converters import (
     StringConverter,
     get_converters,
 )
+from django.utils import translation
 from django.utils.http import RFC3986_SUBDELIMS
 
+from ..conf import default_language
 from ..exceptions import Skip, SkipReason
 
 # What reverse() leaves unquoted in a path (django.urls.resolvers).
@@ -235,3 +239,16 @@ def _reverse_each(url_name: str, names: list[str]) -> PathFiller:
             raise Skip(SkipReason.NO_REVERSE_MATCH) from None
 
     return fill
+
+
+def path_language(path: str, urlconf: str | None = None) -> str:
+    """The language a path is in: its prefix under ``i18n_patterns``, else ``LANGUAGE_CODE``.
+
+    Never the active language (an editor's, a client's): a path resolves, and a
+    document is made, in the language its URL names.
+    """
+    if is_language_prefix_patterns_used(urlconf or settings.ROOT_URLCONF)[0]:
+        language = translation.get_language_from_path(path)
+        if language:
+            return language
+    return default_language()

@@ -1,9 +1,10 @@
 """From a document to a response: a cache hit, a 304, or a miss built into the cache.
 
-A miss is built to the end at the server's pace, the plain variant (and the
-gzip one if asked for) stored as it is produced, and only then sent, from the bytes built, never
-read back: how fast its first client reads, or whether the cache keeps it,
-changes nothing. A hit has every byte in hand before its response starts; a
+A miss is built to the end at the server's pace (the plain variant, and the
+gzip one if asked for), then sent from the chunks built, never read back, and
+stored: by the store thread on a network cache (``background``), which releases
+the build lock once it is stored; how fast its first client reads, or whether
+the cache keeps it, changes nothing. A hit has every byte in hand before its response starts; a
 part missing is a miss. Of many requests missing the same document at once,
 one builds it and the others wait for the stored copy; at most
 ``SITEMAPX_CACHE_BUILDS`` documents are built at once per cache, and a request
@@ -11,6 +12,7 @@ that finds no build slot in time is answered 503. Without a working cache a
 document is streamed as it is rendered.
 
 - ``cache``: cache keys, records and build locks (generations: ``generations``);
+- ``background``: the store thread, storing built documents off the request;
 - ``local``: the per-process copies of recently served documents;
 - ``conditional``: ETag, Last-Modified and 304s;
 - ``streams``: gzip, keeping the bytes for the cache, ASGI;
@@ -58,8 +60,10 @@ from ..generations import (
 from ..locations import Origin
 from ..locations.origins import served_hosts, uses_sites_framework
 from ..registry import SitemapRegistry
+from ..skips import Skips, record_skips
+from ..skips import held as held_skips
 from ..sources import PageSummary, Source
-from .cache import DocumentCache, Lock, Record, document_key, host_part, path_part
+from .cache import Built, DocumentCache, Lock, Record, document_key, host_part, path_part
 from .conditional import Validators, make_validators, not_modified, set_headers
 from .streams import AsyncBody, ClosingBody, encode
 
@@ -68,8 +72,6 @@ XML_CONTENT_TYPE = "application/xml; charset=utf-8"
 # been seen to fail on "Content-Encoding: gzip" for .gz sitemaps).
 GZIP_CONTENT_TYPE = "application/gzip"
 XML, GZ = "xml", "gz"
-# A built document is handed to the server in slices of this size.
-SEND_BYTES = 256 * 1024
 
 
 def content_type(gz: bool) -> str:
@@ -261,17 +263,38 @@ def _serve(request: HttpRequest, spec: DocumentSpec, gz: bool, language: str) ->
         if response is not None:
             return response
         if isinstance(held, Lock):
-            # Built whole at the server's pace and stored before any byte is sent:
-            # a slow or vanished client costs this one build, and the requests
-            # waiting for it are served from the stored copy as soon as it exists.
-            # This client gets what was built, whether or not the cache kept it.
+            # Built whole at the server's pace before any byte is sent: a slow or
+            # vanished client costs this one build, and the requests waiting for
+            # it are served from the stored copy as soon as it exists. This
+            # client gets what was built, whether or not the cache keeps it; the
+            # lock and slot go with the document to be stored (``DocumentCache.keep``).
             lock, held = held, None
+            builder, slot = slot, None
+            skipped: list[Skips] = []
             try:
-                body = _build(store, key, _render(prepared), validators, prepared.expires, gz)
-            finally:
-                store.unlock(lock, slot)  # both in one round trip
-                slot = None
-            return _whole(request, body, validators, gz)
+                with held_skips() as skipped:
+                    bodies = _build(_render(prepared), gz)
+            except BaseException:
+                store.unlock(lock, builder)  # both in one round trip
+                for skips in skipped:  # a page whose every entry was left out: a 404
+                    record_skips(*skips)
+                raise
+            served = bodies[GZ if gz else XML]
+            # Stored, then the lock and the slot released, on the store thread
+            # when the cache is a network one: this request sends meanwhile.
+            store.keep(
+                Built(
+                    key,
+                    validators.etag,
+                    validators.last_modified,
+                    prepared.expires,
+                    bodies,
+                    lock,
+                    builder,
+                    skipped,
+                )
+            )
+            return _whole(request, served, validators, gz)
         # Another request is building it and did not finish in time: stream this
         # one's own copy, in the build slot until its last byte.
         stream = _render(prepared)
@@ -391,53 +414,35 @@ def _stored_body(store: DocumentCache, key: str, record: Record, gz: bool) -> by
 
 
 def _whole(
-    request: HttpRequest, body: bytes, validators: Validators, gz: bool
+    request: HttpRequest, chunks: list[bytes], validators: Validators, gz: bool
 ) -> HttpResponseBase:
-    """A built document, every byte in hand: streamed in slices, with its length."""
-    chunks = (body[start : start + SEND_BYTES] for start in range(0, len(body), SEND_BYTES))
-    response = _streaming(request, chunks, validators, gz)
-    response.headers["Content-Length"] = str(len(body))
+    """A built document, every byte in hand: its chunks as built, with its length."""
+    response = _streaming(request, iter(chunks), validators, gz)
+    response.headers["Content-Length"] = str(sum(map(len, chunks)))
     return response
 
 
-def _build(
-    store: DocumentCache,
-    key: str,
-    stream: DocumentStream,
-    validators: Validators,
-    expires: float | None,
-    gz: bool,
-) -> bytes:
-    """Render ``stream`` to the end into the cache; the bytes of the variant ``gz`` asks for.
+def _build(stream: DocumentStream, gz: bool) -> dict[str, list[bytes]]:
+    """Render ``stream`` to the end: the plain variant's chunks, and the gzip one's if ``gz``.
 
-    The plain variant is stored, and the gzip one only when it is asked for
-    (a plain request leaves it to the first gzip request, ``_from_cache``).
-    The variant asked for is returned whether or not the cache kept the
-    document, so its client is served what was built, never a copy read back.
-    ``expires`` is the document's own expiry (see ``Prepared``): the record
-    carries it, and nothing is kept past it.
+    The gzip variant is made only when it is asked for (a plain request leaves
+    it to the first gzip request, ``_from_cache``). The chunks are kept as they
+    come, never joined here: they are sent as they are, and the cache joins
+    what it stores (``DocumentCache.put``).
     """
-    writer = store.writer(key, expires)
     compressor = gzip_compressor() if gz else None
-    # The chunks as they come, joined once: a page is megabytes, each copy counts.
-    served: list[bytes] = []
+    plain: list[bytes] = []
+    packed: list[bytes] = []
     try:
         for chunk in stream:
-            writer.add(XML, chunk)
-            if compressor is None:
-                served.append(chunk)
-            else:
-                packed = compressor.compress(chunk)
-                served.append(packed)
-                writer.add(GZ, packed)
+            plain.append(chunk)
+            if compressor is not None and (out := compressor.compress(chunk)):
+                packed.append(out)
         if compressor is not None:
-            packed = compressor.flush()
-            served.append(packed)
-            writer.add(GZ, packed)
+            packed.append(compressor.flush())
     finally:
         stream.close()
-    writer.finish(validators.etag, validators.last_modified)
-    return b"".join(served)
+    return {XML: plain, GZ: packed} if gz else {XML: plain}
 
 
 def _uncached(

@@ -22,11 +22,14 @@ from typing import Any
 
 from django.core.cache import BaseCache
 from django.core.cache.backends.memcached import BaseMemcachedCache
+from django.core.cache.backends.redis import RedisCache
 
 from ..conf import app_settings
 from ..generations import PREFIX, SitemapCache, logger, new_token
 from ..locations import Origin
 from ..locations.hosts import canonical_host
+from ..skips import Skips, record_skips
+from .background import store_thread
 from .local import LocalCopies
 
 # Memcached refuses values over 1 MB by default; parts stay well below it.
@@ -143,6 +146,11 @@ local_copies: LocalCopies[Record] = LocalCopies()
 
 # A record's part count for a variant held in the record's own entry.
 INLINE = 0
+
+# Backends whose stores run on the store thread (``background``): network caches,
+# whose clients each thread has its own of. A database cache's connection and a
+# local or file cache's work belong in the request.
+DEFERRING = (RedisCache, BaseMemcachedCache)
 
 
 def part_bytes(backend: BaseCache) -> int | None:
@@ -315,18 +323,66 @@ class DocumentCache(SitemapCache):
 
         A record with an expiry is kept no longer than until then.
         """
-        writer = self.writer(key, record.expires)
-        for variant, data in bodies.items():
-            writer.add(variant, data)
-        return writer.finish(record.etag, record.last_modified)
+        built = {variant: [data] for variant, data in bodies.items()}
+        return self.put(Built(key, record.etag, record.last_modified, record.expires, built))
 
-    def writer(self, key: str, expires: float | None = None) -> PartWriter:
-        """Stores a document being built; its record comes last.
+    def keep(self, built: Built) -> None:
+        """Store ``built`` and release its lock and slot: on the store thread for a
+        network cache (``background``), else now, in this request."""
+        if (
+            self.available
+            and app_settings.CACHE_STORE_THREAD
+            and isinstance(self.backend, DEFERRING)
+        ):
+            alias = self.alias
+            if store_thread.submit(lambda: DocumentCache(alias).put(built)):
+                return
+        self.put(built)
 
-        ``expires`` is the document's own expiry: the record carries it, and
-        nothing is kept past it.
+    def put(self, built: Built) -> Record | None:
+        """Store a built document, then release its lock and slot; its record, or None.
+
+        Where the backend holds values of any size, the record and the variants
+        are one entry; else the parts are stored first, the record that makes them
+        visible last, so a reader never sees half a document. The bytes are not
+        kept in this process (``local``): a build's memory is its own request's,
+        and the first hit here reads the document once.
         """
-        return PartWriter(self, key, expires)
+        try:
+            return self._put(built)
+        finally:
+            if built.lock is not None:
+                self.unlock(built.lock, built.slot)
+            elif built.slot is not None:
+                self.release(built.slot)
+            for skipped in built.skipped:
+                record_skips(*skipped)
+
+    def _put(self, built: Built) -> Record | None:
+        timeout = self._timeout(built.expires)
+        if timeout == 0 or not self.available:  # expired while it was being built
+            return None
+        limit = self.part_bytes
+        # Each variant's chunks are let go of once joined: with the response sent,
+        # the page is then in memory once while the backend pickles it.
+        joined = {variant: b"".join(built.bodies.pop(variant)) for variant in list(built.bodies)}
+        if limit is None:
+            bodies = joined
+            record = built.record(dict.fromkeys(bodies, INLINE))
+            stored = self._set(built.key, {**record.as_dict(), "bodies": bodies}, timeout)
+            return record if stored else None
+        parts: dict[str, bytes] = {}
+        counts: dict[str, int] = {}
+        for variant, data in joined.items():
+            pieces = [data[start : start + limit] for start in range(0, len(data), limit)]
+            counts[variant] = len(pieces) or 1
+            for number, piece in enumerate(pieces or [b""]):
+                parts[f"{built.key}:{variant}:{number}"] = piece
+        failed = self._call(lambda: self.backend.set_many(parts, timeout), None)
+        if failed is None or failed:
+            return None
+        record = built.record(counts)
+        return record if self._set(built.key, record.as_dict(), timeout) else None
 
     @staticmethod
     def _timeout(expires: float | None) -> float | None:
@@ -474,76 +530,32 @@ class DocumentCache(SitemapCache):
         return not self.available
 
 
+@dataclass
+class Built:
+    """A document built to its end, to be stored: each variant's bytes as built.
+
+    ``lock`` and ``slot`` are the build lock and slot its request holds, released
+    once it is stored (or not): requests waiting for it find it stored.
+    ``expires`` is the document's own expiry: the record carries it, and nothing
+    is kept past it.
+    """
+
+    key: str
+    etag: str
+    last_modified: float | None
+    expires: float | None
+    bodies: dict[str, list[bytes]]
+    lock: Lock | None = None
+    slot: Lock | None = None
+    # What the build left out, for the admin's report (``skips``): recorded with it.
+    skipped: list[Skips] = field(default_factory=list)
+
+    def record(self, parts: dict[str, int]) -> Record:
+        """The record of this document stored in ``parts``."""
+        return Record(self.etag, self.last_modified, parts, self.expires)
+
+
 def _lock_timeout() -> int:
     # Whole seconds, at least one: backends round a timeout down, and Redis
     # deletes a key added with a timeout of 0 at once (no lock at all).
     return max(1, math.ceil(app_settings.CACHE_WAIT * LOCK_WAITS))
-
-
-class PartWriter:
-    """One document's variants stored as the build produces them.
-
-    On a backend with an item size limit (``part_bytes``) each variant is
-    stored in parts as it grows, at most one part per variant in memory; the
-    record that makes the parts visible is stored last, by :meth:`finish`, so
-    a reader never sees half a document. Otherwise the whole document (record
-    and variants) is one entry, stored by :meth:`finish`.
-    """
-
-    def __init__(self, cache: DocumentCache, key: str, expires: float | None = None) -> None:
-        self._cache = cache
-        self._key = key
-        self._expires = expires
-        self._limit = cache.part_bytes
-        self._buffers: dict[str, bytearray] = {}
-        # With no part limit, each variant's chunks as they came: joined once, at the end.
-        self._chunks: dict[str, list[bytes]] = {}
-        self._parts: dict[str, int] = {}
-        self._failed = not cache.available
-
-    def add(self, variant: str, data: bytes) -> bool:
-        """Append bytes to ``variant``; False once the cache failed (nothing will be stored)."""
-        if self._failed:
-            return False
-        if self._limit is None:
-            self._chunks.setdefault(variant, []).append(data)
-            return True
-        buffer = self._buffers.setdefault(variant, bytearray())
-        self._parts.setdefault(variant, 0)
-        buffer += data
-        while len(buffer) >= self._limit:
-            if not self._put(variant, bytes(buffer[: self._limit])):
-                self._failed = True
-                self._buffers.clear()
-                return False
-            del buffer[: self._limit]
-        return True
-
-    def _put(self, variant: str, piece: bytes) -> bool:
-        number = self._parts[variant]
-        self._parts[variant] = number + 1
-        timeout = self._cache._timeout(self._expires)
-        if timeout == 0:  # expired while it was being built: nothing is kept
-            return False
-        return self._cache._set(f"{self._key}:{variant}:{number}", piece, timeout)
-
-    def finish(self, etag: str, last_modified: float | None) -> Record | None:
-        """Store the last parts, then the record; the record, or None if not kept."""
-        if self._failed:
-            return None
-        timeout = self._cache._timeout(self._expires)
-        if timeout == 0:
-            return None
-        if self._limit is None:
-            bodies = {variant: b"".join(chunks) for variant, chunks in self._chunks.items()}
-            record = Record(etag, last_modified, dict.fromkeys(bodies, INLINE), self._expires)
-            entry = {**record.as_dict(), "bodies": bodies}
-            if not self._cache._set(self._key, entry, timeout):
-                return None
-            local_copies.put(self._cache._local_key(self._key), record, bodies)
-            return record
-        for variant, buffer in self._buffers.items():
-            if buffer and not self._put(variant, bytes(buffer)):
-                return None
-        record = Record(etag, last_modified, dict(self._parts), self._expires)
-        return record if self._cache._set(self._key, record.as_dict(), timeout) else None

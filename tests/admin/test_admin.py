@@ -87,6 +87,40 @@ def test_list_shows_effective_values_and_search_finds_a_pasted_url(editor: Clien
     assert "/other" in filtered and "/about<" not in filtered
 
 
+def test_an_override_of_one_host_from_the_form_the_list_the_filter_and_the_search(
+    editor: Client,
+    django_capture_on_commit_callbacks,
+    received,  # type: ignore[no-untyped-def]
+) -> None:
+    Override.objects.create(location="/about", exclude=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = editor.post(
+            reverse(ADD), {"location": "/about/", "host": "Testserver", "priority": "0.9"}
+        )
+    assert response.status_code == 302  # the host-less one is another row
+    override = Override.objects.get(host="testserver")
+    # Placed from its own host's sitemap.
+    assert (override.location, override.section, override.page) == ("/about", "pages", 1)
+    assert received[-1]["host_locations"] == frozenset({("testserver", "/about")})
+    duplicate = editor.post(reverse(ADD), {"location": "/about", "host": "testserver"})
+    assert (
+        "on this host already exists"
+        in (duplicate.context["adminform"].form.errors["location"][0])
+    )
+    Override.objects.create(location="/about", host="other.example", changefreq="daily")
+    body = editor.get(reverse(CHANGELIST)).content.decode()
+    assert "on testserver" in body and "on other.example" in body
+    one_host = editor.get(reverse(CHANGELIST), {"host": "testserver"}).context["cl"]
+    assert [row.host for row in one_host.result_list] == ["testserver"]
+    every_host = editor.get(reverse(CHANGELIST), {"host": "-"}).context["cl"]
+    assert [row.host for row in every_host.result_list] == [""]
+    # A pasted URL finds the override of its host and the one of every host.
+    found = editor.get(reverse(CHANGELIST), {"q": "https://other.example/about/"}).context["cl"]
+    assert sorted(row.host for row in found.result_list) == ["", "other.example"]
+    by_host = editor.get(reverse(CHANGELIST), {"q": "other.example"}).context["cl"]
+    assert [row.host for row in by_host.result_list] == ["other.example"]
+
+
 def _action(client: Client, action: str, rows: list[Override], **extra: str):  # type: ignore[no-untyped-def]
     data = {"action": action, "_selected_action": [str(row.pk) for row in rows], **extra}
     return client.post(reverse(CHANGELIST), data, follow=True)
@@ -116,6 +150,13 @@ def test_bulk_actions(
     assert set(Override.objects.values_list("exclude", flat=True)) == {False}
     assert not Override.objects.filter(pk=only_excludes.pk).exists()
     assert Override.objects.get(pk=a.pk).changed_by is not None
+    # The signal names each override's host, so one of a host is not taken for every host's.
+    on_b = Override.objects.create(location="/a", host="b.example", exclude=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        _action(editor, "set_priority", [a, on_b], priority="0.3")
+    assert received[-1]["host_locations"] == frozenset({("", "/a"), ("b.example", "/a")})
+    assert received[-1]["before"] == {"/a": (False, None, "never", Decimal("0.7"))}
+    assert received[-1]["host_before"][("b.example", "/a")] == (True, None, "", None)
 
 
 def test_a_view_only_user_gets_no_bulk_actions() -> None:

@@ -193,6 +193,8 @@ def test_the_list_fits_the_window_with_the_sidebar_open(
     )
     Override.objects.create(location="/about", priority="0.3", section="pages", page=1)
     Override.objects.create(location="/gone/for/good", changefreq="never")
+    # An override of one host says so in the location's column, not a column of its own.
+    Override.objects.create(location="/about", host="a-long-host-name.example.com", priority="0.4")
 
     page.set_viewport_size({"width": width, "height": 800})
     # Logged in through a session cookie: the login form is tested above, and hashing
@@ -235,8 +237,10 @@ def test_the_list_fits_the_window_with_the_sidebar_open(
     assert header.strip().lower() == "in the sitemap"
     excluded = page.locator("#result_list tr", has_text="a-very-long-article")
     assert excluded.locator("td.field-listed img").get_attribute("alt") == "False"
-    listed = page.locator("#result_list tr", has_text="/about")
+    listed = page.locator("#result_list tr", has_text="/about").first
     assert listed.locator("td.field-listed img").get_attribute("alt") == "True"
+    one_host = page.locator("#result_list tr", has_text="a-long-host-name.example.com")
+    assert one_host.locator(".field-url .host").inner_text() == ("on a-long-host-name.example.com")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -347,6 +351,7 @@ def test_editor_imports_overrides_from_csv_all_or_nothing(
         page.click("#export-csv")
     exported = Path(download.value.path()).read_text()
     assert exported.splitlines()[1].startswith("/articles/news/hello-world,false,,,0.8")
+    assert exported.splitlines()[0].endswith(",note,host")
 
 
 @pytest.mark.django_db(transaction=True)

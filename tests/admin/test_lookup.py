@@ -1,6 +1,9 @@
 """Finding one URL in the sitemap, by query or by scanning a section."""
 
+from typing import Any
+
 import pytest
+from django.utils import translation
 
 from django_sitemapx import ItemSource, ModelSource
 from django_sitemapx.admin.lookup import (
@@ -92,3 +95,22 @@ def test_not_registered_and_too_long(registry) -> None:  # type: ignore[no-untyp
 def test_a_url_value_the_field_cannot_hold_is_not_an_error(registry) -> None:  # type: ignore[no-untyped-def]
     _articles(registry)
     assert locate(registry, "/articles/x/" + "é" * 10 + "/", ORIGIN).reason == NOT_REGISTERED
+
+
+@pytest.mark.urls("tests.i18n_urls")
+@pytest.mark.parametrize("path", ["/en/articles/c/a1/", "/de/artikel/c/a1/"])
+@pytest.mark.parametrize("active", ["en", "de"])
+def test_a_translated_url_is_found_whichever_language_is_active(
+    registry: Any, settings: Any, path: str, active: str
+) -> None:
+    """The inspector runs in the editor's language; a URL names its own, by its prefix
+    and its translated route, and is resolved in that one."""
+    settings.LANGUAGES = [("en", "English"), ("de", "German")]
+    settings.LANGUAGE_CODE = "en"
+    _articles(registry, i18n=True)
+    ArticleFactory(is_published=True, category__slug="c", slug="a1")
+    with translation.override(active):
+        finding = locate(registry, path, ORIGIN)
+    assert (finding.section, finding.page) == ("article", 1), finding.reason
+    assert finding.entry is not None and finding.entry[0] == "https://example.com" + path
+    assert finding.resolves

@@ -47,19 +47,59 @@ def test_overrides_export_and_import_back_the_same(manager: Client) -> None:
         note="=HYPERLINK(1)",
     )
     Override.objects.create(location="/b", exclude=True, changefreq="daily")
+    Override.objects.create(location="/b", host="b.example", priority=Decimal("0.2"))
     text = _download(manager, OVERRIDE_EXPORT)
     assert text.splitlines() == [
-        "location,exclude,lastmod,changefreq,priority,note",
-        "/a,false,2024-05-01T08:00:00+00:00,,0.9,'=HYPERLINK(1)",
-        "/b,true,,daily,,",
+        "location,exclude,lastmod,changefreq,priority,note,host",
+        "/a,false,2024-05-01T08:00:00+00:00,,0.9,'=HYPERLINK(1),",
+        "/b,true,,daily,,,",
+        "/b,false,,,0.2,,b.example",
     ]
     Override.objects.all().delete()
     response = _upload(manager, OVERRIDE_IMPORT, text)
     assert response.status_code == 302
-    rows = {o.location: o for o in Override.objects.all()}
-    assert rows["/a"].note == "=HYPERLINK(1)" and rows["/a"].priority == Decimal("0.9")
-    assert rows["/b"].exclude and rows["/b"].changefreq == "daily"
-    assert rows["/a"].changed_by is not None
+    rows = {(o.host, o.location): o for o in Override.objects.all()}
+    assert rows["", "/a"].note == "=HYPERLINK(1)" and rows["", "/a"].priority == Decimal("0.9")
+    assert rows["", "/b"].exclude and rows["", "/b"].changefreq == "daily"
+    assert (
+        rows["b.example", "/b"].priority == Decimal("0.2") and not rows["b.example", "/b"].exclude
+    )
+    assert rows["", "/a"].changed_by is not None
+
+
+def test_an_import_matches_overrides_by_host_and_location(manager: Client) -> None:
+    every_host = Override.objects.create(location="/kept", priority=Decimal("0.1"))
+    one_host = Override.objects.create(location="/kept", host="b.example", exclude=True)
+    response = _upload(
+        manager,
+        OVERRIDE_IMPORT,
+        # A file without the host column is of every host, as before overrides had one.
+        "location,priority\n/kept,0.7\n",
+    )
+    assert response.status_code == 302
+    response = _upload(
+        manager,
+        OVERRIDE_IMPORT,
+        "location,host,priority\n/kept,B.Example.,0.3\n/kept,c.example:8000,0.5\n",
+    )
+    assert response.status_code == 302
+    every_host.refresh_from_db()
+    one_host.refresh_from_db()
+    assert every_host.priority == Decimal("0.7")
+    assert one_host.priority == Decimal("0.3") and one_host.exclude
+    assert Override.objects.get(host="c.example:8000").priority == Decimal("0.5")
+    assert Override.objects.count() == 3
+
+
+def test_an_import_refuses_a_bad_host_and_a_host_and_location_twice(manager: Client) -> None:
+    text = "location,host,priority\n/a,b.example,0.5\n/a,,0.5\n/a,B.EXAMPLE,0.4\n/b,no host!,0.1\n"
+    response = _upload(manager, OVERRIDE_IMPORT, text)
+    assert response.status_code == 200
+    errors = [str(error) for error in response.context["errors"]]
+    assert "Line 4: location: the location and host of line 2 again" in errors
+    assert "Line 5: host: This is not a host name." in errors
+    assert not any(error.startswith("Line 3") for error in errors)  # another host: its own row
+    assert not Override.objects.exists()
 
 
 def test_a_bad_row_refuses_the_whole_file_and_every_error_names_its_line(
@@ -84,7 +124,7 @@ def test_a_bad_row_refuses_the_whole_file_and_every_error_names_its_line(
     assert "Line 5: exclude: Enter true or false." in errors
     assert any(error.startswith("Line 6: lastmod:") for error in errors)
     assert any(error.startswith("Line 7: Set at least one") for error in errors)
-    assert "Line 8: location: the location of line 3 again" in errors
+    assert "Line 8: location: the location and host of line 3 again" in errors
     assert b"Nothing was saved." in response.content
     # Nothing half imported: the valid rows were not written either.
     assert list(Override.objects.values_list("location", "priority")) == [

@@ -68,6 +68,24 @@ def test_inspector_shows_override_origin_and_exclusion(editor: Client) -> None:
     assert "/change/" in context["override_url"]
 
 
+def test_inspector_shows_the_override_that_applies_on_the_inspected_host(editor: Client) -> None:
+    Override.objects.create(location="/about/", priority=Decimal("0.1"))
+    # Another host's exclusion does nothing here.
+    Override.objects.create(location="/about/", host="other.example", exclude=True)
+    context = editor.get(reverse(INSPECT), {"url": "/about"}).context
+    assert context["in_sitemap"] and context["override"].host == ""
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
+    assert values["priority"] == ("0.1", "override")
+    mine = Override.objects.create(location="/about/", host="testserver", priority=Decimal("0.8"))
+    response = editor.get(reverse(INSPECT), {"url": "/about"})
+    context = response.context
+    assert context["override"] == mine
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
+    assert values["priority"] == ("0.8", "override")
+    assert f"/{mine.pk}/change/" in context["override_url"]
+    assert "The override of testserver" in response.content.decode()
+
+
 @pytest.mark.parametrize("permission", ["view_article", "change_article"])
 def test_inspector_says_filtered_out_to_who_may_view_the_model(permission: str) -> None:
     article = ArticleFactory(is_published=False)
@@ -139,6 +157,12 @@ def test_overview_lists_sections_pages_and_links(editor: Client) -> None:
     assert rows["article"].latest is not None
     assert rows["pages"].excluded == 1
     assert "/sitemap-article-1.xml" in response.content.decode()
+    # Another host's exclusions are not this host's.
+    Override.objects.create(
+        location="/contact", host="other.example", exclude=True, section="pages", page=1
+    )
+    rows = {row.section: row for row in editor.get(reverse(OVERVIEW)).context["rows"]}
+    assert rows["pages"].excluded == 1
 
 
 def test_overview_counts_a_url_per_row_and_language(editor: Client) -> None:
@@ -267,7 +291,9 @@ def test_overview_shows_what_the_latest_build_left_out_and_why(editor: Client) -
         default_registry.register(
             "custom", Custom, items=lambda: ["/ok/", None, "http://[x/", "https://other.example/"]
         )
-        assert Client(HTTP_HOST="testserver").get("/sitemap-custom-1.xml").status_code == 200
+        built = Client(HTTP_HOST="testserver").get("/sitemap-custom-1.xml")
+        assert built.status_code == 200
+        content(built)  # recorded with the document, once it is stored
         response = editor.get(reverse(OVERVIEW))
     (row,) = response.context["rows"]
     assert [(str(label), count) for label, count in row.skipped] == [

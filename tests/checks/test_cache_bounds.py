@@ -1,4 +1,4 @@
-"""The checks of the cache's bounds: E015-E018, W004 and W005, through ``check``."""
+"""The checks of the cache's bounds: E015-E018, E710, W004 and W005, through ``check``."""
 
 from __future__ import annotations
 
@@ -24,9 +24,11 @@ from tests.support.checks import ID, check_errors, check_warnings
         ("SITEMAPX_CACHE_BUILD_WAIT", -1, "E017"),
         ("SITEMAPX_CACHE_BUILD_WAIT", "5", "E017"),
         ("SITEMAPX_WILDCARD_HOSTS", None, "E018"),
+        ("SITEMAPX_CACHE_STORE_THREAD", "yes", "E710"),
+        ("SITEMAPX_CACHE_STORE_THREAD", 1, "E710"),
     ],
 )
-def test_e015_to_e018_bad_values(setting: str, value: object, number: str) -> None:
+def test_e015_to_e018_and_e710_bad_values(setting: str, value: object, number: str) -> None:
     with override_settings(**{setting: value}):
         assert check_errors() == [number]
 
@@ -37,6 +39,7 @@ def test_good_values_pass() -> None:
         SITEMAPX_CACHE_BUILDS=0,
         SITEMAPX_CACHE_BUILD_WAIT=0,
         SITEMAPX_WILDCARD_HOSTS=0,
+        SITEMAPX_CACHE_STORE_THREAD=False,
     ):
         assert check_warnings() == []
 

@@ -191,6 +191,40 @@ def test_an_override_change_submits_its_page(
     assert endpoint.url_lists == [["https://example.com/about/"], ["https://other.example/about/"]]
 
 
+def test_an_override_of_one_host_is_announced_on_that_host_only(
+    endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        on_other = Override.objects.create(location="/about", host="other.example", priority="0.9")
+    assert endpoint.url_lists == [["https://other.example/about/"]]
+    # The one of every host is announced where no host has its own: not other.example.
+    with django_capture_on_commit_callbacks(execute=True):
+        Override.objects.create(location="/about", changefreq="daily")
+    assert endpoint.url_lists[1:] == [["https://example.com/about/"]]
+    # Deleting the host's own: the one of every host applies there now, a change.
+    with django_capture_on_commit_callbacks(execute=True):
+        on_other.delete()
+    assert endpoint.url_lists[2:] == [["https://other.example/about/"]]
+    # An override of one host showing what the host-less one shows changes nothing.
+    with django_capture_on_commit_callbacks(execute=True):
+        Override.objects.create(location="/about", host="other.example", changefreq="daily")
+    assert len(endpoint.url_lists) == 3
+
+
+def test_a_url_excluded_on_its_host_is_not_announced_there(
+    endpoint: Endpoint, django_capture_on_commit_callbacks: Any
+) -> None:
+    article = ArticleFactory(is_published=True)
+    Override.objects.create(
+        location=article.get_absolute_url(), host="other.example", exclude=True
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        article.title = "changed"
+        article.updated_at = article.updated_at.replace(year=2020)
+        article.save()
+    assert endpoint.url_lists == article_urls(article, ("example.com",))
+
+
 @pytest.mark.parametrize(
     ("key", "url"),
     [

@@ -54,10 +54,18 @@ def test_copies_expire_with_the_cache_timeout() -> None:
     assert copies.size == 0
 
 
-def test_a_stored_document_is_kept_locally() -> None:
+def test_a_document_read_is_kept_locally_a_document_stored_is_not() -> None:
+    # A build's bytes are its request's memory (issue 29: a cold crawl's peak
+    # RSS); the first read in a process keeps them for the next hits.
     store = DocumentCache()
-    store.store("django_sitemapx:doc:local", Record("t", None, {}), {"xml": b"<x/>"})
-    assert local_copies.get("default|django_sitemapx:doc:local") is not None
+    key = "django_sitemapx:doc:local"
+    record = store.store(key, Record("t", None, {}), {"xml": b"<x/>"})
+    assert record is not None
+    assert local_copies.get(f"default|{key}") is None
+    reader = DocumentCache()
+    read = reader.record(key)
+    assert read is not None and reader.body(key, read, "xml") == b"<x/>"
+    assert local_copies.get(f"default|{key}") is not None
 
 
 @pytest.mark.django_db

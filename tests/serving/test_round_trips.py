@@ -7,6 +7,7 @@ request needs.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -14,6 +15,7 @@ import pytest
 from django.test import Client, override_settings
 
 from django_sitemapx.invalidation import invalidate
+from django_sitemapx.serving import cache
 from django_sitemapx.serving.cache import RELEASE_MARGIN, DocumentCache, Lock, local_copies
 from example_project.articles.factories import ArticleFactory
 from tests.conftest import content
@@ -49,7 +51,22 @@ def _count(client: Client, path: str, **headers: str) -> tuple[int, list[str]]:
     return response.status_code, list(CountingCache.calls)
 
 
-def test_a_cold_page_build_takes_at_most_nine_round_trips(counting_cache: list[str]) -> None:
+class _ByThread(list[str]):
+    """Calls as ``CountingCache`` appends them, and the thread of each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[str] = []
+
+    def append(self, name: str) -> None:
+        self.threads.append(threading.current_thread().name)
+        super().append(name)
+
+    def on(self, thread: str) -> list[str]:
+        return [name for name, where in zip(self, self.threads, strict=True) if where == thread]
+
+
+def test_a_cold_page_build_takes_at_most_eight_round_trips(counting_cache: list[str]) -> None:
     client = Client()
     content(client.get("/sitemap.xml"))
     # A page changed on a running site: its generation exists (invalidate() replaced it).
@@ -57,12 +74,30 @@ def test_a_cold_page_build_takes_at_most_nine_round_trips(counting_cache: list[s
     status, calls = _count(client, "/sitemap-article-1.xml")
     assert status == 200
     # The generations, the record (a miss), the build lock and the record again,
-    # a build slot, the page's tokens, the skips report, the document, and one
-    # delete of the lock and the slot together: no read of either before it.
-    assert len(calls) <= 9, calls
+    # a build slot; then the document, one delete of the lock and the slot
+    # together (no read of either before it), and the skips report.
+    assert len(calls) <= 8, calls
     assert calls.count("add") == 2
-    assert calls[-1] == "delete_many"
+    assert calls[-3:] == ["set", "delete_many", "get"]
     assert calls.count("set") == 1
+
+
+def test_on_a_network_cache_the_request_makes_five_round_trips(
+    counting_cache: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stored by the store thread (serving.background): the document, the lock
+    # and slot, and the skips report are not the request's round trips.
+    monkeypatch.setattr(cache, "DEFERRING", (CountingCache,))
+    client = Client()
+    content(client.get("/sitemap.xml"))
+    invalidate("article", 1)
+    CountingCache.calls = calls = _ByThread()
+    response = client.get("/sitemap-article-1.xml")
+    assert response.status_code == 200
+    on_request = calls.on(threading.current_thread().name)
+    content(response)
+    assert on_request == ["get_many", "get", "add", "get", "add"]
+    assert calls.on("sitemapx-store") == ["set", "delete_many", "get"]
 
 
 def test_a_page_first_built_after_a_flush_creates_its_generation(
@@ -77,6 +112,10 @@ def test_a_page_first_built_after_a_flush_creates_its_generation(
     assert status == 200
     assert len(calls) <= 11, calls
     assert calls.count("add") == 3
+    # The build keeps no copy in its process (its memory is its request's):
+    # the first hit here reads the document once, the next ones have it.
+    status, calls = _count(client, "/sitemap-article-1.xml")
+    assert (status, calls) == (200, ["get_many", "get"])
     status, calls = _count(client, "/sitemap-article-1.xml")
     assert (status, calls) == (200, ["get_many"])
 
@@ -85,6 +124,7 @@ def test_a_hit_takes_one_round_trip(counting_cache: list[str]) -> None:
     client = Client()
     first = client.get("/sitemap-article-1.xml")
     content(first)
+    content(client.get("/sitemap-article-1.xml"))  # read once: kept in this process
     status, calls = _count(client, "/sitemap-article-1.xml")
     assert (status, calls) == (200, ["get_many"])  # the generations; the bytes are local
     status, calls = _count(client, "/sitemap-article-1.xml", if_none_match=first["ETag"])

@@ -28,8 +28,11 @@ if REASON and os.environ.get("SITEMAPX_TEST_WAGTAIL"):
 if REASON:
     pytest.skip(REASON, allow_module_level=True)
 
+from urllib.parse import urlsplit
+
 from django.contrib.auth.models import User
-from wagtail.models import Page
+from django.core.cache import cache
+from wagtail.models import Page, Site
 
 from django_sitemapx.contrib.wagtail import WagtailPageSource
 from django_sitemapx.models import Override
@@ -55,7 +58,12 @@ def test_an_editor_excludes_a_page_from_its_promote_tab(
     two_sites: dict[str, Page],
 ) -> None:
     page = browser_page
-    base = live_server.url  # a.example is the default site: it serves any host
+    base = live_server.url
+    # a.example, the default site, serves any host; the panel writes the override of
+    # the site's own host, so the site is given the live server's.
+    live = urlsplit(base)
+    Site.objects.filter(hostname="a.example").update(hostname=live.hostname, port=live.port)
+    cache.clear()  # Wagtail keeps its sites' root paths in the default cache
     story = two_sites["story"]
     story_url = f"{base}{story.url_path.removeprefix('/a-example')}".replace(
         base, base + "/pages", 1
@@ -79,6 +87,7 @@ def test_an_editor_excludes_a_page_from_its_promote_tab(
 
     override = Override.objects.get()
     assert override.location == "/pages/news/story"
+    assert override.host == live.netloc
     assert override.exclude is True
     assert str(override.priority) == "0.2"
     assert story_url not in _locs(page, sitemap)

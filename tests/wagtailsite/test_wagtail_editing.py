@@ -47,6 +47,7 @@ from tests.wagtailsite.test_wagtail_source import (  # noqa: F401 - fixtures
     XHTML,
     _fresh_site_root_paths,
     document,
+    publish,
     translated,
     two_sites,
     urls,
@@ -235,3 +236,56 @@ class _Messages(list[Any]):
 
     def add(self, level: int, message: str, extra_tags: str = "") -> None:
         self.append(message)
+
+
+def test_two_sites_pages_at_the_same_path_keep_their_own_values(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], editor: Editor
+) -> None:
+    a_news = two_sites["news"]
+    b_news = publish(
+        two_sites["b.example"].add_child(instance=ArticlePage(title="N", slug="news"))
+    )
+    assert a_news.url_path != b_news.url_path
+    assert a_news.get_full_url() == b_news.get_full_url().replace("b.example", "a.example")
+    # Editors of each site, each on its own page: one override per site's host.
+    save(editor, a_news, exclude="on")
+    save(editor, b_news, priority="0.8")
+    stored = {o.host: o for o in Override.objects.all()}
+    assert set(stored) == {"a.example", "b.example"}
+    assert stored["a.example"].location == stored["b.example"].location == "/pages/news"
+    assert stored["a.example"].exclude and stored["a.example"].priority is None
+    assert not stored["b.example"].exclude and stored["b.example"].priority == Decimal("0.8")
+    # Each site's sitemap follows its own.
+    assert a_news.get_full_url() not in locs("a.example")
+    root = validate_sitemap(document("b.example"))
+    priorities = {
+        element.findtext("sm:loc", namespaces=NS): element.findtext("sm:priority", namespaces=NS)
+        for element in root.iterfind("sm:url", NS)
+    }
+    assert priorities[b_news.get_full_url()] == "0.8"
+    # The panel reads each back the same way.
+    _response, a_data = edit_form(editor, a_news)
+    _response, b_data = edit_form(editor, b_news)
+    assert "sitemapx-exclude" in a_data and a_data["sitemapx-priority"] == ""
+    assert "sitemapx-exclude" not in b_data and b_data["sitemapx-priority"] == "0.8"
+    # Clearing one site's values leaves the other's.
+    save(editor, a_news, exclude=None)
+    assert list(Override.objects.values_list("host", flat=True)) == ["b.example"]
+    assert a_news.get_full_url() in locs("a.example")
+
+
+def test_an_override_of_every_host_shows_in_the_panel_and_saving_it_unchanged_writes_none(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], editor: Editor
+) -> None:
+    news = two_sites["news"]
+    every_host = Override.objects.create(location="/pages/news", priority=Decimal("0.2"))
+    _response, data = edit_form(editor, news)
+    assert data["sitemapx-priority"] == "0.2"
+    save(editor, news)  # the values it showed, unchanged
+    assert list(Override.objects.all()) == [every_host]
+    # A change writes the override of the page's host; the one of every host stays.
+    save(editor, news, priority="0.6")
+    assert dict(Override.objects.values_list("host", "priority")) == {
+        "": Decimal("0.2"),
+        "a.example": Decimal("0.6"),
+    }

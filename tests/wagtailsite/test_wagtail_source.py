@@ -37,7 +37,9 @@ from django.utils import timezone
 from wagtail.contrib.sitemaps import views as wagtail_views
 from wagtail.models import Locale, Page, PageViewRestriction, Site
 
+from django_sitemapx import conf
 from django_sitemapx.contrib.wagtail import WagtailPageSource
+from django_sitemapx.contrib.wagtail.sources import _Locator
 from django_sitemapx.models import PendingUrl
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.signals import sitemap_invalidated
@@ -295,6 +297,182 @@ def test_every_locale_tree_of_a_site_is_listed(
     locs = {loc for loc, _ in urls(document("a.example"))}
     for name in ("a.example:fr", "news:fr", "story:fr"):
         assert translated[name].get_full_url() in locs
+
+
+def _links(data: bytes) -> dict[str, dict[str, str]]:
+    """Each URL's alternates (hreflang: href), the document validated."""
+    root = validate_sitemap(data)
+    return {
+        str(element.findtext("sm:loc", namespaces=NS)): {
+            str(link.get("hreflang")): str(link.get("href")) for link in element.iter(XHTML)
+        }
+        for element in root.iterfind("sm:url", NS)
+    }
+
+
+@pytest.fixture(params=["in SQL", "per chunk"])
+def versions_read(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Alternates built from each row's versions read with it (PostgreSQL), or per chunk."""
+    if request.param == "per chunk":
+        monkeypatch.setattr(_Locator, "versions_in_sql", lambda self, using: False)
+    return str(request.param)
+
+
+def test_alternates_leave_out_versions_that_are_not_listed(
+    wagtail: WagtailPageSource, translated: dict[str, Page], versions_read: str
+) -> None:
+    french = Locale.objects.get(language_code="fr")
+    # An expired, a restricted and a draft French version, and a Unicode slug's.
+    home_fr = translated["a.example:fr"]
+    for name in ("event", "scheduled", "hidden"):
+        translated[f"{name}:fr"] = publish(translated[name].copy_for_translation(french))
+    Page.objects.filter(pk=translated["event:fr"].pk).update(
+        expire_at=timezone.now() - datetime.timedelta(hours=1)
+    )
+    PageViewRestriction.objects.create(
+        page=translated["news:fr"], restriction_type=PageViewRestriction.PASSWORD, password="x"
+    )
+    cafe = publish(
+        translated["news"].add_child(instance=ArticlePage(title="Café", slug="café-crème"))
+    )
+    cafe_fr = publish(cafe.copy_for_translation(french))
+    draft = translated["a.example"].add_child(instance=ArticlePage(title="D", slug="draft"))
+    draft.copy_for_translation(french)  # never published
+    links = _links(document("a.example"))
+    english, french_url = cafe.get_full_url(), cafe_fr.get_full_url()
+    assert english.endswith("/pages/news/caf%C3%A9-cr%C3%A8me/")
+    # The French café lies under the restricted French news page: not listed.
+    assert french_url not in links and links[english] == {}
+    assert links[translated["news"].get_full_url()] == {}
+    assert links[translated["story"].get_full_url()] == {}
+    assert links[draft.get_full_url()] == {}
+    # The expired French event is not an alternate of the English one.
+    assert translated["event:fr"].get_full_url() not in links
+    home = translated["a.example"].get_full_url()
+    expected = {"en": home, "fr": home_fr.get_full_url(), "x-default": home}
+    assert links[home] == links[home_fr.get_full_url()] == expected
+    assert home_fr.get_full_url() == "http://a.example/fr/pages/"
+
+
+def test_alternates_are_the_same_read_in_sql_or_per_chunk(
+    wagtail: WagtailPageSource,
+    translated: dict[str, Page],
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    french = Locale.objects.get(language_code="fr")
+    cafe = publish(translated["news"].add_child(instance=ArticlePage(title="C", slug="café")))
+    publish(cafe.copy_for_translation(french))
+    settings.WAGTAIL_APPEND_SLASH = False
+    monkeypatch.setattr(conf, "CHUNK_SIZE", 3)  # chunks split pages from their versions
+    document("a.example")  # counts the pages
+    cache.clear()
+    with CaptureQueriesContext(connection) as in_sql:
+        ours = document("a.example")
+    monkeypatch.setattr(_Locator, "versions_in_sql", lambda self, using: False)
+    cache.clear()
+    with CaptureQueriesContext(connection) as per_chunk:
+        assert document("a.example") == ours
+    links = _links(ours)
+    french_cafe = "http://a.example/fr/pages/news/caf%C3%A9"
+    assert links[french_cafe] == {
+        "en": "http://a.example/pages/news/caf%C3%A9",
+        "fr": french_cafe,
+        "x-default": "http://a.example/pages/news/caf%C3%A9",
+    }
+    # In SQL, no query per chunk for the alternates.
+    assert len(in_sql) < len(per_chunk)
+
+
+def test_a_version_with_a_control_character_has_no_link(
+    wagtail: WagtailPageSource, translated: dict[str, Page], versions_read: str
+) -> None:
+    story_fr = translated["story:fr"]
+    # What no admin form lets through: the separator of the versions read in SQL.
+    Page.objects.filter(pk=story_fr.pk).update(url_path=story_fr.url_path + "\x1fx/")
+    links = _links(document("a.example"))
+    assert links[translated["story"].get_full_url()] == {}
+
+
+# -- page types making their own URLs -------------------------------------------------------
+
+
+def test_types_keeping_wagtails_url_parts_reverse_nothing_per_page(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wagtail.models import pages
+
+    a = two_sites["a.example"]
+    for number in range(5):
+        publish(a.add_child(instance=EventPage(title=f"E{number}", slug=f"e{number}")))
+    # A Unicode slug: Wagtail's own get_url_parts(), which percent-encodes it.
+    cafe = publish(a.add_child(instance=EventPage(title="Café", slug="café")))
+    calls: list[Any] = []
+    reverse = pages.reverse
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return reverse(*args, **kwargs)
+
+    monkeypatch.setattr(pages, "reverse", counted)
+    ours = urls(document("a.example"))
+    assert len(calls) == 1  # the café only
+    monkeypatch.undo()
+    assert ours == theirs("a.example")
+    assert ("http://a.example/pages/caf%C3%A9/", ours[-1][1]) in ours
+    assert cafe.get_full_url() == "http://a.example/pages/caf%C3%A9/"
+
+
+def test_a_type_overriding_get_url_parts_is_asked_for_them(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def get_url_parts(self: Any, request: Any = None) -> Any:
+        site_id, root_url, path = Page.get_url_parts(self, request)
+        return site_id, root_url, f"/events{path}"
+
+    monkeypatch.setattr(EventPage, "get_url_parts", get_url_parts)
+    locs = [loc for loc, _ in urls(document("a.example"))]
+    assert "http://a.example/events/pages/fair/" in locs
+    assert "http://a.example/events/pages/gala/schedule/" in locs
+    assert "http://a.example/pages/fair/" not in locs
+
+
+def test_get_sitemap_urls_is_given_one_request_for_the_document(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[Any] = []
+    own = EventPage.get_sitemap_urls
+
+    def get_sitemap_urls(self: Any, request: Any = None) -> Any:
+        seen.append(request)
+        return own(self, request)
+
+    monkeypatch.setattr(EventPage, "get_sitemap_urls", get_sitemap_urls)
+    document("a.example")
+    assert len(seen) == 3 and len({id(request) for request in seen}) == 1
+    request = seen[0]
+    # Wagtail's caches on the request, filled once: no Site lookup per page.
+    assert request._wagtail_site.hostname == "a.example"
+    assert request._wagtail_cached_site_root_paths
+    assert request.get_host() == "a.example"
+
+
+def test_an_origin_outside_allowed_hosts_still_gets_its_types_own_urls(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], settings: Any
+) -> None:
+    from django_sitemapx.documents import render_page
+    from django_sitemapx.locations import Origin
+
+    # An export's origin need not be a host the site answers requests for.
+    settings.ALLOWED_HOSTS = ["b.example"]
+    bound = wagtail.for_origin(Origin("http", "a.example"))
+    page = bound.page(1)
+    assert page is not None
+    stream = render_page(bound, page, Origin("http", "a.example"))
+    assert stream is not None
+    locs = [loc for loc, _ in urls(b"".join(stream))]
+    assert "http://a.example/pages/fair/" in locs
+    assert "http://a.example/pages/gala/schedule/" in locs
 
 
 # -- events ---------------------------------------------------------------------------------

@@ -3,10 +3,14 @@
 The page's panel (``panels.SitemapPanel``) renders :class:`PageSitemapForm`
 inside Wagtail's page form; when the page is saved (``wagtail_hooks``),
 :func:`save_from_request` writes what it holds to the ``Override`` of the
-page's live URL on its own site: the URL the sitemap lists, so the
-inspector, the CSV export and the rules' admin see the same row. Clearing
-every value deletes the override, unless it holds a value the panel does not
-show (a forced lastmod set in the Django admin), which is kept.
+page's live URL on its own site: the URL the sitemap lists, on the host its
+site's section is served on (``Override.host``), so two sites' pages at the
+same path keep their own values, and the inspector, the CSV export and the
+rules' admin see the same row. Clearing every value deletes the override,
+unless it holds a value the panel does not show (a forced lastmod set in the
+Django admin), which is kept. Where the page's host has no override of its
+own, the panel shows the one of every host (set in the Django admin), and
+saving values writes one of the host.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from django.utils.translation import gettext_lazy as _
 from ...admin.lookup import place
 from ...exceptions import InvalidLocation
 from ...locations import Origin
+from ...locations.hosts import canonical_host
 from ...locations.keys import location_key
 from ...models import CHANGEFREQ_CHOICES, Override, location_hash
+from ...overrides import override_on
 from ...registry import default_registry
 from .sources import page_model
 
@@ -78,6 +84,11 @@ class PageUrl:
     def url(self) -> str:
         return self.origin.prefix + self.key
 
+    @property
+    def host(self) -> str:
+        """The host as ``Override.host`` stores it (the scheme's default port dropped)."""
+        return canonical_host(self.origin.host, self.origin.scheme)
+
 
 def page_url(page: Any) -> PageUrl | None:
     """The live URL of ``page`` (as stored, not its draft) on its site; None without one."""
@@ -101,10 +112,11 @@ def page_url(page: Any) -> PageUrl | None:
 
 
 def override_of(found: PageUrl | None) -> Override | None:
-    """The override of a page's URL, if it has one."""
+    """The override that applies to a page's URL on its site's host, if there is one."""
     if found is None:
         return None
-    return Override.objects.filter(location_hash=location_hash(found.key)).first()
+    applying: Override | None = override_on(found.key, found.host)
+    return applying
 
 
 def may_edit(user: Any) -> bool:
@@ -156,8 +168,10 @@ def save_from_request(request: HttpRequest, page: Any) -> None:
 def write(found: PageUrl, values: dict[str, Any], user: Any = None) -> Override | None:
     """Set the override of ``found`` to ``values``; delete it when it is left empty.
 
-    Returns the override saved (None when there is none). Nothing is written
-    when nothing changes, so saving a page leaves its override's history alone.
+    Returns the override that applies (None when there is none). Nothing is
+    written when nothing changes, so saving a page leaves its override's history
+    alone. The override written is the one of the page's host; one of every host
+    is never changed from here.
     """
     exclude = bool(values.get("exclude"))
     priority = values.get("priority")
@@ -165,13 +179,20 @@ def write(found: PageUrl, values: dict[str, Any], user: Any = None) -> Override 
     with transaction.atomic():
         override = (
             Override.objects.select_for_update()
-            .filter(location_hash=location_hash(found.key))
+            .filter(location_hash=location_hash(found.key, found.host))
             .first()
         )
         if override is None:
+            every_host = Override.objects.filter(location_hash=location_hash(found.key)).first()
+            if every_host is not None and (
+                every_host.exclude,
+                every_host.priority,
+                every_host.changefreq,
+            ) == (exclude, priority, changefreq):
+                return every_host  # the panel showed its values, unchanged
             if not exclude and priority is None and not changefreq:
                 return None
-            override = Override(location=found.key)
+            override = Override(location=found.key, host=found.host)
         elif (override.exclude, override.priority, override.changefreq) == (
             exclude,
             priority,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from ...exceptions import Skip, SkipReason, SourceConfigurationError
 from ...locations.hosts import host_name
 from ...sources import ModelSource, Page, PageSummary
 from ...sources.base import ALTERNATE_FRAME_BYTES, PlainChunkEntries
-from ...sources.lastmods import lastmod_in_sql
+from ...sources.lastmods import is_postgresql, lastmod_in_sql
 from ...sources.pages import host_section
 from ...sources.rows import row_batches
 from ...sources.summaries import in_range
@@ -57,6 +57,10 @@ MAX_URI = PROTOCOL_MAX_LOC_LENGTH
 URL_METHODS = ("get_sitemap_urls", "get_url_parts", "get_full_url")
 # The row a page is read as: its key, then what its URLs are made of.
 ROW_FIELDS = ("id", "url_path", "content_type_id", "translation_key")
+# The column of a row's listed versions (its translations and itself), read in SQL.
+VERSIONS = "sitemapx_versions"
+# What joins them (a control character: no URI holds one).
+SEPARATOR = "\x1f"
 
 
 def i18n_enabled() -> bool:
@@ -385,37 +389,63 @@ class WagtailPageSource(ModelSource):
         if tree is None:
             return
         skipped = SkipCounter()
-        queryset = self.rows_queryset(page_rows, named=False, fields=ROW_FIELDS).order_by("pk")
-        index = len(ROW_FIELDS)
+        writer = _Locator(self, tree, builder)
+        # On PostgreSQL each row comes with its translations' versions (``_Locator.versions``);
+        # elsewhere they are read per batch (``_Locator.alternates``).
+        in_sql = self.translated() and writer.versions_in_sql(page_rows.db)
+        fields: tuple[str, ...] = ROW_FIELDS
+        if in_sql:
+            page_rows = page_rows.annotate(**{VERSIONS: writer.versions()})
+            fields = (*ROW_FIELDS[:3], VERSIONS)  # the versions instead of the key
+        queryset = self.rows_queryset(page_rows, named=False, fields=fields).order_by("pk")
+        index = len(fields)
         if lastmod_in_sql(self, queryset.db):
             lastmod_of: Any = lambda row: row[index]  # noqa: E731 - already W3C text
         else:
             lastmod_of = checked_reader(lambda row: row[index], "lastmod", skipped.count)
         changefreq = static_value(self, "changefreq")
         priority = static_value(self, "priority")
-        writer = _Locator(self, tree, builder)
         specific = url_types()
+        own_urls = (
+            _OwnUrls(writer, skipped, self.max_urls_per_page, specific) if specific else None
+        )
+        uri = writer.locate if in_sql else writer.uri
+        extras_of: Callable[[Any], Extras | None]
         for batch in row_batches(queryset, conf.CHUNK_SIZE):
             writer.memo = {}
-            alternates = writer.alternates(batch) if self.translated() else {}
-            own = _own_urls(batch, specific, builder, skipped, self.max_urls_per_page)
+            if in_sql:
+                extras_of = writer.shared_extras
+            elif self.translated():
+                extras_of = writer.extras_of(writer.alternates(batch))
+            else:
+                extras_of = _no_extras
+            own = {}
+            if own_urls is not None and any(row[2] in specific for row in batch):
+                own = own_urls.of(batch, lastmod_of)
             chunk: list[EntryTuple] = []
             for row in batch:
-                key, url_path, content_type, translation_key = row[:index]
-                extras = alternates.get(translation_key)
+                key, url_path, content_type, translations = row[:4]
                 if content_type in specific:
                     for own_loc, lastmod, freq, prio in own.get(key, ()):
                         chunk.append(
                             (own_loc, lastmod, freq or changefreq, prio or priority, None)
                         )
                     continue
-                loc = writer.uri(url_path, skipped)
+                loc = uri(url_path, skipped)
                 if loc is not None:
-                    extra = Extras(alternates=extras) if extras else None
+                    extra = extras_of(translations)
                     chunk.append((loc, lastmod_of(row), changefreq, priority, extra))
             if chunk:
                 yield chunk
             yield from skipped.flush()
+
+
+# Not built yet (a value of its own, told apart by identity).
+_NOT_YET = Extras()
+
+
+def _no_extras(key: Any) -> None:
+    return None
 
 
 class _Locator:
@@ -431,28 +461,164 @@ class _Locator:
         self.restricted = restricted_paths()
         # URIs of the batch being written, by url_path (its rows and their translations).
         self.memo: dict[str, str] = {}
+        # A site's roots are the versions of one home page, at one depth: the first
+        # ``cut`` characters of a page's tree path name its root.
+        lengths = {len(root.path) for root in tree.roots}
+        self.cut = lengths.pop() if len(lengths) == 1 else 0
+        # Each root by its tree path: the root, its hreflang, the start of the URIs of
+        # its pages (None without WAGTAIL_APPEND_SLASH: href() strips the slash), and
+        # where a version's path below the root starts.
+        self.bases = {
+            root.path: (
+                root,
+                self.hreflangs[root.url_path],
+                builder.prefix + root.prefix if tree.slash else None,
+                self.cut + len(root.url_path),
+            )
+            for root in tree.roots
+        }
+        self.shared: dict[str, Extras | None] = {}
+        self.starts = [(root, self.bases[root.path][2]) for root in tree.roots]
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` on this host; None (counted) off it."""
         found = self.memo.get(url_path)
         if found is not None:
             return found
-        path = self.tree.location(url_path)
+        root = self.tree.root_of(url_path)
+        found = self.href(root, url_path, skipped) if root is not None else None
+        if found is None:
+            if root is None and skipped is not None:
+                skipped.count(SkipReason.NO_REVERSE_MATCH)
+            return None
+        self.memo[url_path] = found
+        return found
+
+    def locate(self, url_path: str, skipped: SkipCounter) -> str | None:
+        """:meth:`uri` without its memo (which only the per-chunk alternates fill)."""
+        for root, uri_base in self.starts:  # the longest url_path first, as root_of()
+            if url_path.startswith(root.url_path):
+                rest = url_path[len(root.url_path) :]
+                if (
+                    uri_base is not None
+                    and not rest.strip(_PLAIN)
+                    and len(uri_base) + len(rest) <= MAX_URI
+                ):
+                    return uri_base + rest  # what href() gives, without a call
+                return self.href(root, url_path, skipped)
+        skipped.count(SkipReason.NO_REVERSE_MATCH)
+        return None
+
+    def href(self, root: Root, url_path: str, skipped: SkipCounter | None = None) -> str | None:
+        """The absolute URI of ``url_path`` under ``root``; None (counted) if it has none."""
+        path = root.prefix + url_path[len(root.url_path) :]
+        if not self.tree.slash and path != "/":
+            path = path.rstrip("/")
+        if not path.strip(_PLAIN) and len(self.builder.prefix) + len(path) <= MAX_URI:
+            # Letters, digits, "-", "_" and "/" (an ASCII slug's): nothing to encode,
+            # escape or check, what LocationBuilder.absolute() would give.
+            return self.builder.prefix + path
         try:
-            if path is None:
-                raise Skip(SkipReason.NO_REVERSE_MATCH)
-            if not path.strip(_PLAIN) and len(self.builder.prefix) + len(path) <= MAX_URI:
-                # Letters, digits, "-", "_" and "/" (an ASCII slug's): nothing to encode,
-                # escape or check, what LocationBuilder.absolute() would give.
-                found = self.builder.prefix + path
-            else:
-                found = self.builder.absolute(path)
+            return self.builder.absolute(path)
         except Skip as skip:
             if skipped is not None:
                 skipped.count(skip.reason)
             return None
-        self.memo[url_path] = found
+
+    # -- alternates, in SQL -------------------------------------------------------------
+
+    def versions_in_sql(self, using: str) -> bool:
+        """Whether each row's versions are read with it (PostgreSQL's arrays, one root depth)."""
+        return is_postgresql(using) and self.cut > 0
+
+    def versions(self) -> Any:
+        """Each row's listed versions (itself included), joined by ``SEPARATOR``.
+
+        A version is its root's tree path then its ``url_path``. A correlated
+        subquery, by Wagtail's (translation_key, locale) index: a handful of rows
+        per page, filtered as ``get_queryset()`` filters the rows. One string per
+        row, not an array: a page's rows hold no list for the garbage collector
+        to walk.
+        """
+        from django.contrib.postgres.expressions import ArraySubquery
+        from django.db.models import Func, OuterRef, Value
+        from django.db.models.functions import Concat, Left
+
+        under = Q()
+        for root in self.tree.roots:
+            under |= Q(path__startswith=root.path)
+        versions = (
+            page_model()
+            ._default_manager.filter(
+                under, translation_key=OuterRef("translation_key"), live=True, expired=False
+            )
+            .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
+            # A control character makes no URI (LocationBuilder skips it): such a
+            # version has no link, and the separator stays one.
+            .exclude(url_path__contains=SEPARATOR)
+        )
+        for path in self.tree.nested + self.restricted:
+            versions = versions.exclude(path__startswith=path)
+        version = Concat(Left("path", self.cut), "url_path", output_field=models.TextField())
+        array = ArraySubquery(versions.order_by("path").values_list(version))
+        return Func(
+            array, Value(SEPARATOR), function="array_to_string", output_field=models.TextField()
+        )
+
+    def shared_extras(self, versions: str) -> Extras | None:
+        """The extras of a row whose versions are ``versions``: one value per set of versions.
+
+        The versions of one page are listed with each of them, often on one
+        document: their alternates are built once (and kept for the document).
+        """
+        if SEPARATOR not in versions:  # the page alone
+            return None
+        found = self.shared.get(versions, _NOT_YET)
+        if found is _NOT_YET:
+            links = self.links(versions.split(SEPARATOR))
+            found = self.shared[versions] = Extras(alternates=links) if links else None
         return found
+
+    def extras_of(self, alternates: dict[Any, tuple[tuple[str, str], ...]]) -> Any:
+        """The extras of a row by its translation key, from :meth:`alternates`."""
+
+        def extras(key: Any) -> Extras | None:
+            links = alternates.get(key)
+            return Extras(alternates=links) if links else None
+
+        return extras
+
+    def links(self, versions: Sequence[str]) -> tuple[tuple[str, str], ...] | None:
+        """The alternates of a page whose versions are ``versions`` (see :meth:`versions`)."""
+        cut = self.cut
+        bases = self.bases
+        href = self.href
+        found = []
+        for version in versions:
+            base = bases.get(version[:cut])
+            if base is None:
+                continue
+            root, hreflang, uri_base, start = base
+            if not version.startswith(root.url_path, cut):
+                continue
+            rest = version[start:]
+            if (
+                uri_base is not None
+                and not rest.strip(_PLAIN)
+                and len(uri_base) + len(rest) <= MAX_URI
+            ):
+                uri: str | None = uri_base + rest  # what href() gives, without a call
+            else:
+                uri = href(root, version[cut:])
+            if uri is not None:
+                found.append((hreflang, uri))
+        if len(found) < 2:
+            return None
+        found.sort()
+        default = self.default
+        return (*found, *[("x-default", uri) for code, uri in found if code == default])
+
+    # -- alternates, per batch ----------------------------------------------------------
 
     def alternates(self, batch: Sequence[Any]) -> dict[Any, tuple[tuple[str, str], ...]]:
         """Each translation key of ``batch`` with 2+ listed versions: its alternates.
@@ -517,46 +683,124 @@ def _default_language() -> str | None:
     return language
 
 
-def _own_urls(
-    batch: Sequence[Any],
-    specific: dict[int, type[models.Model]],
-    builder: LocationBuilder,
-    skipped: SkipCounter,
-    most: int,
-) -> dict[Any, list[tuple[str, str | None, str | None, str | None]]]:
-    """The URLs of ``batch``'s pages whose type makes its own: one query per type."""
-    wanted: dict[int, list[Any]] = {}
-    for row in batch:
-        if row[2] in specific:
-            wanted.setdefault(row[2], []).append(row[0])
-    found: dict[Any, list[tuple[str, str | None, str | None, str | None]]] = {}
-    if not wanted:
-        return found
-    request = _request_for(builder.origin)
-    for content_type, keys in wanted.items():
-        model: Any = specific[content_type]
-        pages = model._default_manager.filter(pk__in=keys)
-        for page in _iterate(pages):
-            urls = list(page.get_sitemap_urls(request) or ())
-            if len(urls) > most:
-                skipped.count(SkipReason.OVER_URL_LIMIT, len(urls) - most)
-                urls = urls[:most]
-            entries = found.setdefault(page.pk, [])
-            for url in urls:
-                try:
-                    loc = builder.absolute(url.get("location"))
-                except Skip as skip:
-                    skipped.count(skip.reason)
-                    continue
-                entries.append(
-                    (
-                        loc,
-                        _value("lastmod", url.get("lastmod"), skipped),
-                        _value("changefreq", url.get("changefreq"), skipped),
-                        _value("priority", url.get("priority"), skipped),
+class _OwnUrls:
+    """The URLs of pages whose type makes its own, asked of the pages, one query per type.
+
+    As Wagtail's sitemap asks them: ``get_sitemap_urls(request)``, with one request
+    for the whole document, its site and its sites' root paths found once. A type
+    that overrides neither ``get_url_parts()`` nor ``get_full_url()`` has its pages'
+    URL parts given (what Wagtail's own ``get_url_parts()`` returns for the page on
+    this host, read from its row): no ``reverse()`` and no language switch per page.
+    """
+
+    def __init__(
+        self,
+        writer: _Locator,
+        skipped: SkipCounter,
+        most: int,
+        specific: dict[int, type[models.Model]],
+    ) -> None:
+        from wagtail.models import Site
+
+        self.writer = writer
+        self.skipped = skipped
+        self.most = most
+        self.specific = specific
+        self.request = request = _request_for(writer.builder.origin)
+        # Wagtail's own caches on the request (Page._get_site_root_paths() and
+        # Site.find_for_request()), filled once for the document.
+        paths = Site.get_site_root_paths()
+        request._wagtail_cached_site_root_paths = paths  # type: ignore[attr-defined]
+        Site.find_for_request(request)  # by the raw host: an export's need not be allowed
+        self.root_url = next(
+            (path.root_url for path in paths if path.site_id == writer.tree.site_id), None
+        )
+        base = page_model()
+        self.known_parts = {
+            content_type
+            for content_type, model in specific.items()
+            if all(getattr(model, name) is getattr(base, name) for name in URL_METHODS[1:])
+        }
+
+    def of(
+        self, batch: Sequence[Any], lastmod_of: Callable[[Any], str | None]
+    ) -> dict[Any, list[tuple[str, str | None, str | None, str | None]]]:
+        """The URLs of ``batch``'s pages whose type makes its own (``lastmod_of``: a row's)."""
+        wanted: dict[int, list[Any]] = {}
+        rows = {}
+        specific = self.specific
+        for row in batch:
+            if row[2] in specific:
+                wanted.setdefault(row[2], []).append(row[0])
+                rows[row[0]] = row
+        found: dict[Any, list[tuple[str, str | None, str | None, str | None]]] = {}
+        skipped = self.skipped
+        builder = self.writer.builder
+        request = self.request
+        for content_type, keys in wanted.items():
+            model: Any = specific[content_type]
+            known = content_type in self.known_parts and self.root_url is not None
+            for page in _iterate(model._default_manager.filter(pk__in=keys)):
+                full_url = uri = None
+                if known:
+                    full_url, uri = self.give_parts(page)
+                urls = list(page.get_sitemap_urls(request) or ())
+                if len(urls) > self.most:
+                    skipped.count(SkipReason.OVER_URL_LIMIT, len(urls) - self.most)
+                    urls = urls[: self.most]
+                entries = found.setdefault(page.pk, [])
+                for url in urls:
+                    location = url.get("location")
+                    try:
+                        loc = uri if uri is not None and location == full_url else None
+                        loc = loc or builder.absolute(location)
+                    except Skip as skip:
+                        skipped.count(skip.reason)
+                        continue
+                    lastmod = url.get("lastmod")
+                    if lastmod is not None and lastmod is page.last_published_at:
+                        # Wagtail's own value, formatted with the rows (in SQL, or checked).
+                        lastmod_text = lastmod_of(rows[page.pk])
+                    else:
+                        lastmod_text = _value("lastmod", lastmod, skipped)
+                    entries.append(
+                        (
+                            loc,
+                            lastmod_text,
+                            _value("changefreq", url.get("changefreq"), skipped),
+                            _value("priority", url.get("priority"), skipped),
+                        )
                     )
-                )
-    return found
+        return found
+
+    def give_parts(self, page: Any) -> tuple[str | None, str | None]:
+        """Give ``page`` its URL parts on this host; its full URL (Wagtail's) and URI (ours).
+
+        Only for a URL of plain characters (what ``reverse()`` leaves as it is): any
+        other page keeps Wagtail's own ``get_url_parts()``.
+        """
+        writer = self.writer
+        tree = writer.tree
+        root = tree.root_of(page.url_path)
+        if root is None:
+            return None, None
+        path = root.prefix + page.url_path[len(root.url_path) :]
+        if not tree.slash and path != "/":
+            path = path.rstrip("/")
+        if path.strip(_PLAIN):
+            return None, None
+        page.get_url_parts = _UrlParts((tree.site_id, self.root_url, path))
+        return f"{self.root_url}{path}", writer.href(root, page.url_path)
+
+
+class _UrlParts:
+    """``get_url_parts()`` of one page, known: ``(site_id, root_url, page_path)``."""
+
+    def __init__(self, parts: tuple[int, str | None, str]) -> None:
+        self.parts = parts
+
+    def __call__(self, request: Any = None) -> tuple[int, str | None, str]:
+        return self.parts
 
 
 def _iterate(pages: Any) -> Iterator[Any]:

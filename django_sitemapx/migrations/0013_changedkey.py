@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("django_sitemapx", "0011_pagestate_measured"),
+        ("django_sitemapx", "0012_override_host"),
     ]
 
     operations = [
