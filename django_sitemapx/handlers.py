@@ -140,11 +140,13 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
         return [(None, None)] if keys is None else list(pages_holding(keys))
 
     def run() -> None:
-        if keys is None:
-            invalidate()
+        if keys is not None and app_settings.EXPORT_SPLICE:
+            # Each row's key too, for the export's log of changed rows (``sources.changes``).
+            for name, number, key in rows_holding(keys):
+                invalidate(name, number, changed_key=key)
             return
-        for section, page, key in rows_holding(keys):
-            invalidate(section, page, changed_key=key)
+        for section, page in pages():
+            invalidate(section, page)
 
     if transaction.get_connection(using).in_atomic_block:
         for section, page in pages():

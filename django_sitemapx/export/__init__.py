@@ -19,12 +19,15 @@ what each file holds, the digest of its bytes and what proves them current (the
 export's configuration and the page's state in the page table, see
 ``Source.page_proofs``). A page whose proof is unchanged is not made at all; any
 other page is made and written only if its bytes differ from the file's. The
-files are then the same bytes a full export (``full=True``) writes.
+files are then the same bytes a full export (``full=True``) writes. With
+``SITEMAPX_EXPORT_SPLICE`` on, a changed page of a model section is spliced:
+only the blocks of rows that changed are read again (see ``splice``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -39,6 +42,7 @@ from django.conf import settings
 from django.db import router
 
 from ..compression import GZIP_SUFFIX
+from ..conf import app_settings
 from ..documents import (
     DocumentStream,
     index_part_path,
@@ -58,11 +62,15 @@ from ..sources import ListedPage, ModelSource, Source
 from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_changes
 from . import splice
 from .destinations import (
+    BLOCKS_SUFFIX,
+    Blocks,
     Destination,
     FileRecord,
     FolderDestination,
     StagedFile,
     StorageDestination,
+    blocks_digest,
+    blocks_name,
     storage_destination,
 )
 from .files import DocumentFile
@@ -207,11 +215,13 @@ def export_sitemap(
             destination.clean_leftovers(run.names_of(listed))
         state = destination.read_state()
         previous = state.files
-        # Where the log of changed rows ends, read before any page's rows are.
-        run.cursor = change_cursor()
-        run.cursors = state.changes
+        run.splicing = app_settings.EXPORT_SPLICE and not dry_run
+        if run.splicing:
+            # Where the log of changed rows ends, read before any page's rows are.
+            run.cursor = change_cursor()
+            run.cursors = state.changes
         if not full:
-            run.previous = state.records
+            run.previous = run.usable(state.records)
         # Recorded by a full export too, for the next run to compare with.
         run.configuration = configuration_digest(registry, origin)
         try:
@@ -230,6 +240,7 @@ def export_sitemap(
             # So is one no longer served on this host (its sites changed).
             served = {source.section for source in registry if source.serves(origin)}
             scope = selected | {""} | (set(previous.values()) - served)
+            run.name_blocks()
             stale = sorted(
                 name
                 for name, section in previous.items()
@@ -239,8 +250,9 @@ def export_sitemap(
                 run.commit(previous, stale, full=full, sections=selected)
         finally:
             run.discard()
-        result.removed = stale
-    if not dry_run:
+        # Files readers see: a page's blocks file goes with it, uncounted.
+        result.removed = [name for name in stale if not name.endswith(BLOCKS_SUFFIX)]
+    if run.splicing:
         prune_changes()
     result.seconds = time.monotonic() - started
     return result
@@ -391,6 +403,8 @@ class _Run:
     cursors: dict[str, int]
     # What changed since (read once the proofs are): None until read.
     changes: ChangeLog | None = None
+    # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
+    splicing = False
 
     def __init__(
         self, destination: Destination, *, gzip: bool, dry_run: bool, result: ExportResult
@@ -415,6 +429,24 @@ class _Run:
 
     def page_name(self, listed_page: ListedPage) -> str:
         return _file_name(page_path(listed_page.section, listed_page.summary.number))
+
+    def usable(self, records: dict[str, FileRecord]) -> dict[str, FileRecord]:
+        """The manifest's ``records`` this run can use: without blocks when it splices none.
+
+        A page kept as it is then names no blocks file, which goes as stale.
+        """
+        if self.splicing:
+            return records
+        return {
+            name: record if record.blocks is None else dataclasses.replace(record, blocks=None)
+            for name, record in records.items()
+        }
+
+    def name_blocks(self) -> None:
+        """List the blocks file of each page of this export that has one, with its section."""
+        for name, record in self.records.items():
+            if record.blocks is not None and name in self.names:
+                self.names[blocks_name(name)] = self.names[name]
 
     def names_of(self, listed: Iterable[ListedPage]) -> list[str]:
         pages = list(listed)
@@ -445,7 +477,8 @@ class _Run:
             proofs = self.proofs(registry, listed, origin)
         if self.changes is None:
             # After the proofs: a page marked changed has its row in the log by then.
-            self.changes = changes_since(self.cursors) if self.previous else ChangeLog()
+            splicing = self.splicing and self.previous
+            self.changes = changes_since(self.cursors) if splicing else ChangeLog()
         done = 0
         written = []
         for position, listed_page in enumerate(listed):
@@ -524,7 +557,7 @@ class _Run:
 
         None: the page is made the usual way (see ``splice``).
         """
-        if self.dry_run or self.gzip or not isinstance(source, ModelSource):
+        if not self.splicing or self.dry_run or self.gzip or not isinstance(source, ModelSource):
             return None
         if section not in self._in_blocks:
             self._in_blocks[section] = splice.can_make_in_blocks(source)
@@ -559,9 +592,41 @@ class _Run:
             staged.discard()
             return False
         self.staged.append(staged)
-        record = FileRecord(made.digest, made.size, made.urls, proof, made.blocks)
+        record = FileRecord(
+            made.digest, made.size, made.urls, proof, self._stage_blocks(name, made.blocks)
+        )
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
         return True
+
+    def _stage_blocks(self, name: str, blocks: Blocks | None) -> str | None:
+        """Stage the blocks file of page ``name`` unless it holds ``blocks``; its digest."""
+        if blocks is None:
+            return None
+        data = blocks.to_bytes()
+        digest = blocks_digest(data)
+        before = self.previous.get(name)
+        side = blocks_name(name)
+        if (
+            before is not None
+            and before.blocks == digest
+            and self.destination.size(side) == len(data)
+        ):
+            return digest
+        staged = self.destination.stage(side)
+        try:
+            staged.path.write_bytes(data)
+        except BaseException:
+            staged.discard()
+            raise
+        self.staged.append(staged)
+        return digest
+
+    def _read_blocks(self, name: str, digest: str) -> Blocks | None:
+        """The blocks of page ``name`` from the file beside it; None unless it holds ``digest``."""
+        data = self.destination.read_bytes(blocks_name(name))
+        if data is None or blocks_digest(data) != digest:
+            return None
+        return Blocks.from_bytes(data)
 
     def _spliced(
         self,
@@ -575,14 +640,22 @@ class _Run:
     ) -> splice.Made | None:
         """The page spliced from its previous file into ``target``; None: make it whole."""
         before = self.previous.get(name)
-        if before is None or before.blocks is None or before.blocks.base != where.base:
+        if before is None or before.blocks is None:
             return None
-        if not before.blocks.holds(before.size, before.urls):
+        blocks = self._read_blocks(name, before.blocks)
+        if (
+            blocks is None
+            or blocks.base != where.base
+            or not blocks.holds(before.size, before.urls)
+        ):
             return None
         assert self.changes is not None and source.origin is not None
         keys = self.changes.keys_in(section, number, where.low, where.high)
         # No key logged, yet its proof changed: something the log does not name changed it.
         if not keys or self.destination.size(name) != before.size:
+            return None
+        # Marked more often than the log names its rows: a process not logging saved one.
+        if self.changes.marks(section, number) < where.state.changes - blocks.changes:
             return None
         try:
             with self.destination.open_file(name) as old:
@@ -591,7 +664,7 @@ class _Run:
                     number,
                     source.origin,
                     where,
-                    before.blocks,
+                    blocks,
                     keys,
                     old,
                     target,

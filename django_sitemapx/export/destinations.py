@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -41,6 +42,8 @@ except ImportError:  # pragma: no cover - Windows has no flock
 
 # Lists the files the last export wrote, so the next one removes only its own stale files.
 MANIFEST_NAME = ".sitemapx-manifest.json"
+# A page made in blocks has its blocks (``Blocks``) in a file beside it (``blocks_name``).
+BLOCKS_SUFFIX = ".sitemapx-blocks"
 LOCK_NAME = ".sitemapx-export.lock"
 TEMP_SUFFIX = ".sitemapx-tmp"
 # An export split into tasks, to a storage: each worker uploads the pages it made
@@ -90,6 +93,17 @@ def _running(pid: int) -> bool:
     except (PermissionError, OverflowError, OSError):
         return True  # another user's process, or unknowable: keep it until it is old
     return True
+
+
+def blocks_name(name: str) -> str:
+    """The file beside page ``name`` that holds its blocks: hidden, as the manifest is."""
+    folder, _, base = name.rpartition("/")
+    return f"{folder}/.{base}{BLOCKS_SUFFIX}" if folder else f".{base}{BLOCKS_SUFFIX}"
+
+
+def blocks_digest(data: bytes) -> str:
+    """The digest of a blocks file, as the page's ``FileRecord.blocks`` keeps it."""
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 class StagedFile:
@@ -276,8 +290,9 @@ class FileRecord:
     size: int
     urls: int
     proof: str | None = None
-    # Where its blocks of rows sit (a page made in blocks, see ``export.splice``).
-    blocks: Blocks | None = None
+    # A page made in blocks (``export.splice``): the digest of the file beside it
+    # that holds them (``blocks_name``), read only when the page is spliced.
+    blocks: str | None = None
 
     def as_json(self) -> dict[str, object]:
         fields: dict[str, object] = {
@@ -287,7 +302,7 @@ class FileRecord:
             "proof": self.proof,
         }
         if self.blocks is not None:
-            fields["blocks"] = self.blocks.as_json()
+            fields["blocks"] = self.blocks
         return fields
 
     @classmethod
@@ -298,13 +313,19 @@ class FileRecord:
         proof = fields.get("proof")
         if not isinstance(digest, str) or not isinstance(size, int) or not isinstance(urls, int):
             return None
-        blocks = Blocks.from_json(fields.get("blocks"))
-        return cls(digest, size, urls, proof if isinstance(proof, str) else None, blocks)
+        blocks = fields.get("blocks")
+        return cls(
+            digest,
+            size,
+            urls,
+            proof if isinstance(proof, str) else None,
+            blocks if isinstance(blocks, str) else None,
+        )
 
 
 @dataclass(frozen=True)
 class Blocks:
-    """The segments of a page made in blocks of rows, as its manifest record keeps them.
+    """The segments of a page made in blocks of rows, as the file beside it keeps them.
 
     Segment 0 is the opening tag, the last the closing tag, and each one
     between is the ``<url>`` elements of the rows of one key range: block *i*
@@ -313,10 +334,12 @@ class Blocks:
     lower bound). ``sizes``, ``urls`` and ``digests`` (SHA-256, hex, cut to
     128 bits) are per segment; ``base`` is a digest of what the blocks stand
     on (the export's configuration, the section, the page's key range): a
-    page whose ``base`` differs is made whole.
+    page whose ``base`` differs is made whole. ``changes`` is the page's count
+    of changes in the page table when it was made (``ChangeLog.marks``).
 
-    Kept as the manifest holds them, one string per field (a page of 50,000
-    rows has 500 blocks), and read into lists only for a page being spliced.
+    Kept in a file beside the page (``blocks_name``), one string per field (a
+    page of 50,000 rows has 500 blocks), written with the page and read only
+    when it is spliced: an export holds the blocks of one page at a time.
     """
 
     base: str
@@ -324,6 +347,7 @@ class Blocks:
     sizes_text: str
     urls_text: str
     digests_text: str
+    changes: int = 0
 
     @classmethod
     def of(
@@ -333,6 +357,7 @@ class Blocks:
         sizes: Sequence[int],
         urls: Sequence[int],
         digests: Sequence[str],
+        changes: int = 0,
     ) -> Blocks | None:
         """The blocks of these lists; None when they cannot be kept (a key holding a comma)."""
         if any("," in start for start in starts):
@@ -343,6 +368,7 @@ class Blocks:
             ",".join(map(str, sizes)),
             ",".join(map(str, urls)),
             "".join(digests),
+            changes,
         )
 
     @functools.cached_property
@@ -384,6 +410,7 @@ class Blocks:
             "sizes": self.sizes_text,
             "urls": self.urls_text,
             "digests": self.digests_text,
+            "changes": self.changes,
         }
 
     @classmethod
@@ -391,10 +418,23 @@ class Blocks:
         if not isinstance(fields, dict):
             return None
         found = [fields.get(name) for name in ("base", "starts", "sizes", "urls", "digests")]
-        if not all(isinstance(value, str) for value in found):
+        changes = fields.get("changes", 0)
+        if not all(isinstance(value, str) for value in found) or type(changes) is not int:
             return None
         base, starts, sizes, urls, digests = found
-        return cls(base, starts, sizes, urls, digests)  # type: ignore[arg-type]
+        return cls(base, starts, sizes, urls, digests, changes)  # type: ignore[arg-type]
+
+    def to_bytes(self) -> bytes:
+        """The blocks file's bytes."""
+        return json.dumps(self.as_json(), separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Blocks | None:
+        """The blocks a blocks file holds; None when it holds none."""
+        try:
+            return cls.from_json(json.loads(data))
+        except ValueError:
+            return None
 
 
 class FolderDestination(Destination):

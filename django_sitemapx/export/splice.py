@@ -4,8 +4,10 @@ A model section's page is a key range (``sources.pages``). The export writes
 it with one query, as a full page is written, reading each row's key with it
 (``model_entries(on_keys=...)``): every ``BLOCK_ROWS``-th row starts a block,
 and the elements (one per row, each written from its own row alone) are cut
-there. The manifest records each block's first key, size, URL count and
-digest (``Blocks``).
+there. Each block's first key, size, URL count and digest (``Blocks``) go to
+a file beside the page (``destinations.blocks_name``), whose digest the
+manifest records: the export holds one page's blocks at a time. All of this
+only with ``SITEMAPX_EXPORT_SPLICE`` on; off, pages are made the usual way.
 
 The next run reads the log of changed rows (``sources.changes``). A page
 whose range and configuration are as recorded (``Blocks.base``) and whose
@@ -39,6 +41,7 @@ from ..locations import LocationBuilder, Origin
 from ..overrides import chunk_overrides
 from ..sources import ModelSource, Source
 from ..sources.languages import alternate_hosts
+from ..sources.pages import State
 from ..sources.rows import model_entries
 from ..sources.summaries import Bounds, in_range
 from ..writer import URLSET_CLOSE, DocumentWriter, urlset_open, urlset_writer
@@ -77,11 +80,16 @@ def can_make_in_blocks(source: Source) -> bool:
 
 @dataclass(frozen=True)
 class PageRange:
-    """A page's key range in the page table, encoded (``high`` ``""``: no upper bound)."""
+    """A page's key range in the page table, encoded (``high`` ``""``: no upper bound).
+
+    ``state`` is the page's row as read, for its count of changes and for
+    recording its size as built (``ModelSource.page_measured``).
+    """
 
     low: str
     high: str
     base: str
+    state: State
 
 
 def page_ranges(source: ModelSource, configuration: str) -> dict[int, PageRange]:
@@ -94,7 +102,7 @@ def page_ranges(source: ModelSource, configuration: str) -> dict[int, PageRange]
         parts = [configuration, source.section, str(state.number), table.section_name]
         text = "|".join([*parts, table.fingerprint, state.first, high])
         ranges[state.number] = PageRange(
-            state.first, high, hashlib.sha256(text.encode()).hexdigest()
+            state.first, high, hashlib.sha256(text.encode()).hexdigest(), state
         )
     return ranges
 
@@ -287,12 +295,16 @@ class BlockWriter:
             offset += size
         return found
 
-    def finish(self) -> None:
-        """What a page's rendering ends with: its skips logged, its size recorded."""
+    def finish(self, where: PageRange) -> None:
+        """What a page's rendering ends with: its skips logged, its size recorded.
+
+        As ``ModelSource.page_built`` records a page built by ``page()``: a
+        page built nearly empty is given more rows (the page table's refill).
+        """
         stats = self.writer.stats
         stats.bytes += len(self.tail)
         _log_skips(self.source.section, self.number, stats)
-        self.source.page_built(self.number, stats.urls, stats.bytes)
+        self.source.page_measured(where.state, stats.urls, stats.bytes, last=not where.high)
 
 
 def make_whole(
@@ -314,7 +326,7 @@ def make_whole(
     if not blocks.writer.stats.urls:
         return None
     target.write(blocks.tail)
-    blocks.finish()
+    blocks.finish(where)
     made = _made(blocks, where, [block[0] for block in cut], [block[1:] for block in cut])
     if not exact:
         made.blocks = None
@@ -345,7 +357,7 @@ def _made(
     # Entries left out are counted per page: a page with some is not spliced.
     spliced = None
     if not blocks.writer.stats.skipped:
-        spliced = Blocks.of(where.base, kept_starts, sizes, urls, digests)
+        spliced = Blocks.of(where.base, kept_starts, sizes, urls, digests, where.state.changes)
     return Made(spliced, file_digest(digests), sum(sizes), sum(urls))
 
 
@@ -423,5 +435,5 @@ def splice(
             segments.append((len(data), urls, digest(data)))
         copy_from = offsets[segment + 1]
     copy_range(old, target, copy_from, offsets[-1] - copy_from)
-    blocks.finish()
+    blocks.finish(where)
     return _made(blocks, where, new_starts, segments)

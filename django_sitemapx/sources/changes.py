@@ -16,6 +16,11 @@ with no key (``invalidate()``, an override, a related row), a section's or
 every section's, or rows pruned (:func:`prune_changes`) that the export had
 not read. Bulk changes that send no signal are logged by nothing, as the page
 table is told of them by nothing: call ``invalidate()`` after them.
+
+The log is written only with ``SITEMAPX_EXPORT_SPLICE`` on. A process with it
+off marks the page table and logs nothing: the export then finds a page marked
+more times since its blocks were recorded (``Blocks.changes``) than the log has
+rows for it (:meth:`ChangeLog.marks`), and makes it whole.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from typing import Any
 
 from django.db import DatabaseError, router
 from django.utils import timezone
+
+from ..conf import app_settings
 
 # Log rows older than this are pruned at the end of an export: an export reading
 # the log from before them makes its changed pages whole.
@@ -45,8 +52,13 @@ _next_prune = 0.0
 
 
 def log_change(section: str | None, page: int | None, key: str | None, using: str) -> None:
-    """Log a committed change: ``key`` of page ``page`` of ``section`` (None: any)."""
+    """Log a committed change: ``key`` of page ``page`` of ``section`` (None: any).
+
+    Nothing with ``SITEMAPX_EXPORT_SPLICE`` off: no query at all.
+    """
     global _next_prune
+    if not app_settings.EXPORT_SPLICE:
+        return
     from ..models import ChangedKey, table_exists
 
     if not table_exists(ChangedKey, using):
@@ -83,6 +95,17 @@ class ChangeLog:
     whole_pages: set[tuple[str, int]] = field(default_factory=set)
     # Each section's changed keys (encoded), sorted.
     keys: dict[str, list[str]] = field(default_factory=dict)
+    # How many rows name a key of each page: (section, page) to a count.
+    counts: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def marks(self, section: str, page: int) -> int:
+        """How many changes of single rows of page ``page`` of ``section`` the log holds.
+
+        Each is one mark of the page in the page table: a page marked more
+        times since its blocks were recorded had changes the log does not name
+        (a process with ``SITEMAPX_EXPORT_SPLICE`` off saved a row).
+        """
+        return self.counts.get((section, page), 0)
 
     def keys_in(self, section: str, page: int, low: str, high: str) -> list[str] | None:
         """The changed keys of page ``page`` of ``section`` (``low <= key < high``).
@@ -105,6 +128,7 @@ class ChangeLog:
             "whole_sections": sorted(self.whole_sections),
             "whole_pages": sorted(self.whole_pages),
             "keys": self.keys,
+            "counts": [[section, page, count] for (section, page), count in self.counts.items()],
         }
 
     @classmethod
@@ -114,6 +138,7 @@ class ChangeLog:
             set(fields["whole_sections"]),
             {(section, page) for section, page in fields["whole_pages"]},
             dict(fields["keys"]),
+            {(section, page): count for section, page, count in fields.get("counts", [])},
         )
 
 
@@ -146,6 +171,7 @@ def changes_since(cursors: dict[str, int]) -> ChangeLog:
             log.whole_pages.add((name, page))
         else:
             keys.setdefault(name, set()).add(key)
+            log.counts[name, page] = log.counts.get((name, page), 0) + 1
     log.keys = {section: sorted(found_keys) for section, found_keys in keys.items()}
     return log
 
