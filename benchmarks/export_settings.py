@@ -11,3 +11,5 @@ from benchmarks.settings import INSTALLED_APPS
 INSTALLED_APPS = [*INSTALLED_APPS, "django_tasks_db", "benchmarks.export_apps.OnlyArticlesConfig"]
 SITEMAPX_CACHE_ALIAS = None
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# Spliced pages (opt-in), as export_incremental.py measures them (export_memory.py sets its own).
+SITEMAPX_EXPORT_SPLICE = True

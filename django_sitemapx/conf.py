@@ -244,6 +244,15 @@ class Settings:
         value: dict[str, Any] | None = getattr(settings, "SITEMAPX_EXPORT_ON_CHANGE", None)
         return value
 
+    @property
+    def EXPORT_SPLICE(self) -> bool:
+        """Log each saved row's key and export model pages in blocks, for spliced pages.
+
+        Off (the default), saves write no log and exports record no blocks.
+        """
+        value: bool = getattr(settings, "SITEMAPX_EXPORT_SPLICE", False)
+        return value
+
 
 # The setting names this app reads; check W002 reports any other SITEMAPX_* name.
 SETTING_NAMES = frozenset(

@@ -14,7 +14,13 @@ from django.dispatch import receiver
 
 from .conf import app_settings
 from .exceptions import NotRegistered
-from .invalidation import invalidate, keys_touched_by, pages_holding, replace_generations
+from .invalidation import (
+    invalidate,
+    keys_touched_by,
+    pages_holding,
+    replace_generations,
+    rows_holding,
+)
 from .models import Override, Rule
 from .overrides import NOT_OVERRIDDEN, Place, Shown, Target, send_overrides_changed, shown
 from .signals import overrides_changed, sitemap_invalidated
@@ -134,6 +140,11 @@ def row_changed(sender: type[models.Model], instance: models.Model, **kwargs: An
         return [(None, None)] if keys is None else list(pages_holding(keys))
 
     def run() -> None:
+        if keys is not None and app_settings.EXPORT_SPLICE:
+            # Each row's key too, for the export's log of changed rows (``sources.changes``).
+            for name, number, key in rows_holding(keys):
+                invalidate(name, number, changed_key=key)
+            return
         for section, page in pages():
             invalidate(section, page)
 

@@ -36,6 +36,7 @@ def invalidate(
     *,
     registry: SitemapRegistry | None = None,
     origin: Origin | None = None,
+    changed_key: str | None = None,
 ) -> bool:
     """Mark documents stale; the next request for them rebuilds them.
 
@@ -52,6 +53,11 @@ def invalidate(
     pages of their own (``Source.generations_name()``, a Wagtail site's): page
     ``page`` of that host and that host's index only; other hosts' documents
     stay cached.
+
+    ``changed_key`` (with ``section`` and ``page``) is the key of the one row
+    whose change this is, encoded as the page table encodes keys (the save and
+    delete receivers give it): an incremental export then remakes only the
+    block of the page holding it (see ``sources.changes``).
     """
     names = _generations_of(section, page, registry)
     table = section
@@ -62,7 +68,7 @@ def invalidate(
         names = [page_generation(table, page), host_index_generation(origin.host)]
     # The page table keeps what changed, cache or not: a cache flush then
     # counts nothing again (see ``sources.pages``).
-    mark_changed(table, page)
+    mark_changed(table, page, changed_key if page is not None else None)
     cache = SitemapCache()
     done = True if cache.alias is None else cache.replace(names)
     if done:
@@ -124,6 +130,24 @@ def keys_touched_by(
 def pages_holding(keys: list[tuple[ModelSource, Any]]) -> list[tuple[str, int | None]]:
     """``(section, page)`` of the page holding each ``(source, key)`` now (None: every page)."""
     return [(source.section, _page_holding(source, key)) for source, key in keys]
+
+
+def rows_holding(
+    keys: list[tuple[ModelSource, Any]],
+) -> list[tuple[str, int | None, str | None]]:
+    """:func:`pages_holding`, each key encoded as the page table encodes it (None: unknown)."""
+    found = []
+    for source, key in keys:
+        page = _page_holding(source, key)
+        found.append((source.section, page, None if page is None else _encoded(source, key)))
+    return found
+
+
+def _encoded(source: ModelSource, key: Any) -> str | None:
+    try:
+        return source.page_table().codec.encode(key)
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 def pages_touched_by(

@@ -602,6 +602,33 @@ class ExportPart(models.Model):
         return f"{self.run}:{self.number}"
 
 
+class ChangedKey(models.Model):
+    """One committed change to a section's rows, for the export to remake only what changed.
+
+    Written with each mark of the page table (``sources.pages.mark_changed``),
+    once the change is committed, one ``INSERT`` with no lock on any other row:
+    ``key`` is the changed row's key, encoded as the page table encodes keys.
+    A row with no ``key`` says its page ``page`` may have changed anywhere,
+    with no ``page`` its whole section, with an empty ``section`` every
+    section (``invalidate()``, or the log pruned up to ``key``): an export
+    then makes those pages whole. See ``sources.changes``.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    section = models.CharField(max_length=100)
+    page = models.PositiveIntegerField(null=True)
+    key = models.CharField(max_length=255, null=True)  # noqa: DJ001
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = _("changed sitemap row")
+        verbose_name_plural = _("changed sitemap rows")
+        indexes = (models.Index(fields=["created"], name="sitemapx_changedkey_created"),)
+
+    def __str__(self) -> str:
+        return f"{self.section} {self.page} {self.key}"
+
+
 # (database alias, table) pairs known to exist: each is looked for once per process.
 _FOUND_TABLES: set[tuple[str, str]] = set()
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -103,6 +103,16 @@ def apply_overrides(
     lookup = _Lookup(section, host, alternate_hosts)
     for chunk in chunks:
         yield lookup.apply(chunk)
+
+
+def chunk_overrides(
+    section: str = "", host: str | None = None, alternate_hosts: Sequence[str] = ()
+) -> Callable[[Sequence[EntryTuple] | PlainChunk], Sequence[EntryTuple] | PlainChunk] | None:
+    """:func:`apply_overrides` for one document read in several parts: the function that
+    applies them to a chunk, reading the rules once; None when overrides are off."""
+    if not app_settings.OVERRIDES or not table_ready():
+        return None
+    return _Lookup(section, host, alternate_hosts).apply
 
 
 class _Lookup:

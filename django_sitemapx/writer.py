@@ -356,6 +356,9 @@ class DocumentWriter:
         # that goes over its limit is cut is measured from them (``urls_within``).
         self._near: list[tuple[int, int, list[int]]] = []
         self._near_from = NEAR_SHARE * max_bytes
+        # When a list: each element's size in bytes is added to it as it is written
+        # (the export cuts pages in blocks of elements by them).
+        self.sizes: list[int] | None = None
 
     def render_entries(self, entries: Sequence[EntryTuple] | PlainChunk) -> bytes:
         """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
@@ -410,6 +413,13 @@ class DocumentWriter:
         self.started = True
         stats.urls += len(chunk)
         stats.bytes += len(data)
+        if self.sizes is not None:
+            if head:
+                self.sizes.append(len(head))  # the opening tag, as an element of its own
+            if data.isascii():
+                self.sizes.extend(map(len, chunk))
+            else:
+                self.sizes.extend(len(element.encode()) for element in chunk)
         return data
 
     def urls_within(self, size: int) -> int | None:

@@ -47,6 +47,7 @@ DEFAULTS: dict[str, object] = {
     "EXPORT_LEASE": 300,
     "EXPORT_ON_CHANGE": None,
     "EXPORT_DEBOUNCE": 60,
+    "EXPORT_SPLICE": False,
 }
 
 

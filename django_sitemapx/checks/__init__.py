@@ -70,6 +70,8 @@ Exports run as tasks or after changes:
 - E304 ``SITEMAPX_EXPORT_ON_CHANGE`` is not ``None`` nor a dict of ``export_changed``'s
   arguments naming a destination.
 - W301 ``SITEMAPX_EXPORT_ON_CHANGE`` runs on an ``ImmediateBackend``: inside the request.
+- E730 ``SITEMAPX_EXPORT_SPLICE`` is not ``True`` or ``False`` (numbered in a block of its
+  own, given when spliced pages came).
 
 Sources, in every registry:
 

@@ -1,4 +1,4 @@
-"""E301-E304, W301: the settings of exports run as tasks and scheduled after changes."""
+"""E301-E304, W301: the settings of exports run as tasks and scheduled after changes; E730."""
 
 from __future__ import annotations
 
@@ -29,6 +29,15 @@ def check_export(**kwargs: Any) -> Messages:
                 f"SITEMAPX_EXPORT_DEBOUNCE must be a number of seconds, 0 or more, not "
                 f"{debounce!r}.",
                 "E303",
+            )
+        )
+    splice = app_settings.EXPORT_SPLICE
+    if not isinstance(splice, bool):
+        messages.append(
+            error(
+                f"SITEMAPX_EXPORT_SPLICE must be True or False, not {splice!r}.",
+                "E730",
+                hint="True logs each saved row's key so that exports splice changed pages.",
             )
         )
     on_change = app_settings.EXPORT_ON_CHANGE

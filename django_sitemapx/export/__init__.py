@@ -19,12 +19,15 @@ what each file holds, the digest of its bytes and what proves them current (the
 export's configuration and the page's state in the page table, see
 ``Source.page_proofs``). A page whose proof is unchanged is not made at all; any
 other page is made and written only if its bytes differ from the file's. The
-files are then the same bytes a full export (``full=True``) writes.
+files are then the same bytes a full export (``full=True``) writes. With
+``SITEMAPX_EXPORT_SPLICE`` on, a changed page of a model section is spliced:
+only the blocks of rows that changed are read again (see ``splice``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -32,13 +35,14 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from django.apps import apps
 from django.conf import settings
 from django.db import router
 
 from ..compression import GZIP_SUFFIX
+from ..conf import app_settings
 from ..documents import (
     DocumentStream,
     index_part_path,
@@ -54,13 +58,19 @@ from ..locations.hosts import host_folder
 from ..locations.origins import files_root_from_url, known_origins, scheme_for, site_origin
 from ..locations.origins import origin_from_url as url_origin
 from ..registry import SitemapRegistry, default_registry
-from ..sources import ListedPage
+from ..sources import ListedPage, ModelSource, Source
+from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_changes
+from . import splice
 from .destinations import (
+    BLOCKS_SUFFIX,
+    Blocks,
     Destination,
     FileRecord,
     FolderDestination,
     StagedFile,
     StorageDestination,
+    blocks_digest,
+    blocks_name,
     storage_destination,
 )
 from .files import DocumentFile
@@ -105,6 +115,8 @@ class ExportResult:
     unchanged: list[ExportedFile] = field(default_factory=list)
     # Pages the manifest and the page table proved unchanged: not made at all.
     proven: int = 0
+    # Pages made from their previous file and the blocks of rows that changed.
+    spliced: int = 0
     removed: list[str] = field(default_factory=list)
     # Pages of sections left out by ``sections`` that the index lists but the destination lacks.
     missing: list[str] = field(default_factory=list)
@@ -201,9 +213,15 @@ def export_sitemap(
         if not dry_run:
             refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
-        previous = destination.read_manifest()
+        state = destination.read_state()
+        previous = state.files
+        run.splicing = app_settings.EXPORT_SPLICE and not dry_run
+        if run.splicing:
+            # Where the log of changed rows ends, read before any page's rows are.
+            run.cursor = change_cursor()
+            run.cursors = state.changes
         if not full:
-            run.previous = destination.read_records()
+            run.previous = run.usable(state.records)
         # Recorded by a full export too, for the next run to compare with.
         run.configuration = configuration_digest(registry, origin)
         try:
@@ -222,16 +240,20 @@ def export_sitemap(
             # So is one no longer served on this host (its sites changed).
             served = {source.section for source in registry if source.serves(origin)}
             scope = selected | {""} | (set(previous.values()) - served)
+            run.name_blocks()
             stale = sorted(
                 name
                 for name, section in previous.items()
                 if section in scope and name not in run.names
             )
             if not dry_run:
-                run.commit(previous, stale, full=full)
+                run.commit(previous, stale, full=full, sections=selected)
         finally:
             run.discard()
-        result.removed = stale
+        # Files readers see: a page's blocks file goes with it, uncounted.
+        result.removed = [name for name in stale if not name.endswith(BLOCKS_SUFFIX)]
+    if run.splicing:
+        prune_changes()
     result.seconds = time.monotonic() - started
     return result
 
@@ -375,6 +397,14 @@ class _Run:
     # of this export's configuration (``configuration_digest``).
     previous: dict[str, FileRecord]
     configuration = ""
+    # Where the log of changed rows ends now (read before any page is), and where
+    # it ended when each section's files were made (the manifest's).
+    cursor: int | None = None
+    cursors: dict[str, int]
+    # What changed since (read once the proofs are): None until read.
+    changes: ChangeLog | None = None
+    # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
+    splicing = False
 
     def __init__(
         self, destination: Destination, *, gzip: bool, dry_run: bool, result: ExportResult
@@ -390,9 +420,33 @@ class _Run:
         # What each file of this export holds, and the names of those being written.
         self.records: dict[str, FileRecord] = {}
         self.written: set[str] = set()
+        self.cursors = {}
+        # Whether each section's pages are made in blocks (``splice``).
+        self._in_blocks: dict[str, bool] = {}
+        # Each section's page ranges, read once (a page split since is made whole).
+        self._ranges: dict[str, dict[int, splice.PageRange]] = {}
+        self._overrides: dict[str, splice.Overrides] = {}
 
     def page_name(self, listed_page: ListedPage) -> str:
         return _file_name(page_path(listed_page.section, listed_page.summary.number))
+
+    def usable(self, records: dict[str, FileRecord]) -> dict[str, FileRecord]:
+        """The manifest's ``records`` this run can use: without blocks when it splices none.
+
+        A page kept as it is then names no blocks file, which goes as stale.
+        """
+        if self.splicing:
+            return records
+        return {
+            name: record if record.blocks is None else dataclasses.replace(record, blocks=None)
+            for name, record in records.items()
+        }
+
+    def name_blocks(self) -> None:
+        """List the blocks file of each page of this export that has one, with its section."""
+        for name, record in self.records.items():
+            if record.blocks is not None and name in self.names:
+                self.names[blocks_name(name)] = self.names[name]
 
     def names_of(self, listed: Iterable[ListedPage]) -> list[str]:
         pages = list(listed)
@@ -421,6 +475,10 @@ class _Run:
         # Read before any page is: a change committed after this gives a new proof.
         if proofs is None:
             proofs = self.proofs(registry, listed, origin)
+        if self.changes is None:
+            # After the proofs: a page marked changed has its row in the log by then.
+            splicing = self.splicing and self.previous
+            self.changes = changes_since(self.cursors) if splicing else ChangeLog()
         done = 0
         written = []
         for position, listed_page in enumerate(listed):
@@ -440,6 +498,21 @@ class _Run:
             source = registered.for_origin(origin)
             page_origin = source.origin
             assert page_origin is not None
+            made = self._make_in_blocks(name, listed_page.section, number, source, proof)
+            if made is not None:
+                if made:
+                    done += self.records[name].urls
+                    written.append(listed_page)
+                else:
+                    logger.warning(
+                        "Sitemap section %r page %s has no URL; not exported.",
+                        listed_page.section,
+                        number,
+                    )
+                if self.on_progress is not None:
+                    self.on_progress(done, max(expected, done))
+                self._page_done(position + 1, len(listed), done, max(expected, done))
+                continue
             page = source.page(number, listed_page.summary)
             stream = None if page is None else render_page(source, page, page_origin)
             if stream is None:
@@ -476,6 +549,145 @@ class _Run:
                 text = f"{self.configuration}|{section}|{number}|{token}"
                 proofs[section, number] = hashlib.sha256(text.encode()).hexdigest()
         return proofs
+
+    def _make_in_blocks(
+        self, name: str, section: str, number: int, source: Source, proof: str | None
+    ) -> bool | None:
+        """Write page ``number`` in blocks (spliced when it can be): True if it has a URL.
+
+        None: the page is made the usual way (see ``splice``).
+        """
+        if not self.splicing or self.dry_run or self.gzip or not isinstance(source, ModelSource):
+            return None
+        if section not in self._in_blocks:
+            self._in_blocks[section] = splice.can_make_in_blocks(source)
+        if not self._in_blocks[section]:
+            return None
+        if section not in self._ranges:
+            self._ranges[section] = splice.page_ranges(source, self.configuration)
+            # Read once for the section's pages, as they are for one page.
+            assert source.origin is not None
+            self._overrides[section] = splice.section_overrides(source, source.origin)
+        overrides = self._overrides[section]
+        where = self._ranges[section].get(number)
+        if where is None or source.origin is None:
+            return None
+        staged = self.destination.stage(name)
+        try:
+            with open(staged.path, "wb", buffering=0) as target:
+                made = self._spliced(name, section, number, source, where, target, overrides)
+                if made is None:
+                    target.seek(0)
+                    target.truncate()
+                    made = splice.make_whole(
+                        source, number, source.origin, where, target, overrides
+                    )
+        except splice.NotInBlocks:
+            staged.discard()
+            return None
+        except BaseException:
+            staged.discard()
+            raise
+        if made is None:
+            staged.discard()
+            return False
+        self.staged.append(staged)
+        record = FileRecord(
+            made.digest, made.size, made.urls, proof, self._stage_blocks(name, made.blocks)
+        )
+        self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
+        return True
+
+    def _stage_blocks(self, name: str, blocks: Blocks | None) -> str | None:
+        """Stage the blocks file of page ``name`` unless it holds ``blocks``; its digest."""
+        if blocks is None:
+            return None
+        data = blocks.to_bytes()
+        digest = blocks_digest(data)
+        before = self.previous.get(name)
+        side = blocks_name(name)
+        if (
+            before is not None
+            and before.blocks == digest
+            and self.destination.size(side) == len(data)
+        ):
+            return digest
+        staged = self.destination.stage(side)
+        try:
+            staged.path.write_bytes(data)
+        except BaseException:
+            staged.discard()
+            raise
+        self.staged.append(staged)
+        return digest
+
+    def _read_blocks(self, name: str, digest: str) -> Blocks | None:
+        """The blocks of page ``name`` from the file beside it; None unless it holds ``digest``."""
+        data = self.destination.read_bytes(blocks_name(name))
+        if data is None or blocks_digest(data) != digest:
+            return None
+        return Blocks.from_bytes(data)
+
+    def _spliced(
+        self,
+        name: str,
+        section: str,
+        number: int,
+        source: ModelSource,
+        where: splice.PageRange,
+        target: IO[bytes],
+        overrides: splice.Overrides,
+    ) -> splice.Made | None:
+        """The page spliced from its previous file into ``target``; None: make it whole."""
+        before = self.previous.get(name)
+        if before is None or before.blocks is None:
+            return None
+        blocks = self._read_blocks(name, before.blocks)
+        if (
+            blocks is None
+            or blocks.base != where.base
+            or not blocks.holds(before.size, before.urls)
+        ):
+            return None
+        assert self.changes is not None and source.origin is not None
+        keys = self.changes.keys_in(section, number, where.low, where.high)
+        # No key logged, yet its proof changed: something the log does not name changed it.
+        if not keys or self.destination.size(name) != before.size:
+            return None
+        # Marked more often than the log names its rows: a process not logging saved one.
+        if self.changes.marks(section, number) < where.state.changes - blocks.changes:
+            return None
+        try:
+            with self.destination.open_file(name) as old:
+                made = splice.splice(
+                    source,
+                    number,
+                    source.origin,
+                    where,
+                    blocks,
+                    keys,
+                    old,
+                    target,
+                    overrides,
+                )
+        except OSError:
+            logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)
+            return None
+        if made is not None:
+            self.result.spliced += 1
+        return made
+
+    def _finish(self, exported: ExportedFile, record: FileRecord, staged: StagedFile) -> None:
+        """Record a staged file; one holding the destination's bytes already is dropped."""
+        self.names[exported.name] = exported.section
+        self.records[exported.name] = record
+        if self._holds(exported.name, record):
+            self.result.unchanged.append(exported)
+            staged.discard()
+            self.staged.remove(staged)
+        else:
+            self.written.add(exported.name)
+            self._report(exported)
 
     def _keep(self, name: str, section: str, page: int, proof: str) -> bool:
         """Whether ``name`` (and its gzip copy) holds what ``proof`` says: it is not made."""
@@ -571,7 +783,21 @@ class _Run:
         if self.on_file is not None:
             self.on_file(exported)
 
-    def commit(self, previous: dict[str, str], stale: list[str], *, full: bool) -> None:
+    def commit(
+        self,
+        previous: dict[str, str],
+        stale: list[str],
+        *,
+        full: bool,
+        sections: set[str] | None = None,
+    ) -> None:
+        # Each section exported now was read from ``cursor`` on; the others keep theirs.
+        cursors = dict(self.cursors)
+        for section in set(self.names.values()) if sections is None else sections:
+            if section and self.cursor is not None:
+                cursors[section] = self.cursor
+            elif section:
+                cursors.pop(section, None)
         # Recorded before anything moves, so that a run killed from here on leaves
         # a manifest naming every file that may exist, for the next run to clean,
         # and proving nothing of the files being replaced.
@@ -580,7 +806,7 @@ class _Run:
             for name, record in {**self.previous, **self.records}.items()
             if name not in self.written
         }
-        self.destination.write_manifest({**previous, **self.names}, kept_records)
+        self.destination.write_manifest({**previous, **self.names}, kept_records, cursors)
         # Pages first, the index last: the index never lists a page not yet in place.
         while self.staged:
             self.destination.commit(self.staged.pop(0))
@@ -589,7 +815,7 @@ class _Run:
         kept = {name: section for name, section in previous.items() if name not in stale}
         # Files of sections this export left out keep their records.
         records = {**({} if full else self.previous), **self.records}
-        self.destination.write_manifest({**kept, **self.names}, records)
+        self.destination.write_manifest({**kept, **self.names}, records, cursors)
 
     def discard(self) -> None:
         for staged in self.staged:

@@ -9,6 +9,8 @@ destination is untouched, so readers keep seeing the previous export.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import logging
 import os
@@ -16,7 +18,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -40,6 +42,8 @@ except ImportError:  # pragma: no cover - Windows has no flock
 
 # Lists the files the last export wrote, so the next one removes only its own stale files.
 MANIFEST_NAME = ".sitemapx-manifest.json"
+# A page made in blocks has its blocks (``Blocks``) in a file beside it (``blocks_name``).
+BLOCKS_SUFFIX = ".sitemapx-blocks"
 LOCK_NAME = ".sitemapx-export.lock"
 TEMP_SUFFIX = ".sitemapx-tmp"
 # An export split into tasks, to a storage: each worker uploads the pages it made
@@ -89,6 +93,17 @@ def _running(pid: int) -> bool:
     except (PermissionError, OverflowError, OSError):
         return True  # another user's process, or unknowable: keep it until it is old
     return True
+
+
+def blocks_name(name: str) -> str:
+    """The file beside page ``name`` that holds its blocks: hidden, as the manifest is."""
+    folder, _, base = name.rpartition("/")
+    return f"{folder}/.{base}{BLOCKS_SUFFIX}" if folder else f".{base}{BLOCKS_SUFFIX}"
+
+
+def blocks_digest(data: bytes) -> str:
+    """The digest of a blocks file, as the page's ``FileRecord.blocks`` keeps it."""
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 class StagedFile:
@@ -182,24 +197,29 @@ class Destination:
 
     def read_manifest(self) -> dict[str, str]:
         """File name to section (``""`` for the index) of the previous export."""
-        return self._read_manifest()[0]
+        return self.read_state().files
 
     def read_records(self) -> dict[str, FileRecord]:
         """What each file of the previous export holds (none before format 2)."""
-        return self._read_manifest()[1]
+        return self.read_state().records
 
-    def _read_manifest(self) -> tuple[dict[str, str], dict[str, FileRecord]]:
+    def read_change_cursors(self) -> dict[str, int]:
+        """Each section's place in the log of changed rows when its files were made."""
+        return self.read_state().changes
+
+    def read_state(self) -> ManifestState:
+        """The previous export's manifest, read once: its files, records and cursors."""
         data = self.read_bytes(MANIFEST_NAME)
         if data is None:
-            return {}, {}
+            return ManifestState({}, {}, {})
         try:
             manifest = json.loads(data)
             files = manifest["files"]
             if not isinstance(files, dict):
-                return {}, {}
+                return ManifestState({}, {}, {})
             found = {str(name): str(section) for name, section in files.items()}
         except (ValueError, KeyError, TypeError):
-            return {}, {}
+            return ManifestState({}, {}, {})
         records = {}
         documents = manifest.get("documents")
         for name, fields in (documents if isinstance(documents, dict) else {}).items():
@@ -207,13 +227,35 @@ class Destination:
             # A record of a file the manifest does not list proves nothing.
             if record is not None and name in found:
                 records[str(name)] = record
-        return found, records
+        cursors = manifest.get("changes")
+        changes = {
+            str(section): cursor
+            for section, cursor in (cursors if isinstance(cursors, dict) else {}).items()
+            if type(cursor) is int and section
+        }
+        return ManifestState(found, records, changes)
+
+    @contextlib.contextmanager
+    def open_file(self, name: str) -> Iterator[IO[bytes]]:
+        """File ``name`` opened for reading (ranges of it are copied into a spliced page)."""
+        raise NotImplementedError
+        yield  # pragma: no cover
 
     def write_manifest(
-        self, files: dict[str, str], records: dict[str, FileRecord] | None = None
+        self,
+        files: dict[str, str],
+        records: dict[str, FileRecord] | None = None,
+        changes: dict[str, int] | None = None,
     ) -> None:
-        """Record the files of this export (and what each holds) in one atomic write."""
+        """Record the files of this export (and what each holds) in one atomic write.
+
+        ``changes`` is, per section, where the log of changed rows ended when
+        its files were made (``sources.changes.change_cursor``): the next export
+        reads the log from there.
+        """
         manifest: dict[str, object] = {"format": 2, "files": dict(sorted(files.items()))}
+        if changes:
+            manifest["changes"] = dict(sorted(changes.items()))
         manifest["documents"] = {
             name: record.as_json()
             for name, record in sorted((records or {}).items())
@@ -222,6 +264,15 @@ class Destination:
         staged = self.stage(MANIFEST_NAME)
         staged.path.write_bytes(json.dumps(manifest, indent=1).encode())
         self.commit(staged)
+
+
+@dataclass(frozen=True)
+class ManifestState:
+    """A manifest as read: file name to section, what each holds, each section's cursor."""
+
+    files: dict[str, str]
+    records: dict[str, FileRecord]
+    changes: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -239,9 +290,20 @@ class FileRecord:
     size: int
     urls: int
     proof: str | None = None
+    # A page made in blocks (``export.splice``): the digest of the file beside it
+    # that holds them (``blocks_name``), read only when the page is spliced.
+    blocks: str | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {"sha256": self.digest, "bytes": self.size, "urls": self.urls, "proof": self.proof}
+        fields: dict[str, object] = {
+            "sha256": self.digest,
+            "bytes": self.size,
+            "urls": self.urls,
+            "proof": self.proof,
+        }
+        if self.blocks is not None:
+            fields["blocks"] = self.blocks
+        return fields
 
     @classmethod
     def from_json(cls, fields: object) -> FileRecord | None:
@@ -251,7 +313,128 @@ class FileRecord:
         proof = fields.get("proof")
         if not isinstance(digest, str) or not isinstance(size, int) or not isinstance(urls, int):
             return None
-        return cls(digest, size, urls, proof if isinstance(proof, str) else None)
+        blocks = fields.get("blocks")
+        return cls(
+            digest,
+            size,
+            urls,
+            proof if isinstance(proof, str) else None,
+            blocks if isinstance(blocks, str) else None,
+        )
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The segments of a page made in blocks of rows, as the file beside it keeps them.
+
+    Segment 0 is the opening tag, the last the closing tag, and each one
+    between is the ``<url>`` elements of the rows of one key range: block *i*
+    holds the keys from ``starts[i]`` below ``starts[i + 1]`` (the last one up
+    to the page's end), encoded as the page table encodes keys (``""``: no
+    lower bound). ``sizes``, ``urls`` and ``digests`` (SHA-256, hex, cut to
+    128 bits) are per segment; ``base`` is a digest of what the blocks stand
+    on (the export's configuration, the section, the page's key range): a
+    page whose ``base`` differs is made whole. ``changes`` is the page's count
+    of changes in the page table when it was made (``ChangeLog.marks``).
+
+    Kept in a file beside the page (``blocks_name``), one string per field (a
+    page of 50,000 rows has 500 blocks), written with the page and read only
+    when it is spliced: an export holds the blocks of one page at a time.
+    """
+
+    base: str
+    starts_text: str
+    sizes_text: str
+    urls_text: str
+    digests_text: str
+    changes: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        base: str,
+        starts: Sequence[str],
+        sizes: Sequence[int],
+        urls: Sequence[int],
+        digests: Sequence[str],
+        changes: int = 0,
+    ) -> Blocks | None:
+        """The blocks of these lists; None when they cannot be kept (a key holding a comma)."""
+        if any("," in start for start in starts):
+            return None
+        return cls(
+            base,
+            ",".join(starts),
+            ",".join(map(str, sizes)),
+            ",".join(map(str, urls)),
+            "".join(digests),
+            changes,
+        )
+
+    @functools.cached_property
+    def starts(self) -> list[str]:
+        return self.starts_text.split(",")
+
+    @functools.cached_property
+    def sizes(self) -> list[int]:
+        return [int(size) for size in self.sizes_text.split(",")]
+
+    @functools.cached_property
+    def urls(self) -> list[int]:
+        return [int(count) for count in self.urls_text.split(",")]
+
+    @functools.cached_property
+    def digests(self) -> list[str]:
+        text = self.digests_text
+        return [text[start : start + 32] for start in range(0, len(text), 32)]
+
+    def holds(self, size: int, urls: int) -> bool:
+        """Whether these blocks are well formed and add up to a file of ``size`` and ``urls``."""
+        try:
+            sizes, counts = self.sizes, self.urls
+        except ValueError:
+            return False
+        return (
+            len(self.starts) + 2 == len(sizes) == len(counts) == len(self.digests)
+            and len(self.digests_text) == 32 * len(self.digests)
+            and min(sizes) >= 0
+            and min(counts) >= 0
+            and sum(sizes) == size
+            and sum(counts) == urls
+        )
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "base": self.base,
+            "starts": self.starts_text,
+            "sizes": self.sizes_text,
+            "urls": self.urls_text,
+            "digests": self.digests_text,
+            "changes": self.changes,
+        }
+
+    @classmethod
+    def from_json(cls, fields: object) -> Blocks | None:
+        if not isinstance(fields, dict):
+            return None
+        found = [fields.get(name) for name in ("base", "starts", "sizes", "urls", "digests")]
+        changes = fields.get("changes", 0)
+        if not all(isinstance(value, str) for value in found) or type(changes) is not int:
+            return None
+        base, starts, sizes, urls, digests = found
+        return cls(base, starts, sizes, urls, digests, changes)  # type: ignore[arg-type]
+
+    def to_bytes(self) -> bytes:
+        """The blocks file's bytes."""
+        return json.dumps(self.as_json(), separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Blocks | None:
+        """The blocks a blocks file holds; None when it holds none."""
+        try:
+            return cls.from_json(json.loads(data))
+        except ValueError:
+            return None
 
 
 class FolderDestination(Destination):
@@ -351,6 +534,11 @@ class FolderDestination(Destination):
             return (self.root / name).read_bytes()
         except FileNotFoundError:
             return None
+
+    @contextlib.contextmanager
+    def open_file(self, name: str) -> Iterator[IO[bytes]]:
+        with open(self.root / name, "rb", buffering=0) as handle:
+            yield handle
 
 
 def _sync(path: Path) -> None:
@@ -474,6 +662,11 @@ class StorageDestination(Destination):
         except Exception:  # each backend raises its client's errors (S3: ClientError)
             logger.info("Cannot read the size of %s; it is written again.", name, exc_info=True)
             return None
+
+    @contextlib.contextmanager
+    def open_file(self, name: str) -> Iterator[IO[bytes]]:
+        with self.storage.open(self._name(name), "rb") as handle:
+            yield handle
 
     def read_bytes(self, name: str) -> bytes | None:
         name = self._name(name)

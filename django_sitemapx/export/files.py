@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import os
 from pathlib import Path
 from typing import IO, Any
 
@@ -66,3 +68,44 @@ class DocumentFile:
                 self._write_packed(self._compressor.flush())
         finally:
             self._stack.close()
+
+
+# A copy_file_range() refused by the file system (EXDEV, ENOSYS, EINVAL...): read and write.
+_COPY_BY_KERNEL = hasattr(os, "copy_file_range")
+_COPY_BUFFER = 1 << 20
+
+
+def copy_range(source: IO[bytes], target: IO[bytes], offset: int, length: int) -> None:
+    """Append ``length`` bytes of ``source`` from ``offset`` to ``target``, at its position.
+
+    Between two local files, the kernel copies them (``os.copy_file_range``,
+    no copy through this process, and a reflink where the file system shares
+    blocks); otherwise they are read and written. ``target`` is unbuffered.
+    Raises ``OSError`` if ``source`` ends first.
+    """
+    global _COPY_BY_KERNEL
+    if _COPY_BY_KERNEL and length:
+        try:
+            source_fd, target_fd = source.fileno(), target.fileno()
+        except (AttributeError, OSError, ValueError):
+            source_fd = target_fd = -1
+        if source_fd >= 0:
+            try:
+                while length:
+                    copied = os.copy_file_range(source_fd, target_fd, length, offset)
+                    if not copied:
+                        raise OSError(f"{source.name}: {length} bytes missing at {offset}")
+                    offset += copied
+                    length -= copied
+                return
+            except OSError as error:
+                if error.errno not in {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP}:
+                    raise
+                _COPY_BY_KERNEL = False
+    source.seek(offset)
+    while length:
+        data = source.read(min(length, _COPY_BUFFER))
+        if not data:
+            raise OSError(f"{getattr(source, 'name', 'a file')}: {length} bytes missing")
+        target.write(data)
+        length -= len(data)

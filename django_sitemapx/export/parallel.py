@@ -43,6 +43,7 @@ from ..locations import Origin
 from ..models import ExportPart, SectionLock
 from ..registry import default_registry
 from ..sources import ListedPage, PageSummary
+from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_changes
 from . import (
     ExportResult,
     _Run,
@@ -52,6 +53,7 @@ from . import (
     refuse_while_split_export_runs,
 )
 from .destinations import (
+    BLOCKS_SUFFIX,
     Destination,
     FileRecord,
     FolderDestination,
@@ -107,10 +109,16 @@ def start_export(
         _take(key, using)
         refuse_while_split_export_runs(destination)
         destination.clean_leftovers(run.names_of(listed))
-        previous = destination.read_records() if not full else {}
+        state = destination.read_state()
+        run.splicing = app_settings.EXPORT_SPLICE
+        previous = run.usable(state.records) if not full else {}
         run.previous = previous
         run.configuration = configuration_digest(default_registry, origin)
+        # Read before any page's rows are; the log after the proofs (see ``_Run.stage_pages``).
+        cursor = change_cursor() if run.splicing else None
+        cursors = state.changes if run.splicing else {}
         proofs = run.proofs(default_registry, listed, origin)
+        changes = changes_since(cursors) if run.splicing and previous else ChangeLog()
         to_make: list[ListedPage] = []
         for listed_page in listed:
             proof = proofs.get((listed_page.section, listed_page.summary.number))
@@ -133,6 +141,11 @@ def start_export(
             "kept": {name: record.as_json() for name, record in run.records.items()},
             "proven": result.proven,
             "started": time.time(),
+            "configuration": run.configuration,
+            "splice": run.splicing,
+            "cursor": cursor,
+            "cursors": cursors,
+            "changes": changes.as_json(),
         }
         parts = [
             to_make[start : start + pages_per_task]
@@ -276,6 +289,9 @@ def _make_part(
         result=ExportResult(destination.description, False),
     )
     run.previous = _records(part.plan["previous"])
+    run.configuration = plan.get("configuration", "")
+    run.splicing = bool(plan.get("splice"))
+    run.changes = ChangeLog.from_json(plan["changes"]) if "changes" in plan else ChangeLog()
     listed = [_listed_from(fields) for fields in part.plan["pages"]]
     proofs = {
         (fields[0], fields[1]): fields[5] for fields in part.plan["pages"] if fields[5] is not None
@@ -305,6 +321,7 @@ def _make_part(
     result = {
         "records": {name: record.as_json() for name, record in run.records.items()},
         "written": sorted(run.written),
+        "spliced": run.result.spliced,
         "staged": shared,
         "empty": [
             [listed_page.section, listed_page.summary.number]
@@ -392,8 +409,12 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
             )
             if not _rows(run_id).filter(number=0).exists():
                 return {"state": "gone"}
-            run.previous = destination.read_records() if not plan["full"] else {}
-            previous_files = destination.read_manifest()
+            state = destination.read_state()
+            run.splicing = bool(plan.get("splice"))
+            run.previous = run.usable(state.records) if not plan["full"] else {}
+            run.cursor = plan.get("cursor")
+            run.cursors = dict(plan.get("cursors") or {})
+            previous_files = state.files
             run.records.update(_records(plan["kept"]))
             empty: set[tuple[str, int]] = set()
             for part in parts:
@@ -415,18 +436,23 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
                     run.names[file_name] = listed_page.section
             files_origin, files_prefix = files_root(origin, plan["files_base_url"])
             run.stage_index(in_index, files_origin, files_prefix)
+            files = len(run.names)
+            run.name_blocks()
             stale = sorted(name for name in previous_files if name not in run.names)
             run.commit(previous_files, stale, full=plan["full"])
             # Staging files of parts run twice (a worker taken as dead that was not).
             destination.clean_leftovers(list(run.names))
             _rows(run_id).delete()
+    if plan.get("splice"):
+        prune_changes()
     written = len(run.written)
     return {
         "state": "published",
         "written": written,
-        "unchanged": len(run.names) - written,
-        "removed": len(stale),
+        "unchanged": files - written,
+        "removed": len([name for name in stale if not name.endswith(BLOCKS_SUFFIX)]),
         "proven": plan["proven"],
+        "spliced": sum((part.result or {}).get("spliced", 0) for part in parts),
         "seconds": round(time.time() - plan["started"], 3),
     }
 

@@ -90,6 +90,7 @@ from ..generations import (
     page_generation,
     section_generation,
 )
+from .changes import log_change
 from .codecs import codec_for, key_model_field
 from .summaries import Bounds, in_range, summarize, summarize_pages
 
@@ -252,7 +253,9 @@ def has_host_tables(section: str, using: str) -> bool:
     return PageState.objects.using(using).filter(section__startswith=f"{section}@").exists()
 
 
-def mark_changed(section: str | None = None, page: int | None = None) -> None:
+def mark_changed(
+    section: str | None = None, page: int | None = None, key: str | None = None
+) -> None:
     """Mark pages changed in the page table: the next index counts them again.
 
     Every page of every section with no argument; every page of ``section``
@@ -262,12 +265,17 @@ def mark_changed(section: str | None = None, page: int | None = None) -> None:
     host. Called once a change is committed, with a cache or without (see
     ``invalidation.invalidate``): in every process, the index then counts only
     what changed, and a cache flush changes nothing here.
+
+    ``key`` (encoded as the table encodes keys) is the changed row's, for the
+    export's log of changed rows (``sources.changes``), which is written first:
+    a mark is never seen before the row that says what it was for.
     """
     from ..models import PageState, table_exists
 
     using = router.db_for_write(PageState)
     if not table_exists(PageState, using):
         return
+    log_change(section, page, key, using)
     pages = PageState.objects.using(using)
     if section is not None:
         pages = pages.filter(

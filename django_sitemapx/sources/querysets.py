@@ -342,6 +342,16 @@ class ModelSource(Source):
         if served is None:
             return
         state, last = served
+        self.page_measured(state, urls, size, last=last)
+
+    def page_measured(self, state: pages.State, urls: int, size: int, *, last: bool) -> None:
+        """Record that the page of ``state`` was built with ``urls`` URLs in ``size`` bytes.
+
+        :meth:`page_built` for a page built from its state in the page table
+        rather than by :meth:`page` (the export's pages made in blocks,
+        ``export.splice``); ``last`` says whether it is the section's last page.
+        """
+        number = state.number
         table = self.page_table()
         table.record_size(state, size)
         if (

@@ -67,10 +67,14 @@ def model_entries(
     page_rows: models.QuerySet[Any],
     builder: LocationBuilder,
     plain: bool = False,
+    on_keys: Callable[[list[Any]], None] | None = None,
 ) -> ChunkStream:
     """The entries of ``page_rows``, chunk by chunk, each followed by what it skipped.
 
     With ``plain``, a chunk that can be one comes as a ``PlainChunk``.
+    ``on_keys`` is given the keys of each batch of rows before its chunk (the
+    export cuts pages in blocks of rows by them), when the rows are read as
+    plain rows (not instances, not language versions): else it is never called.
     """
     skipped = SkipCounter()
     extras = extras_reader(source, builder, skipped.count)
@@ -80,7 +84,7 @@ def model_entries(
     elif source.uses_instances:
         strategy = _instances(source, page_rows, builder, skipped, extras)
     else:
-        strategy = _rows(source, page_rows, builder, skipped, extras, plain)
+        strategy = _rows(source, page_rows, builder, skipped, extras, plain, on_keys)
     counted = yield from strategy
     column = source.lastmod_column
     if not counted and column is not None and is_postgresql(page_rows.db):
@@ -97,12 +101,13 @@ def _rows(
     skipped: SkipCounter,
     extras: ExtrasReader | None,
     plain: bool,
+    on_keys: Callable[[list[Any]], None] | None = None,
 ) -> Strategy:
     count = skipped.count
     chunk_size = conf.CHUNK_SIZE
     named = not _rows_are_private(source)
     fields = source.row_fields()
-    if not named and extras is None:
+    if not named and extras is None and on_keys is None:
         # No one reads the key of these rows: only ORDER BY needs it.
         fields = _fields_without_key(source)
     queryset = source.rows_queryset(page_rows, named=named, fields=fields)
@@ -115,6 +120,8 @@ def _rows(
     else:
         # Plain tuples no user code sees: each fetchmany() list as it comes.
         batches = row_batches(queryset, chunk_size)
+    if on_keys is not None:
+        batches = _keys_told(batches, on_keys)
     location, bulk = row_location(source, builder, fields=fields)
     plain_chunks = (
         _plain_chunks(source, builder, fields, values) if plain and extras is None else None
@@ -400,6 +407,19 @@ def _counting_nulls(
             missing = countOf(map(read, batch), None)  # in C, no list built
             if missing:
                 skipped.count(SkipReason.INVALID_LASTMOD, missing)
+            yield batch
+    finally:
+        close_stream(batches)
+
+
+def _keys_told(
+    batches: Iterator[list[Any]], on_keys: Callable[[list[Any]], None]
+) -> Iterator[list[Any]]:
+    """``batches``, each one's keys (its rows' first column) given to ``on_keys`` first."""
+    first = itemgetter(0)
+    try:
+        for batch in batches:
+            on_keys(list(map(first, batch)))
             yield batch
     finally:
         close_stream(batches)

@@ -68,3 +68,15 @@ def test_w301_on_change_on_an_immediate_backend() -> None:
         TASKS=_backend("dummy.DummyBackend"),
     ):
         assert check_warnings() == []
+
+
+@pytest.mark.parametrize("splice", ["yes", 1, None])
+def test_e730_splice(splice: object) -> None:
+    with override_settings(SITEMAPX_EXPORT_SPLICE=splice):
+        assert check_errors() == ["E730"]
+
+
+@pytest.mark.parametrize("splice", [True, False])
+def test_e730_splice_on_or_off_passes(splice: bool) -> None:
+    with override_settings(SITEMAPX_EXPORT_SPLICE=splice):
+        assert check_warnings() == []

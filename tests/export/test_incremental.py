@@ -15,7 +15,13 @@ from django.test import override_settings
 
 import django_sitemapx as sitemapx
 from django_sitemapx.export import ExportResult, FolderDestination, export_sitemap
-from django_sitemapx.export.destinations import LOCK_NAME, MANIFEST_NAME
+from django_sitemapx.export.destinations import (
+    BLOCKS_SUFFIX,
+    LOCK_NAME,
+    MANIFEST_NAME,
+    blocks_digest,
+    blocks_name,
+)
 from django_sitemapx.locations import Origin
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.sources import ItemSource, ModelSource
@@ -80,11 +86,28 @@ class Exports:
         self.export(full=True, folder=reference)
         assert exported(self.folder) == exported(reference)
         validate_all(exported(self.folder))
-        # Nothing left over: no staging file, and the manifest lists exactly the files.
-        assert sorted(p.name for p in self.folder.rglob(".*")) == [LOCK_NAME, MANIFEST_NAME]
+        # Nothing left over: no staging file, and the manifest lists exactly the files,
+        # with the blocks file of each page made in blocks (SITEMAPX_EXPORT_SPLICE).
+        blocks = sorted(
+            str(p.relative_to(self.folder))
+            for p in self.folder.rglob(f".*{BLOCKS_SUFFIX}")
+            if p.is_file()
+        )
+        others = sorted(
+            p.name for p in self.folder.rglob(".*") if not p.name.endswith(BLOCKS_SUFFIX)
+        )
+        assert others == [LOCK_NAME, MANIFEST_NAME]
         manifest = json.loads((self.folder / MANIFEST_NAME).read_bytes())
-        assert sorted(manifest["files"]) == sorted(exported(self.folder))
+        assert sorted(manifest["files"]) == sorted([*exported(self.folder), *blocks])
         assert sorted(manifest["documents"]) == sorted(exported(self.folder))
+        named = {
+            blocks_name(name): record["blocks"]
+            for name, record in manifest["documents"].items()
+            if "blocks" in record
+        }
+        assert sorted(named) == blocks
+        for name, digest in named.items():
+            assert blocks_digest((self.folder / name).read_bytes()) == digest
         return result
 
 

@@ -245,11 +245,13 @@ class Command(BaseCommand):
         if self.verbosity >= 2 or result.dry_run:
             for name in result.removed:
                 self.stdout.write(f"{name}: {removed} (stale)")
+        # Pages remade from their previous file and the blocks that changed (written too).
+        spliced = f"{result.spliced:,} spliced; " if app_settings.EXPORT_SPLICE else ""
         self.stdout.write(
             f"{verb} {len(result.files):,} files ({result.urls:,} URLs, {result.bytes:,} bytes) "
             f"to {result.destination} in {result.seconds:.1f} s; "
             f"{len(result.unchanged):,} unchanged; "
-            f"{removed} {len(result.removed):,} stale files."
+            f"{spliced}{removed} {len(result.removed):,} stale files."
         )
 
 

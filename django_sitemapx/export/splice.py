@@ -1,0 +1,439 @@
+"""Pages made in blocks of rows, and spliced: an old page's bytes plus the blocks that changed.
+
+A model section's page is a key range (``sources.pages``). The export writes
+it with one query, as a full page is written, reading each row's key with it
+(``model_entries(on_keys=...)``): every ``BLOCK_ROWS``-th row starts a block,
+and the elements (one per row, each written from its own row alone) are cut
+there. Each block's first key, size, URL count and digest (``Blocks``) go to
+a file beside the page (``destinations.blocks_name``), whose digest the
+manifest records: the export holds one page's blocks at a time. All of this
+only with ``SITEMAPX_EXPORT_SPLICE`` on; off, pages are made the usual way.
+
+The next run reads the log of changed rows (``sources.changes``). A page
+whose range and configuration are as recorded (``Blocks.base``) and whose
+changes the log names row by row is spliced: the rows of the blocks holding a
+changed key are read again (one query for all of them, shared out by their
+keys) and written with the page's writer (a block grown past twice
+``BLOCK_ROWS`` rows is cut again), every other byte is copied from the
+previous file (``files.copy_range``: ``os.copy_file_range`` in a folder). The
+file's digest is a digest of its segments' digests, so no byte copied is
+hashed again. Anything else makes the page whole, in blocks: no record of
+blocks, a split or merge, a setting, a log that cannot say
+(``ChangeLog.keys_in``), elements not one a row (an entry left out,
+languages: the page is then written, not recorded in blocks), a page over the
+byte limit (made the usual way, ``render_page``), gzip copies, a dry run.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from django.db.models import Q, QuerySet
+
+from ..conf import PROTOCOL_MAX_BYTES
+from ..documents import _log_skips, read_chunks, stylesheet_url
+from ..locations import LocationBuilder, Origin
+from ..overrides import chunk_overrides
+from ..sources import ModelSource, Source
+from ..sources.languages import alternate_hosts
+from ..sources.pages import State
+from ..sources.rows import model_entries
+from ..sources.summaries import Bounds, in_range
+from ..writer import URLSET_CLOSE, DocumentWriter, urlset_open, urlset_writer
+from .destinations import Blocks
+
+# Rows per block: a spread change re-reads about this many rows per changed row;
+# smaller blocks cost one more query each in a run that makes pages whole
+# (docs/performance.md, "Incremental export").
+BLOCK_ROWS = 100
+# Key encodings whose text sorts in Python as the database sorts the keys.
+_ORDERED_CODECS = frozenset({"int", "uuid"})
+
+
+def digest(data: bytes) -> str:
+    """A segment's digest, as ``Blocks.digests`` keeps it."""
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def file_digest(digests: tuple[str, ...] | list[str]) -> str:
+    """The digest of a page made in blocks: of its segments' digests, in order."""
+    return "blocks:" + hashlib.sha256("".join(digests).encode()).hexdigest()
+
+
+def can_make_in_blocks(source: Source) -> bool:
+    """Whether the export makes ``source``'s pages in blocks (a plain model section's)."""
+    if not isinstance(source, ModelSource) or source.expires() is not None:
+        return False
+    # A subclass that makes its pages otherwise is made its own way.
+    if type(source).page is not ModelSource.page:
+        return False
+    try:
+        return source.page_table().codec.kind in _ORDERED_CODECS
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class PageRange:
+    """A page's key range in the page table, encoded (``high`` ``""``: no upper bound).
+
+    ``state`` is the page's row as read, for its count of changes and for
+    recording its size as built (``ModelSource.page_measured``).
+    """
+
+    low: str
+    high: str
+    base: str
+    state: State
+
+
+def page_ranges(source: ModelSource, configuration: str) -> dict[int, PageRange]:
+    """Every page's range as the page table holds it now (one query, no page counted)."""
+    table = source.page_table()
+    states = table.states(set())
+    ranges = {}
+    for position, state in enumerate(states):
+        high = states[position + 1].first if position + 1 < len(states) else ""
+        parts = [configuration, source.section, str(state.number), table.section_name]
+        text = "|".join([*parts, table.fingerprint, state.first, high])
+        ranges[state.number] = PageRange(
+            state.first, high, hashlib.sha256(text.encode()).hexdigest(), state
+        )
+    return ranges
+
+
+@dataclass
+class Made:
+    """A page written in blocks: its ``Blocks`` (None: not to be spliced) and totals."""
+
+    blocks: Blocks | None
+    digest: str
+    size: int
+    urls: int
+
+
+class NotInBlocks(Exception):
+    """The page cannot be made in blocks (over the byte limit): make it the usual way."""
+
+
+# What applies the rules and overrides to a chunk (None: nothing to apply).
+Overrides = Callable[[Any], Any] | None
+
+
+def section_overrides(source: ModelSource, origin: Origin) -> Overrides:
+    """What applies ``source``'s rules and overrides on ``origin``, read once (two queries)."""
+    if not source.overridable:
+        return None
+    return chunk_overrides(source.section, origin.host, alternate_hosts(source, origin))
+
+
+# What every ``<url>`` element starts with, and nothing else in a ``<urlset>``'s
+# body does (a "<" in any value is escaped).
+_ELEMENT = b"<url>"
+
+
+class BlockWriter:
+    """Writes the blocks of one page of ``source`` with one ``DocumentWriter``."""
+
+    def __init__(
+        self, source: ModelSource, number: int, origin: Origin, overrides: Overrides = None
+    ) -> None:
+        self.source = source
+        self.number = number
+        self.origin = origin
+        self.table = source.page_table()
+        self.codec = self.table.codec
+        self.writer: DocumentWriter = urlset_writer(
+            max_urls=source.get_limit(),
+            max_bytes=PROTOCOL_MAX_BYTES,
+            namespaces=source.get_namespaces(),
+            max_element_bytes=source.max_url_bytes(),
+            stylesheet=stylesheet_url(),
+        )
+        # The opening tag is a segment of its own: blocks are elements only.
+        self.head = urlset_open(source.get_namespaces(), stylesheet_url()).encode()
+        self.tail = URLSET_CLOSE.encode()
+        self.writer.started = True
+        self.writer.stats.bytes = len(self.head)
+        # The rules are read once for the page (or the export), not once per block.
+        self.overrides = overrides or section_overrides(source, origin)
+
+    def _bounds(self, low: str, high: str) -> Bounds:
+        decode = self.codec.decode
+        return Bounds(decode(low) if low else None, decode(high) if high else None)
+
+    def _rows(self, low: str, high: str) -> QuerySet[Any]:
+        return in_range(self.source, self.source.listed_rows(), self._bounds(low, high))
+
+    def _ranges(self, ranges: list[tuple[str, str]]) -> Q:
+        key = self.source.key_name
+        found = Q()
+        for low, high in ranges:
+            bounds = self._bounds(low, high)
+            part = Q()
+            if bounds.low is not None:
+                part &= Q(**{f"{key}__gte": bounds.low})
+            if bounds.high is not None:
+                part &= Q(**{f"{key}__lt": bounds.high})
+            found |= part
+        return found
+
+    def chunks(
+        self,
+        low: str,
+        high: str,
+        rows: QuerySet[Any] | None = None,
+        on_keys: Callable[[list[Any]], None] | None = None,
+    ) -> Iterator[bytes]:
+        """The ``<url>`` elements of the rows from ``low`` below ``high`` (or ``rows``),
+        a chunk at a time; ``on_keys`` is given each batch's keys (``model_entries``)."""
+        writer = self.writer
+        if rows is None:
+            rows = self._rows(low, high)
+        builder = LocationBuilder(self.origin)
+        stream = model_entries(self.source, rows, builder, True, on_keys)
+        for chunk in read_chunks(stream, writer.stats.skipped):
+            if self.overrides is not None:
+                chunk = self.overrides(chunk)
+            data = writer.render_entries(chunk)
+            if writer.overflowed:
+                raise NotInBlocks
+            if data:
+                yield data
+
+    def cut(
+        self, low: str, high: str, target: IO[bytes]
+    ) -> tuple[list[tuple[str, int, int, str]], bool]:
+        """Write the rows from ``low`` below ``high`` to ``target``, in blocks of ``BLOCK_ROWS``.
+
+        One query: the rows' keys are read with them, every ``BLOCK_ROWS``-th
+        starts a block, and the elements are cut at every ``BLOCK_ROWS``-th.
+        Returns each block's (first key, size, URLs, digest), which cover every
+        byte written, and whether they are the blocks of the keys: not when the
+        elements are not one a row (an entry left out, a row with several URLs,
+        rows read as instances).
+        """
+        encode = self.codec.encode
+        starts, rows = [low], 0
+
+        def on_keys(keys: list[Any]) -> None:
+            nonlocal rows
+            for index in range(-rows % BLOCK_ROWS, len(keys), BLOCK_ROWS):
+                if rows + index:
+                    starts.append(encode(keys[index]))
+            rows += len(keys)
+
+        blocks: list[tuple[str, int, int, str]] = []
+        size, urls, hasher = 0, 0, hashlib.sha256()
+        writer = self.writer
+        writer.sizes = []
+        before = writer.stats.urls
+        try:
+            for data in self.chunks(low, high, on_keys=on_keys):
+                target.write(data)
+                # Each element's size, as the writer wrote it: hashed a block at a time.
+                lengths, writer.sizes = writer.sizes, []
+                view, offset, index = memoryview(data), 0, 0
+                while index < len(lengths):
+                    if urls == BLOCK_ROWS:
+                        start = starts[len(blocks)] if len(blocks) < len(starts) else ""
+                        blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+                        size, urls, hasher = 0, 0, hashlib.sha256()
+                    taken = min(BLOCK_ROWS - urls, len(lengths) - index)
+                    length = sum(lengths[index : index + taken])
+                    hasher.update(view[offset : offset + length])
+                    offset += length
+                    size += length
+                    urls += taken
+                    index += taken
+                if offset != len(data):  # never: the sizes are the data's
+                    raise NotInBlocks
+        finally:
+            writer.sizes = None
+        if size:
+            start = starts[len(blocks)] if len(blocks) < len(starts) else ""
+            blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+        written = self.writer.stats.urls - before
+        # One element a row (none left out), so that block i starts at row i * BLOCK_ROWS.
+        exact = not self.writer.stats.skipped and written == rows and len(blocks) == len(starts)
+        return blocks, exact
+
+    def blocks(self, ranges: list[tuple[str, str]]) -> list[tuple[bytes, int]] | None:
+        """The ``<url>`` elements of the rows of each key range (in order), and their count.
+
+        One query for the rows of all of them, their keys read with them: the
+        elements are shared out by the ranges the keys fall in. None when the
+        elements are not one a row (see :meth:`cut`).
+        """
+        encode = self.codec.encode
+        lows = [low for low, _high in ranges]
+        counts = [0] * len(ranges)
+
+        def on_keys(keys: list[Any]) -> None:
+            for key in keys:
+                counts[bisect.bisect_right(lows, encode(key)) - 1] += 1
+
+        union = self.source.listed_rows().filter(self._ranges(ranges))
+        before = self.writer.stats.urls
+        body = b"".join(list(self.chunks("", "", union, on_keys)))
+        pieces = body.split(_ELEMENT)
+        written = self.writer.stats.urls - before
+        if pieces[0] or len(pieces) - 1 != written or written != sum(counts):
+            return None
+        if self.writer.stats.skipped:
+            return None
+        found, position, offset = [], 1, 0
+        for count in counts:
+            size = sum(map(len, pieces[position : position + count])) + count * len(_ELEMENT)
+            found.append((body[offset : offset + size], count))
+            position += count
+            offset += size
+        return found
+
+    def finish(self, where: PageRange) -> None:
+        """What a page's rendering ends with: its skips logged, its size recorded.
+
+        As ``ModelSource.page_built`` records a page built by ``page()``: a
+        page built nearly empty is given more rows (the page table's refill).
+        """
+        stats = self.writer.stats
+        stats.bytes += len(self.tail)
+        _log_skips(self.source.section, self.number, stats)
+        self.source.page_measured(where.state, stats.urls, stats.bytes, last=not where.high)
+
+
+def make_whole(
+    source: ModelSource,
+    number: int,
+    origin: Origin,
+    where: PageRange,
+    target: IO[bytes],
+    overrides: Overrides = None,
+) -> Made | None:
+    """Write page ``number`` to ``target``, recording its blocks; None when it has no URL.
+
+    Raises ``NotInBlocks`` for a page to make the usual way (``target`` is then
+    to be discarded).
+    """
+    blocks = BlockWriter(source, number, origin, overrides)
+    target.write(blocks.head)
+    cut, exact = blocks.cut(where.low, where.high, target)
+    if not blocks.writer.stats.urls:
+        return None
+    target.write(blocks.tail)
+    blocks.finish(where)
+    made = _made(blocks, where, [block[0] for block in cut], [block[1:] for block in cut])
+    if not exact:
+        made.blocks = None
+    return made
+
+
+def _made(
+    blocks: BlockWriter,
+    where: PageRange,
+    starts: list[str],
+    segments: list[tuple[int, int, str]],
+) -> Made:
+    # An empty block's range goes to its neighbour (the first block keeps the page's low).
+    kept_starts, kept = [], []
+    for start, segment in zip(starts, segments, strict=True):
+        if segment[0] == 0 and len(segments) > 1:
+            continue
+        kept_starts.append(start)
+        kept.append(segment)
+    if kept_starts and kept_starts[0] != where.low:
+        kept_starts[0] = where.low
+    head = (len(blocks.head), 0, digest(blocks.head))
+    tail = (len(blocks.tail), 0, digest(blocks.tail))
+    every = [head, *kept, tail]
+    sizes = tuple(segment[0] for segment in every)
+    urls = tuple(segment[1] for segment in every)
+    digests = tuple(segment[2] for segment in every)
+    # Entries left out are counted per page: a page with some is not spliced.
+    spliced = None
+    if not blocks.writer.stats.skipped:
+        spliced = Blocks.of(where.base, kept_starts, sizes, urls, digests, where.state.changes)
+    return Made(spliced, file_digest(digests), sum(sizes), sum(urls))
+
+
+def splice(
+    source: ModelSource,
+    number: int,
+    origin: Origin,
+    where: PageRange,
+    before: Blocks,
+    keys: list[str],
+    old: IO[bytes],
+    target: IO[bytes],
+    overrides: Overrides = None,
+) -> Made | None:
+    """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
+
+    Each changed block is one query over its key range; one that grew past
+    twice ``BLOCK_ROWS`` rows is cut again (:meth:`BlockWriter.cut`). None
+    when the page cannot be spliced so (an entry left out, the page emptied):
+    it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
+    """
+    from .files import copy_range
+
+    changed = sorted({bisect.bisect_right(before.starts, key) - 1 for key in keys})
+    if not changed or changed[0] < 0:
+        return None
+    count = len(before.starts)
+    blocks = BlockWriter(source, number, origin, overrides)
+    stats = blocks.writer.stats
+    # The writer counts the page's other blocks as written: its limits hold for the page.
+    stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
+    stats.bytes = sum(before.sizes[:-1]) - sum(before.sizes[index + 1] for index in changed)
+    made: dict[int, list[tuple[str, bytes, int]]] = {}
+    ranges = [
+        (before.starts[index], before.starts[index + 1] if index + 1 < count else where.high)
+        for index in changed
+    ]
+    rendered = blocks.blocks(ranges)
+    if rendered is None:
+        return None
+    for index, (low, high), (data, urls) in zip(changed, ranges, rendered, strict=True):
+        if urls <= 2 * BLOCK_ROWS:
+            made[index] = [(low, data, urls)]
+            continue
+        # Grown: cut in blocks again, from the rows as they are now.
+        stats.urls -= urls
+        stats.bytes -= len(data)
+        buffer = io.BytesIO()
+        cut, exact = blocks.cut(low, high, buffer)
+        if not exact:
+            return None
+        body, offset = buffer.getvalue(), 0
+        made[index] = []
+        for start, size, found, _digest in cut:
+            made[index].append((start, body[offset : offset + size], found))
+            offset += size
+    if stats.skipped or not stats.urls:
+        return None
+    offsets = [0]
+    for size in before.sizes:
+        offsets.append(offsets[-1] + size)
+    new_starts: list[str] = []
+    segments: list[tuple[int, int, str]] = []
+    copy_from = 0  # the old bytes not copied yet start here
+    for index in range(count):
+        segment = index + 1
+        if index not in made:
+            new_starts.append(before.starts[index])
+            segments.append((before.sizes[segment], before.urls[segment], before.digests[segment]))
+            continue
+        copy_range(old, target, copy_from, offsets[segment] - copy_from)
+        for start, data, urls in made[index]:
+            target.write(data)
+            new_starts.append(start)
+            segments.append((len(data), urls, digest(data)))
+        copy_from = offsets[segment + 1]
+    copy_range(old, target, copy_from, offsets[-1] - copy_from)
+    blocks.finish(where)
+    return _made(blocks, where, new_starts, segments)
