@@ -8,7 +8,7 @@ from django.core import checks
 
 from ..compat import backend_aliases, backend_class_path, tasks_module
 from ..conf import app_settings
-from .messages import Messages, error, is_positive_number
+from .messages import Messages, error, is_positive_number, not_a_bool
 
 # export_changed's arguments, with the type each must have.
 _ON_CHANGE_OPTIONS = {"output_dir": str, "storage": str, "base_url": str, "gzip": bool}
@@ -31,15 +31,12 @@ def check_export(**kwargs: Any) -> Messages:
                 "E303",
             )
         )
-    splice = app_settings.EXPORT_SPLICE
-    if not isinstance(splice, bool):
-        messages.append(
-            error(
-                f"SITEMAPX_EXPORT_SPLICE must be True or False, not {splice!r}.",
-                "E730",
-                hint="True logs each saved row's key so that exports splice changed pages.",
-            )
-        )
+    messages += not_a_bool(
+        "EXPORT_SPLICE",
+        app_settings.EXPORT_SPLICE,
+        "E730",
+        hint="True logs each saved row's key so that exports splice changed pages.",
+    )
     on_change = app_settings.EXPORT_ON_CHANGE
     if on_change is not None:
         messages += _check_on_change(on_change)

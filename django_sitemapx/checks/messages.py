@@ -22,3 +22,10 @@ def is_int(value: Any) -> bool:
 def is_positive_number(value: Any) -> bool:
     """An integer or float above 0 that is not a bool."""
     return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def not_a_bool(setting: str, value: Any, number: str, hint: str | None = None) -> Messages:
+    """The error ``number`` when ``SITEMAPX_<setting>`` is not True or False, else none."""
+    if isinstance(value, bool):
+        return []
+    return [error(f"SITEMAPX_{setting} must be True or False, not {value!r}.", number, hint)]

@@ -22,7 +22,7 @@ from ..conf import (
 from ..locations.origins import served_hosts, uses_sites_framework
 from ..registry import all_registries
 from ..sources.querysets import ModelSource
-from .messages import Messages, error, is_int, is_positive_number
+from .messages import Messages, error, is_int, is_positive_number, not_a_bool
 
 
 def check_settings(**kwargs: Any) -> Messages:
@@ -76,15 +76,7 @@ def _check_hosts() -> Messages:
 
 
 def _check_app() -> Messages:
-    errors: Messages = []
-    if not isinstance(app_settings.OVERRIDES, bool):
-        errors.append(
-            error(
-                f"SITEMAPX_OVERRIDES must be True or False, not {app_settings.OVERRIDES!r}.",
-                "E006",
-            )
-        )
-    return errors
+    return not_a_bool("OVERRIDES", app_settings.OVERRIDES, "E006")
 
 
 def _check_storages() -> Messages:
@@ -104,11 +96,7 @@ def _check_storages() -> Messages:
 
 def _check_http() -> Messages:
     errors: Messages = []
-    links_gzip = app_settings.INDEX_LINKS_GZIP
-    if not isinstance(links_gzip, bool):
-        errors.append(
-            error(f"SITEMAPX_INDEX_LINKS_GZIP must be True or False, not {links_gzip!r}.", "E008")
-        )
+    errors += not_a_bool("INDEX_LINKS_GZIP", app_settings.INDEX_LINKS_GZIP, "E008")
     cache_control = app_settings.HTTP_CACHE_CONTROL
     if not isinstance(cache_control, str | None):
         errors.append(
@@ -205,15 +193,12 @@ def _check_cache() -> Messages:
                 "E017",
             )
         )
-    store_thread = app_settings.CACHE_STORE_THREAD
-    if not isinstance(store_thread, bool):
-        errors.append(
-            error(
-                f"SITEMAPX_CACHE_STORE_THREAD must be True or False, not {store_thread!r}.",
-                "E710",
-                hint="False stores each built document in its request, on every backend.",
-            )
-        )
+    errors += not_a_bool(
+        "CACHE_STORE_THREAD",
+        app_settings.CACHE_STORE_THREAD,
+        "E710",
+        hint="False stores each built document in its request, on every backend.",
+    )
     wildcard_hosts = app_settings.WILDCARD_HOSTS
     if not is_int(wildcard_hosts) or wildcard_hosts < 0:
         errors.append(
