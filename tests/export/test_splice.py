@@ -79,6 +79,15 @@ def _documents(commit: Callable[..., Any], keys: range) -> None:
             Document.objects.create(id=key, path=f"/d/{key}/", published_on=DAY)
 
 
+def _exported(registry: SitemapRegistry, commit: Callable[..., Any], tmp_path: Path) -> Exports:
+    """Section "d" of 40 documents in pages of 20, exported once (a full export to check)."""
+    registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
+    _documents(commit, range(10, 410, 10))
+    exports = Exports(tmp_path, gzip=False)
+    exports.check()
+    return exports
+
+
 def _save(commit: Callable[..., Any], key: int, path: str | None = None) -> None:
     with commit():
         document = Document.objects.get(id=key)
@@ -209,10 +218,7 @@ def test_a_split_or_merge_a_setting_and_invalidate_make_the_page_whole(
 def test_a_pruned_log_or_a_bulk_change_without_a_key_makes_the_page_whole(
     registry: SitemapRegistry, tmp_path: Path, spliced: list[int], commit: Callable[..., Any]
 ) -> None:
-    registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
-    _documents(commit, range(10, 410, 10))
-    exports = Exports(tmp_path, gzip=False)
-    exports.check()
+    exports = _exported(registry, commit, tmp_path)
     _save(commit, 50)
     assert prune_changes(datetime.timedelta(0)) > 0
     assert exports.check().spliced == 0
@@ -230,10 +236,7 @@ def test_a_pruned_log_or_a_bulk_change_without_a_key_makes_the_page_whole(
 def test_sections_added_removed_and_exported_apart(
     registry: SitemapRegistry, tmp_path: Path, spliced: list[int], commit: Callable[..., Any]
 ) -> None:
-    registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
-    _documents(commit, range(10, 410, 10))
-    exports = Exports(tmp_path, gzip=False)
-    exports.check()
+    exports = _exported(registry, commit, tmp_path)
     # A section added or removed changes the configuration every page stands on: whole.
     registry.register("static", ItemSource, items=lambda: pages("static", 3), limit=2)
     _save(commit, 30)
@@ -357,10 +360,7 @@ def test_blocks_that_do_not_add_up_are_not_trusted() -> None:
 def test_a_blocks_file_not_the_one_recorded_makes_the_page_whole(
     registry: SitemapRegistry, tmp_path: Path, spliced: list[int], commit: Callable[..., Any]
 ) -> None:
-    registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
-    _documents(commit, range(10, 410, 10))
-    exports = Exports(tmp_path, gzip=False)
-    exports.check()
+    exports = _exported(registry, commit, tmp_path)
     name = f"sitemap-d-{_page_of(50)}.xml"
     side = exports.folder / blocks_name(name)
     # Damaged, or left by a run killed between the page and it: its digest differs.
@@ -382,10 +382,7 @@ def test_off_saves_log_nothing_and_exports_record_no_blocks(
     commit: Callable[..., Any],
     settings: Any,
 ) -> None:
-    registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
-    _documents(commit, range(10, 410, 10))
-    exports = Exports(tmp_path, gzip=False)
-    exports.check()
+    exports = _exported(registry, commit, tmp_path)
     assert list(exports.folder.glob(f".*{BLOCKS_SUFFIX}"))
     settings.SITEMAPX_EXPORT_SPLICE = False
     logged = ChangedKey.objects.count()
@@ -423,10 +420,7 @@ def test_saves_while_off_are_not_missed_once_on_again(
     commit: Callable[..., Any],
     settings: Any,
 ) -> None:
-    registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
-    _documents(commit, range(10, 410, 10))
-    exports = Exports(tmp_path, gzip=False)
-    exports.check()
+    exports = _exported(registry, commit, tmp_path)
     # A process with the log off saves a row; then one with it on, a row of the same page.
     settings.SITEMAPX_EXPORT_SPLICE = False
     _save(commit, 50, "/d/50/saved-while-off/")
