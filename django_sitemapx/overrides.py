@@ -420,13 +420,6 @@ def override_on(location: str, host: str | None) -> Any:
     return Override.objects.filter(location_hash__in=digests).order_by("-host").first()
 
 
-def fetch_first(count: int, host: str | None = None) -> dict[str, OverrideValues]:
-    """The first ``count`` overrides by primary key that apply on ``host`` (see :func:`fetch`):
-    all of them when fewer come back."""
-    own = canonical_host(host) if host else ""
-    return _merged(_first_rows(count)[0], own)
-
-
 def _fetch_rows(digests: list[str]) -> list[OverrideRow]:
     from .models import Override
 

@@ -199,14 +199,6 @@ class Destination:
         """File name to section (``""`` for the index) of the previous export."""
         return self.read_state().files
 
-    def read_records(self) -> dict[str, FileRecord]:
-        """What each file of the previous export holds (none before format 2)."""
-        return self.read_state().records
-
-    def read_change_cursors(self) -> dict[str, int]:
-        """Each section's place in the log of changed rows when its files were made."""
-        return self.read_state().changes
-
     def read_state(self) -> ManifestState:
         """The previous export's manifest, read once: its files, records and cursors."""
         data = self.read_bytes(MANIFEST_NAME)
