@@ -457,6 +457,46 @@ def test_get_sitemap_urls_is_given_one_request_for_the_document(
     assert request.get_host() == "a.example"
 
 
+def test_pages_asked_for_their_urls_are_the_instances_django_loads(
+    two_sites: dict[str, Page],
+) -> None:
+    from django_sitemapx.contrib.wagtail.sources import _pages
+
+    keys = [two_sites[name].pk for name in ("event", "hidden", "scheduled")]
+    ours = sorted(_pages(EventPage, keys), key=lambda page: page.pk)
+    djangos = sorted(
+        EventPage.objects.filter(pk__in=keys).defer_streamfields(), key=lambda p: p.pk
+    )
+    assert [type(page) for page in ours] == [EventPage] * 3
+    for page, loaded in zip(ours, djangos, strict=True):
+        state, loaded_state = vars(page).pop("_state"), vars(loaded).pop("_state")
+        assert vars(page) == vars(loaded)
+        assert (
+            (state.db, state.adding)
+            == (loaded_state.db, loaded_state.adding)
+            == ("default", False)
+        )
+        assert page.get_deferred_fields() == loaded.get_deferred_fields()
+
+
+def test_a_post_init_receiver_sees_the_pages_asked_for_their_urls(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    from django.db.models.signals import post_init
+
+    def hide_the_fair(sender: Any, instance: Any, **kwargs: Any) -> None:
+        if instance.slug == "fair":
+            instance.hidden = True
+
+    post_init.connect(hide_the_fair, sender=EventPage)
+    try:
+        locs = [loc for loc, _ in urls(document("a.example"))]
+    finally:
+        post_init.disconnect(hide_the_fair, sender=EventPage)
+    assert "http://a.example/pages/fair/" not in locs
+    assert "http://a.example/pages/gala/" in locs
+
+
 def test_an_origin_outside_allowed_hosts_still_gets_its_types_own_urls(
     wagtail: WagtailPageSource, two_sites: dict[str, Page], settings: Any
 ) -> None:

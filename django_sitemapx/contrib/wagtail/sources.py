@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,9 @@ from django.apps import apps
 from django.conf import settings
 from django.core import checks
 from django.db import connections, models, router
-from django.db.models import Q
+from django.db.models import Q, signals
+from django.db.models.base import ModelState
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone, translation
@@ -762,7 +765,7 @@ class _OwnUrls:
         for content_type, keys in wanted.items():
             model: Any = specific[content_type]
             known = content_type in self.known_parts and self.root_url is not None
-            for page in _iterate(model._default_manager.filter(pk__in=keys)):
+            for page in _pages(model, keys):
                 full_url = uri = None
                 if known:
                     full_url, uri = self.give_parts(page)
@@ -825,10 +828,72 @@ class _UrlParts:
         return self.parts
 
 
-def _iterate(pages: Any) -> Iterator[Any]:
+def _pages(model: Any, keys: Sequence[Any]) -> Iterator[Any]:
+    """The pages of type ``model`` whose keys are ``keys``, as Django loads them.
+
+    Their StreamFields deferred (Wagtail's ``defer_streamfields()``: a sitemap never
+    reads page bodies). A type :func:`_row_fields` allows, with no receiver of
+    ``pre_init`` or ``post_init``, is built from its rows without its constructors.
+    """
+    pages = model._default_manager.filter(pk__in=keys)
     # Wagtail's PageQuerySet.defer_streamfields(): a sitemap never reads page bodies.
     defer = getattr(pages, "defer_streamfields", None)
-    return iter(defer() if defer is not None else pages)
+    if defer is not None:
+        pages = defer()
+    fields = _row_fields(model, pages.query.deferred_loading)
+    if (
+        fields is None
+        or signals.pre_init.has_listeners(model)
+        or signals.post_init.has_listeners(model)
+    ):
+        yield from pages
+        return
+    using = pages.db
+    for batch in row_batches(pages.values_list(*fields), conf.CHUNK_SIZE):
+        for values in batch:
+            page = model.__new__(model)
+            state = page._state = ModelState()
+            state.adding = False
+            state.db = using
+            page.__dict__.update(zip(fields, values, strict=True))
+            yield page
+
+
+@functools.lru_cache(maxsize=64)
+def _row_fields(model: Any, deferred: tuple[frozenset[str], bool]) -> tuple[str, ...] | None:
+    """The fields ``model``'s pages are built from without a constructor call; None if not.
+
+    ``Model.from_db()`` calls the constructors, which on a page read from the
+    database only set each loaded field's attribute and send ``pre_init`` and
+    ``post_init``: Django's, modelcluster's, and Wagtail's own (which act on new
+    pages only). A type with none of its own, no ``from_db()`` of its own and only
+    Django's attributes for its fields gets the same instance by setting them,
+    when those signals have no receiver (``tests/wagtailsite`` compares both).
+    """
+    from django.db.models.query_utils import DeferredAttribute
+
+    base = page_model()
+    constructors = {
+        klass.__dict__["__init__"] for klass in base.__mro__ if "__init__" in klass.__dict__
+    }
+    if any(
+        "__init__" in klass.__dict__ and klass.__dict__["__init__"] not in constructors
+        for klass in model.__mro__
+    ):
+        return None
+    if any("from_db" in klass.__dict__ for klass in model.__mro__ if klass is not models.Model):
+        return None
+    names, defer = deferred
+    fields = []
+    for field in model._meta.concrete_fields:
+        if type(inspect.getattr_static(model, field.attname, None)) not in (
+            DeferredAttribute,
+            ForeignKeyDeferredAttribute,
+        ):
+            return None
+        if (field.name in names) is not defer:
+            fields.append(field.attname)
+    return tuple(fields)
 
 
 def _value(name: Any, raw: Any, skipped: SkipCounter) -> str | None:
