@@ -223,6 +223,25 @@ def test_no_specific_query_per_page_for_types_that_do_not_override(
     assert queries() == before
 
 
+def test_a_types_own_pages_are_read_in_one_query_per_document(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = two_sites["a.example"]
+    for number in range(6):
+        publish(a.add_child(instance=EventPage(title=f"E{number}", slug=f"e{number}")))
+    document("a.example")  # counts the pages once
+    cache.clear()
+    whole = urls(document("a.example"))
+    monkeypatch.setattr(conf, "CHUNK_SIZE", 2)  # the rows read two by two
+    cache.clear()
+    with CaptureQueriesContext(connection) as captured:
+        assert urls(document("a.example")) == whole
+    table = EventPage._meta.db_table
+    events = [query for query in captured if f'FROM "{table}"' in query["sql"]]
+    assert len(events) == 1
+    assert "http://a.example/pages/e5/" in {loc for loc, _ in whole}
+
+
 # -- privacy --------------------------------------------------------------------------------
 
 

@@ -405,7 +405,9 @@ class WagtailPageSource(ModelSource):
         priority = static_value(self, "priority")
         specific = url_types()
         own_urls = (
-            _OwnUrls(writer, skipped, self.max_urls_per_page, specific) if specific else None
+            _OwnUrls(writer, skipped, self.max_urls_per_page, specific, page_rows)
+            if specific
+            else None
         )
         uri = writer.locate if in_sql else writer.uri
         extras_of: Callable[[Any], Extras | None]
@@ -414,33 +416,37 @@ class WagtailPageSource(ModelSource):
             if in_sql
             else row_batches(queryset, conf.CHUNK_SIZE)
         )
-        for batch in batches:
-            writer.memo = {}
-            if in_sql:
-                extras_of = writer.shared_extras
-            elif self.translated():
-                extras_of = writer.extras_of(writer.alternates(batch))
-            else:
-                extras_of = _no_extras
-            own = {}
-            if own_urls is not None and any(row[2] in specific for row in batch):
-                own = own_urls.of(batch, lastmod_of)
-            chunk: list[EntryTuple] = []
-            for row in batch:
-                key, url_path, content_type, translations = row[:4]
-                if content_type in specific:
-                    for own_loc, lastmod, freq, prio in own.get(key, ()):
-                        chunk.append(
-                            (own_loc, lastmod, freq or changefreq, prio or priority, None)
-                        )
-                    continue
-                loc = uri(url_path, skipped)
-                if loc is not None:
-                    extra = extras_of(translations)
-                    chunk.append((loc, lastmod_of(row), changefreq, priority, extra))
-            if chunk:
-                yield chunk
-            yield from skipped.flush()
+        try:
+            for batch in batches:
+                writer.memo = {}
+                if in_sql:
+                    extras_of = writer.shared_extras
+                elif self.translated():
+                    extras_of = writer.extras_of(writer.alternates(batch))
+                else:
+                    extras_of = _no_extras
+                own = {}
+                if own_urls is not None and any(row[2] in specific for row in batch):
+                    own = own_urls.of(batch, lastmod_of)
+                chunk: list[EntryTuple] = []
+                for row in batch:
+                    key, url_path, content_type, translations = row[:4]
+                    if content_type in specific:
+                        for own_loc, lastmod, freq, prio in own.get(key, ()):
+                            chunk.append(
+                                (own_loc, lastmod, freq or changefreq, prio or priority, None)
+                            )
+                        continue
+                    loc = uri(url_path, skipped)
+                    if loc is not None:
+                        extra = extras_of(translations)
+                        chunk.append((loc, lastmod_of(row), changefreq, priority, extra))
+                if chunk:
+                    yield chunk
+                yield from skipped.flush()
+        finally:
+            if own_urls is not None:
+                own_urls.close()
 
 
 # Not built yet (a value of its own, told apart by identity).
@@ -724,10 +730,14 @@ class _OwnUrls:
         skipped: SkipCounter,
         most: int,
         specific: dict[int, type[models.Model]],
+        page_rows: models.QuerySet[Any],
     ) -> None:
         from wagtail.models import Site
 
         self.writer = writer
+        self.page_rows = page_rows
+        # Each type's pages on the document, in key order, read as the rows reach them.
+        self.streams: dict[int, _PageStream] = {}
         self.skipped = skipped
         self.most = most
         self.specific = specific
@@ -747,6 +757,11 @@ class _OwnUrls:
             if all(getattr(model, name) is getattr(base, name) for name in URL_METHODS[1:])
         }
 
+    def close(self) -> None:
+        """Close the queries of the pages not read yet."""
+        for stream in self.streams.values():
+            stream.close()
+
     def of(
         self, batch: Sequence[Any], lastmod_of: Callable[[Any], str | None]
     ) -> dict[Any, list[tuple[str, str | None, str | None, str | None]]]:
@@ -765,7 +780,13 @@ class _OwnUrls:
         for content_type, keys in wanted.items():
             model: Any = specific[content_type]
             known = content_type in self.known_parts and self.root_url is not None
-            for page in _pages(model, keys):
+            stream = self.streams.get(content_type)
+            if stream is None:
+                pages = self.page_rows.filter(content_type_id=content_type).values("pk")
+                stream = self.streams[content_type] = _PageStream(_pages(model, pages))
+            for page in stream.up_to(keys[-1]):
+                if page.pk not in rows:
+                    continue
                 full_url = uri = None
                 if known:
                     full_url, uri = self.give_parts(page)
@@ -828,14 +849,35 @@ class _UrlParts:
         return self.parts
 
 
-def _pages(model: Any, keys: Sequence[Any]) -> Iterator[Any]:
-    """The pages of type ``model`` whose keys are ``keys``, as Django loads them.
+class _PageStream:
+    """Pages in key order, handed out up to a key at a time."""
+
+    def __init__(self, pages: Iterator[Any]) -> None:
+        self.pages = pages
+        self.next: Any = next(pages, None)
+
+    def close(self) -> None:
+        """Close the query the pages are read from (on a document left before its end)."""
+        close = getattr(self.pages, "close", None)
+        if close is not None:
+            close()
+
+    def up_to(self, key: Any) -> Iterator[Any]:
+        """The pages left whose key is at most ``key``."""
+        while self.next is not None and self.next.pk <= key:
+            yield self.next
+            self.next = next(self.pages, None)
+
+
+def _pages(model: Any, keys: models.QuerySet[Any]) -> Iterator[Any]:
+    """The pages of type ``model`` whose keys ``keys`` selects, in key order, as Django
+    loads them.
 
     Their StreamFields deferred (Wagtail's ``defer_streamfields()``: a sitemap never
     reads page bodies). A type :func:`_row_fields` allows, with no receiver of
     ``pre_init`` or ``post_init``, is built from its rows without its constructors.
     """
-    pages = model._default_manager.filter(pk__in=keys)
+    pages = model._default_manager.filter(pk__in=keys).order_by("pk")
     # Wagtail's PageQuerySet.defer_streamfields(): a sitemap never reads page bodies.
     defer = getattr(pages, "defer_streamfields", None)
     if defer is not None:
@@ -846,7 +888,7 @@ def _pages(model: Any, keys: Sequence[Any]) -> Iterator[Any]:
         or signals.pre_init.has_listeners(model)
         or signals.post_init.has_listeners(model)
     ):
-        yield from pages
+        yield from pages.iterator(conf.CHUNK_SIZE)
         return
     using = pages.db
     for batch in row_batches(pages.values_list(*fields), conf.CHUNK_SIZE):
