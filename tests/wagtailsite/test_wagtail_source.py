@@ -242,6 +242,27 @@ def test_a_types_own_pages_are_read_in_one_query_per_document(
     assert "http://a.example/pages/e5/" in {loc for loc, _ in whole}
 
 
+def test_chunks_of_a_few_entries_write_the_same_document(
+    wagtail: WagtailPageSource, translated: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_sitemapx.contrib.wagtail import sources
+    from django_sitemapx.locations import LocationBuilder, Origin
+
+    document("a.example")  # counts the pages once
+    cache.clear()
+    whole = document("a.example")
+    monkeypatch.setattr(sources, "ENTRIES_PER_CHUNK", 2)
+    bound = wagtail.for_origin(Origin("http", "a.example"))
+    page = bound.page(1)
+    assert page is not None
+    chunks = [
+        item for item in page.entries(LocationBuilder(bound.origin)) if isinstance(item, list)
+    ]
+    assert len(chunks) > 1 and max(map(len, chunks)) == 2
+    cache.clear()
+    assert document("a.example") == whole
+
+
 # -- privacy --------------------------------------------------------------------------------
 
 

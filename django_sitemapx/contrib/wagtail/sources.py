@@ -63,6 +63,12 @@ ROW_FIELDS = ("id", "url_path", "content_type_id", "translation_key")
 # What joins a row's listed versions (its translations and itself), read in SQL: a
 # control character, which no URI holds.
 SEPARATOR = "\x1f"
+# The most entries a chunk holds (the rows are still read 2,000 at a time). Entries with
+# alternates are objects the garbage collector tracks; a 2,000-entry chunk outlived two
+# young collections before the writer had it, and what they promoted set off one or two
+# full collections per document, each over the whole process (140,000 objects with
+# Django and Wagtail loaded, 60 to 130 ms). A chunk this size is written before it ages.
+ENTRIES_PER_CHUNK = 256
 
 
 def i18n_enabled() -> bool:
@@ -430,6 +436,9 @@ class WagtailPageSource(ModelSource):
                     own = own_urls.of(batch, lastmod_of)
                 chunk: list[EntryTuple] = []
                 for row in batch:
+                    if len(chunk) >= ENTRIES_PER_CHUNK:
+                        yield chunk
+                        chunk = []
                     key, url_path, content_type, translations = row[:4]
                     if content_type in specific:
                         for own_loc, lastmod, freq, prio in own.get(key, ()):
@@ -447,10 +456,6 @@ class WagtailPageSource(ModelSource):
         finally:
             if own_urls is not None:
                 own_urls.close()
-
-
-# Not built yet (a value of its own, told apart by identity).
-_NOT_YET = Extras()
 
 
 def _no_extras(key: Any) -> None:
@@ -486,7 +491,7 @@ class _Locator:
             )
             for root in tree.roots
         }
-        self.shared: dict[str, Extras | None] = {}
+        self.shared: dict[str, tuple[tuple[str, str], ...] | None] = {}
         self.starts = [(root, self.bases[root.path][2]) for root in tree.roots]
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
@@ -597,18 +602,22 @@ class _Locator:
         return versions.order_by().values_list("translation_key", version)
 
     def shared_extras(self, versions: str) -> Extras | None:
-        """The extras of a row whose versions are ``versions``: one value per set of versions.
+        """The extras of a row whose versions are ``versions``.
 
         The versions of one page are listed with each of them, often on one
-        document: their alternates are built once (and kept for the document).
+        document: their alternates are built once and kept for the document, as
+        tuples of strings, which the garbage collector stops tracking. The
+        ``Extras`` holding them is the row's own: a ``NamedTuple`` is never
+        untracked, and 22,000 of them kept for a document made the collector
+        walk the whole process once more (see ``ENTRIES_PER_CHUNK``).
         """
         if SEPARATOR not in versions:  # the page alone
             return None
-        found = self.shared.get(versions, _NOT_YET)
-        if found is _NOT_YET:
-            links = self.links(versions.split(SEPARATOR))
-            found = self.shared[versions] = Extras(alternates=links) if links else None
-        return found
+        try:
+            links = self.shared[versions]
+        except KeyError:
+            links = self.shared[versions] = self.links(versions.split(SEPARATOR))
+        return Extras(alternates=links) if links else None
 
     def extras_of(self, alternates: dict[Any, tuple[tuple[str, str], ...]]) -> Any:
         """The extras of a row by its translation key, from :meth:`alternates`."""
