@@ -8,7 +8,7 @@ prefix where ``wagtail.urls`` is included, a trailing slash per
 ``WAGTAIL_APPEND_SLASH``), in bulk: no ``.specific`` and no query per page.
 Page types that change how their URLs are made (``get_sitemap_urls()``,
 ``get_url_parts()`` or ``get_full_url()`` overridden) are loaded in bulk, one
-query per type and chunk, and asked for their URLs.
+query per type and document, and asked for their URLs.
 
 Wagtail is imported only when a source is used, so this module imports
 without it.
