@@ -34,7 +34,7 @@ from django_sitemapx.serving.cache import (
 from django_sitemapx.signals import sitemap_invalidated
 from tests.conftest import content
 from tests.factories import ArticleFactory
-from tests.support.generations import changed_generations
+from tests.support.generations import changed_generations, tokens
 
 BROKEN = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -47,17 +47,22 @@ BROKEN = {
 def test_tokens_are_created_once_and_kept() -> None:
     store = DocumentCache()
     names = ["django_sitemapx:gen", page_generation("article", 3)]
-    first = store.tokens(names)
-    assert first is not None and len(set(first)) == 2
-    assert DocumentCache().tokens(names) == first
+    assert store.current(names) == [None, None]
+    made = store.create(names, [None, None])
+    assert made is not None
+    first, unmoved = made
+    assert unmoved and len(set(first)) == 2
+    assert DocumentCache().current(names) == first
+    # A second process that also read them missing keeps the first one's tokens.
+    assert DocumentCache().create(names, [None, None]) == (first, False)
 
 
 def test_replace_gives_new_tokens_only_to_the_names_given() -> None:
     store = DocumentCache()
     names = [page_generation("article", 1), page_generation("article", 2)]
-    before = store.tokens(names)
+    before = tokens(names)
     assert store.replace(names[:1]) is True
-    after = store.tokens(names)
+    after = tokens(names)
     assert before is not None and after is not None
     assert after[0] != before[0]
     assert after[1] == before[1]
@@ -170,7 +175,7 @@ def test_a_failing_backend_is_logged_once_and_switched_off(
 ) -> None:
     store = DocumentCache()
     with caplog.at_level(logging.WARNING, logger="django_sitemapx"):
-        assert store.tokens(["django_sitemapx:gen"]) is None
+        assert store.current(["django_sitemapx:gen"]) is None
         assert store.record("k") is None
         assert store.lock("k") is None
         assert store.replace(["django_sitemapx:gen"]) is False
@@ -182,7 +187,7 @@ def test_a_failing_backend_is_logged_once_and_switched_off(
 @override_settings(CACHES=BROKEN, SITEMAPX_CACHE_ALIAS="forgetful")
 def test_a_cache_that_keeps_nothing_counts_as_unavailable() -> None:
     store = DocumentCache()
-    assert store.tokens(["django_sitemapx:gen"]) is None
+    assert store.create(["django_sitemapx:gen"], [None]) is None
     assert not store.available
 
 
@@ -190,7 +195,7 @@ def test_a_cache_that_keeps_nothing_counts_as_unavailable() -> None:
 def test_no_alias_means_no_cache() -> None:
     store = DocumentCache()
     assert not store.available
-    assert store.tokens(["django_sitemapx:gen"]) is None
+    assert store.current(["django_sitemapx:gen"]) is None
 
 
 @override_settings(SITEMAPX_CACHE_ALIAS="missing")
