@@ -21,6 +21,7 @@ from django_sitemapx.generations import (
 )
 from django_sitemapx.invalidation import invalidate
 from django_sitemapx.locations import Origin
+from django_sitemapx.models import PageState
 from django_sitemapx.serving import cache as cache_module
 from django_sitemapx.serving.cache import (
     PART_BYTES,
@@ -268,7 +269,24 @@ def test_invalidate_one_hosts_page_replaces_only_that_hosts_generations() -> Non
         page_generation("article@a.example", 2),
     ]
     with pytest.raises(TypeError):
-        invalidate("article", origin=origin)
+        invalidate(origin=origin)
+
+
+@pytest.mark.django_db
+def test_invalidate_every_page_of_one_host_replaces_only_that_hosts_generations() -> None:
+    # A host's whole section (a Wagtail site's hostname changed): every page the page
+    # table holds for it, and its index; other hosts' pages are left cached, unmarked.
+    PageState.objects.create(section="article@a.example", number=2)
+    PageState.objects.create(section="article@b.example", number=2)
+    origin = Origin("https", "a.example")
+    assert changed_generations(lambda: invalidate("article", origin=origin)) == [
+        host_index_generation("a.example"),
+        page_generation("article@a.example", 2),
+    ]
+    assert dict(PageState.objects.values_list("section", "changes")) == {
+        "article@a.example": 1,
+        "article@b.example": 0,
+    }
 
 
 def test_invalidate_is_exported_and_checks_its_arguments() -> None:
