@@ -223,6 +223,46 @@ def test_no_specific_query_per_page_for_types_that_do_not_override(
     assert queries() == before
 
 
+def test_a_types_own_pages_are_read_in_one_query_per_document(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = two_sites["a.example"]
+    for number in range(6):
+        publish(a.add_child(instance=EventPage(title=f"E{number}", slug=f"e{number}")))
+    document("a.example")  # counts the pages once
+    cache.clear()
+    whole = urls(document("a.example"))
+    monkeypatch.setattr(conf, "CHUNK_SIZE", 2)  # the rows read two by two
+    cache.clear()
+    with CaptureQueriesContext(connection) as captured:
+        assert urls(document("a.example")) == whole
+    table = EventPage._meta.db_table
+    events = [query for query in captured if f'FROM "{table}"' in query["sql"]]
+    assert len(events) == 1
+    assert "http://a.example/pages/e5/" in {loc for loc, _ in whole}
+
+
+def test_chunks_of_a_few_entries_write_the_same_document(
+    wagtail: WagtailPageSource, translated: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_sitemapx.contrib.wagtail import sources
+    from django_sitemapx.locations import LocationBuilder, Origin
+
+    document("a.example")  # counts the pages once
+    cache.clear()
+    whole = document("a.example")
+    monkeypatch.setattr(sources, "ENTRIES_PER_CHUNK", 2)
+    bound = wagtail.for_origin(Origin("http", "a.example"))
+    page = bound.page(1)
+    assert page is not None
+    chunks = [
+        item for item in page.entries(LocationBuilder(bound.origin)) if isinstance(item, list)
+    ]
+    assert len(chunks) > 1 and max(map(len, chunks)) == 2
+    cache.clear()
+    assert document("a.example") == whole
+
+
 # -- privacy --------------------------------------------------------------------------------
 
 
@@ -455,6 +495,46 @@ def test_get_sitemap_urls_is_given_one_request_for_the_document(
     assert request._wagtail_site.hostname == "a.example"
     assert request._wagtail_cached_site_root_paths
     assert request.get_host() == "a.example"
+
+
+def test_pages_asked_for_their_urls_are_the_instances_django_loads(
+    two_sites: dict[str, Page],
+) -> None:
+    from django_sitemapx.contrib.wagtail.sources import _pages
+
+    keys = [two_sites[name].pk for name in ("event", "hidden", "scheduled")]
+    ours = sorted(_pages(EventPage, keys), key=lambda page: page.pk)
+    djangos = sorted(
+        EventPage.objects.filter(pk__in=keys).defer_streamfields(), key=lambda p: p.pk
+    )
+    assert [type(page) for page in ours] == [EventPage] * 3
+    for page, loaded in zip(ours, djangos, strict=True):
+        state, loaded_state = vars(page).pop("_state"), vars(loaded).pop("_state")
+        assert vars(page) == vars(loaded)
+        assert (
+            (state.db, state.adding)
+            == (loaded_state.db, loaded_state.adding)
+            == ("default", False)
+        )
+        assert page.get_deferred_fields() == loaded.get_deferred_fields()
+
+
+def test_a_post_init_receiver_sees_the_pages_asked_for_their_urls(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    from django.db.models.signals import post_init
+
+    def hide_the_fair(sender: Any, instance: Any, **kwargs: Any) -> None:
+        if instance.slug == "fair":
+            instance.hidden = True
+
+    post_init.connect(hide_the_fair, sender=EventPage)
+    try:
+        locs = [loc for loc, _ in urls(document("a.example"))]
+    finally:
+        post_init.disconnect(hide_the_fair, sender=EventPage)
+    assert "http://a.example/pages/fair/" not in locs
+    assert "http://a.example/pages/gala/" in locs
 
 
 def test_an_origin_outside_allowed_hosts_still_gets_its_types_own_urls(

@@ -8,7 +8,7 @@ prefix where ``wagtail.urls`` is included, a trailing slash per
 ``WAGTAIL_APPEND_SLASH``), in bulk: no ``.specific`` and no query per page.
 Page types that change how their URLs are made (``get_sitemap_urls()``,
 ``get_url_parts()`` or ``get_full_url()`` overridden) are loaded in bulk, one
-query per type and chunk, and asked for their URLs.
+query per type and document, and asked for their URLs.
 
 Wagtail is imported only when a source is used, so this module imports
 without it.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 from django.apps import apps
 from django.conf import settings
 from django.core import checks
-from django.db import models, router
-from django.db.models import Q
+from django.db import connections, models, router
+from django.db.models import Q, signals
+from django.db.models.base import ModelState
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone, translation
@@ -58,10 +61,15 @@ MAX_URI = PROTOCOL_MAX_LOC_LENGTH
 URL_METHODS = ("get_sitemap_urls", "get_url_parts", "get_full_url")
 # The row a page is read as: its key, then what its URLs are made of.
 ROW_FIELDS = ("id", "url_path", "content_type_id", "translation_key")
-# The column of a row's listed versions (its translations and itself), read in SQL.
-VERSIONS = "sitemapx_versions"
-# What joins them (a control character: no URI holds one).
+# What joins a row's listed versions (its translations and itself), read in SQL: a
+# control character, which no URI holds.
 SEPARATOR = "\x1f"
+# The most entries a chunk holds (the rows are still read 2,000 at a time). Entries with
+# alternates are objects the garbage collector tracks; a 2,000-entry chunk outlived two
+# young collections before the writer had it, and what they promoted set off one or two
+# full collections per document, each over the whole process (140,000 objects with
+# Django and Wagtail loaded, 60 to 130 ms). A chunk this size is written before it ages.
+ENTRIES_PER_CHUNK = 256
 
 
 def i18n_enabled() -> bool:
@@ -404,12 +412,8 @@ class WagtailPageSource(ModelSource):
         # On PostgreSQL each row comes with its translations' versions (``_Locator.versions``);
         # elsewhere they are read per batch (``_Locator.alternates``).
         in_sql = self.translated() and writer.versions_in_sql(page_rows.db)
-        fields: tuple[str, ...] = ROW_FIELDS
-        if in_sql:
-            page_rows = page_rows.annotate(**{VERSIONS: writer.versions()})
-            fields = (*ROW_FIELDS[:3], VERSIONS)  # the versions instead of the key
-        queryset = self.rows_queryset(page_rows, named=False, fields=fields).order_by("pk")
-        index = len(fields)
+        queryset = self.rows_queryset(page_rows, named=False, fields=ROW_FIELDS).order_by("pk")
+        index = len(ROW_FIELDS)
         if lastmod_in_sql(self, queryset.db):
             lastmod_of: Any = lambda row: row[index]  # noqa: E731 - already W3C text
         else:
@@ -418,41 +422,51 @@ class WagtailPageSource(ModelSource):
         priority = static_value(self, "priority")
         specific = url_types()
         own_urls = (
-            _OwnUrls(writer, skipped, self.max_urls_per_page, specific) if specific else None
+            _OwnUrls(writer, skipped, self.max_urls_per_page, specific, page_rows)
+            if specific
+            else None
         )
         uri = writer.locate if in_sql else writer.uri
         extras_of: Callable[[Any], Extras | None]
-        for batch in row_batches(queryset, conf.CHUNK_SIZE):
-            writer.memo = {}
-            if in_sql:
-                extras_of = writer.shared_extras
-            elif self.translated():
-                extras_of = writer.extras_of(writer.alternates(batch))
-            else:
-                extras_of = _no_extras
-            own = {}
-            if own_urls is not None and any(row[2] in specific for row in batch):
-                own = own_urls.of(batch, lastmod_of)
-            chunk: list[EntryTuple] = []
-            for row in batch:
-                key, url_path, content_type, translations = row[:4]
-                if content_type in specific:
-                    for own_loc, lastmod, freq, prio in own.get(key, ()):
-                        chunk.append(
-                            (own_loc, lastmod, freq or changefreq, prio or priority, None)
-                        )
-                    continue
-                loc = uri(url_path, skipped)
-                if loc is not None:
-                    extra = extras_of(translations)
-                    chunk.append((loc, lastmod_of(row), changefreq, priority, extra))
-            if chunk:
-                yield chunk
-            yield from skipped.flush()
-
-
-# Not built yet (a value of its own, told apart by identity).
-_NOT_YET = Extras()
+        batches = (
+            writer.versioned_rows(queryset, page_rows, conf.CHUNK_SIZE)
+            if in_sql
+            else row_batches(queryset, conf.CHUNK_SIZE)
+        )
+        try:
+            for batch in batches:
+                writer.memo = {}
+                if in_sql:
+                    extras_of = writer.shared_extras
+                elif self.translated():
+                    extras_of = writer.extras_of(writer.alternates(batch))
+                else:
+                    extras_of = _no_extras
+                own = {}
+                if own_urls is not None and any(row[2] in specific for row in batch):
+                    own = own_urls.of(batch, lastmod_of)
+                chunk: list[EntryTuple] = []
+                for row in batch:
+                    if len(chunk) >= ENTRIES_PER_CHUNK:
+                        yield chunk
+                        chunk = []
+                    key, url_path, content_type, translations = row[:4]
+                    if content_type in specific:
+                        for own_loc, lastmod, freq, prio in own.get(key, ()):
+                            chunk.append(
+                                (own_loc, lastmod, freq or changefreq, prio or priority, None)
+                            )
+                        continue
+                    loc = uri(url_path, skipped)
+                    if loc is not None:
+                        extra = extras_of(translations)
+                        chunk.append((loc, lastmod_of(row), changefreq, priority, extra))
+                if chunk:
+                    yield chunk
+                yield from skipped.flush()
+        finally:
+            if own_urls is not None:
+                own_urls.close()
 
 
 def _no_extras(key: Any) -> None:
@@ -488,7 +502,7 @@ class _Locator:
             )
             for root in tree.roots
         }
-        self.shared: dict[str, Extras | None] = {}
+        self.shared: dict[str, tuple[tuple[str, str], ...] | None] = {}
         self.starts = [(root, self.bases[root.path][2]) for root in tree.roots]
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
@@ -542,17 +556,44 @@ class _Locator:
         """Whether each row's versions are read with it (PostgreSQL's arrays, one root depth)."""
         return is_postgresql(using) and self.cut > 0
 
-    def versions(self) -> Any:
-        """Each row's listed versions (itself included), joined by ``SEPARATOR``.
+    def versioned_rows(
+        self, rows: models.QuerySet[Any], page_rows: models.QuerySet[Any], size: int
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of ``rows`` (``ROW_FIELDS``, then lastmod) in lists of at most ``size``,
+        each row's translation key replaced by its listed versions (:meth:`versions`).
 
-        A version is its root's tree path then its ``url_path``. A correlated
-        subquery, by Wagtail's (translation_key, locale) index: a handful of rows
-        per page, filtered as ``get_queryset()`` filters the rows. One string per
-        row, not an array: a page's rows hold no list for the garbage collector
-        to walk.
+        One query, set-based: the versions of the page's translation keys, grouped by
+        key, hash-joined to the page's rows. A correlated subquery per row (Wagtail's
+        (translation_key, locale) index probed once a row) took twice the time.
         """
-        from django.contrib.postgres.expressions import ArraySubquery
-        from django.db.models import Func, OuterRef, Value
+        using = rows.db
+        query = rows.order_by().query
+        count = len(query.values_select) + len(query.annotation_select)
+        rows_sql, rows_params = query.sql_with_params()
+        keys = page_rows.order_by().values("translation_key")
+        versions_sql, versions_params = self.versions(keys).query.sql_with_params()
+        names = [f"c{number}" for number in range(count)]
+        key = ROW_FIELDS.index("translation_key")
+        columns = [f"r.{name}" for name in names]
+        columns[key] = "COALESCE(v.versions, '')"
+        sql = (
+            f"SELECT {', '.join(columns)} FROM ({rows_sql}) r ({', '.join(names)}) "
+            f"LEFT JOIN (SELECT t.key, STRING_AGG(t.version, %s ORDER BY t.version) AS versions "
+            f"FROM ({versions_sql}) t (key, version) GROUP BY t.key) v "
+            f"ON v.key = r.c{key} ORDER BY r.c0"
+        )
+        with connections[using].cursor() as cursor:
+            cursor.execute(sql, (*rows_params, SEPARATOR, *versions_params))
+            while batch := cursor.fetchmany(size):
+                yield batch
+
+    def versions(self, keys: models.QuerySet[Any]) -> models.QuerySet[Any]:
+        """The listed versions of translation keys ``keys``: (key, version) rows.
+
+        A version is its root's tree path then its ``url_path``, filtered as
+        ``get_queryset()`` filters the rows (live, unexpired, unrestricted, in the
+        site's trees).
+        """
         from django.db.models.functions import Concat, Left
 
         under = Q()
@@ -560,9 +601,7 @@ class _Locator:
             under |= Q(path__startswith=root.path)
         versions = (
             page_model()
-            ._default_manager.filter(
-                under, translation_key=OuterRef("translation_key"), live=True, expired=False
-            )
+            ._default_manager.filter(under, translation_key__in=keys, live=True, expired=False)
             .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
             # A control character makes no URI (LocationBuilder skips it): such a
             # version has no link, and the separator stays one.
@@ -571,24 +610,25 @@ class _Locator:
         for path in self.tree.nested + self.restricted:
             versions = versions.exclude(path__startswith=path)
         version = Concat(Left("path", self.cut), "url_path", output_field=models.TextField())
-        array = ArraySubquery(versions.order_by("path").values_list(version))
-        return Func(
-            array, Value(SEPARATOR), function="array_to_string", output_field=models.TextField()
-        )
+        return versions.order_by().values_list("translation_key", version)
 
     def shared_extras(self, versions: str) -> Extras | None:
-        """The extras of a row whose versions are ``versions``: one value per set of versions.
+        """The extras of a row whose versions are ``versions``.
 
         The versions of one page are listed with each of them, often on one
-        document: their alternates are built once (and kept for the document).
+        document: their alternates are built once and kept for the document, as
+        tuples of strings, which the garbage collector stops tracking. The
+        ``Extras`` holding them is the row's own: a ``NamedTuple`` is never
+        untracked, and 22,000 of them kept for a document made the collector
+        walk the whole process once more (see ``ENTRIES_PER_CHUNK``).
         """
         if SEPARATOR not in versions:  # the page alone
             return None
-        found = self.shared.get(versions, _NOT_YET)
-        if found is _NOT_YET:
-            links = self.links(versions.split(SEPARATOR))
-            found = self.shared[versions] = Extras(alternates=links) if links else None
-        return found
+        try:
+            links = self.shared[versions]
+        except KeyError:
+            links = self.shared[versions] = self.links(versions.split(SEPARATOR))
+        return Extras(alternates=links) if links else None
 
     def extras_of(self, alternates: dict[Any, tuple[tuple[str, str], ...]]) -> Any:
         """The extras of a row by its translation key, from :meth:`alternates`."""
@@ -710,10 +750,14 @@ class _OwnUrls:
         skipped: SkipCounter,
         most: int,
         specific: dict[int, type[models.Model]],
+        page_rows: models.QuerySet[Any],
     ) -> None:
         from wagtail.models import Site
 
         self.writer = writer
+        self.page_rows = page_rows
+        # Each type's pages on the document, in key order, read as the rows reach them.
+        self.streams: dict[int, _PageStream] = {}
         self.skipped = skipped
         self.most = most
         self.specific = specific
@@ -733,6 +777,11 @@ class _OwnUrls:
             if all(getattr(model, name) is getattr(base, name) for name in URL_METHODS[1:])
         }
 
+    def close(self) -> None:
+        """Close the queries of the pages not read yet."""
+        for stream in self.streams.values():
+            stream.close()
+
     def of(
         self, batch: Sequence[Any], lastmod_of: Callable[[Any], str | None]
     ) -> dict[Any, list[tuple[str, str | None, str | None, str | None]]]:
@@ -751,7 +800,13 @@ class _OwnUrls:
         for content_type, keys in wanted.items():
             model: Any = specific[content_type]
             known = content_type in self.known_parts and self.root_url is not None
-            for page in _iterate(model._default_manager.filter(pk__in=keys)):
+            stream = self.streams.get(content_type)
+            if stream is None:
+                pages = self.page_rows.filter(content_type_id=content_type).values("pk")
+                stream = self.streams[content_type] = _PageStream(_pages(model, pages))
+            for page in stream.up_to(keys[-1]):
+                if page.pk not in rows:
+                    continue
                 full_url = uri = None
                 if known:
                     full_url, uri = self.give_parts(page)
@@ -814,10 +869,93 @@ class _UrlParts:
         return self.parts
 
 
-def _iterate(pages: Any) -> Iterator[Any]:
+class _PageStream:
+    """Pages in key order, handed out up to a key at a time."""
+
+    def __init__(self, pages: Iterator[Any]) -> None:
+        self.pages = pages
+        self.next: Any = next(pages, None)
+
+    def close(self) -> None:
+        """Close the query the pages are read from (on a document left before its end)."""
+        close = getattr(self.pages, "close", None)
+        if close is not None:
+            close()
+
+    def up_to(self, key: Any) -> Iterator[Any]:
+        """The pages left whose key is at most ``key``."""
+        while self.next is not None and self.next.pk <= key:
+            yield self.next
+            self.next = next(self.pages, None)
+
+
+def _pages(model: Any, keys: models.QuerySet[Any]) -> Iterator[Any]:
+    """The pages of type ``model`` whose keys ``keys`` selects, in key order, as Django
+    loads them.
+
+    Their StreamFields deferred (Wagtail's ``defer_streamfields()``: a sitemap never
+    reads page bodies). A type :func:`_row_fields` allows, with no receiver of
+    ``pre_init`` or ``post_init``, is built from its rows without its constructors.
+    """
+    pages = model._default_manager.filter(pk__in=keys).order_by("pk")
     # Wagtail's PageQuerySet.defer_streamfields(): a sitemap never reads page bodies.
     defer = getattr(pages, "defer_streamfields", None)
-    return iter(defer() if defer is not None else pages)
+    if defer is not None:
+        pages = defer()
+    fields = _row_fields(model, pages.query.deferred_loading)
+    if (
+        fields is None
+        or signals.pre_init.has_listeners(model)
+        or signals.post_init.has_listeners(model)
+    ):
+        yield from pages.iterator(conf.CHUNK_SIZE)
+        return
+    using = pages.db
+    for batch in row_batches(pages.values_list(*fields), conf.CHUNK_SIZE):
+        for values in batch:
+            page = model.__new__(model)
+            state = page._state = ModelState()
+            state.adding = False
+            state.db = using
+            page.__dict__.update(zip(fields, values, strict=True))
+            yield page
+
+
+@functools.lru_cache(maxsize=64)
+def _row_fields(model: Any, deferred: tuple[frozenset[str], bool]) -> tuple[str, ...] | None:
+    """The fields ``model``'s pages are built from without a constructor call; None if not.
+
+    ``Model.from_db()`` calls the constructors, which on a page read from the
+    database only set each loaded field's attribute and send ``pre_init`` and
+    ``post_init``: Django's, modelcluster's, and Wagtail's own (which act on new
+    pages only). A type with none of its own, no ``from_db()`` of its own and only
+    Django's attributes for its fields gets the same instance by setting them,
+    when those signals have no receiver (``tests/wagtailsite`` compares both).
+    """
+    from django.db.models.query_utils import DeferredAttribute
+
+    base = page_model()
+    constructors = {
+        klass.__dict__["__init__"] for klass in base.__mro__ if "__init__" in klass.__dict__
+    }
+    if any(
+        "__init__" in klass.__dict__ and klass.__dict__["__init__"] not in constructors
+        for klass in model.__mro__
+    ):
+        return None
+    if any("from_db" in klass.__dict__ for klass in model.__mro__ if klass is not models.Model):
+        return None
+    names, defer = deferred
+    fields = []
+    for field in model._meta.concrete_fields:
+        if type(inspect.getattr_static(model, field.attname, None)) not in (
+            DeferredAttribute,
+            ForeignKeyDeferredAttribute,
+        ):
+            return None
+        if (field.name in names) is not defer:
+            fields.append(field.attname)
+    return tuple(fields)
 
 
 def _value(name: Any, raw: Any, skipped: SkipCounter) -> str | None:
