@@ -27,6 +27,7 @@ byte limit (made the usual way, ``render_page``), gzip copies, a dry run.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import io
 from collections.abc import Callable, Iterator
@@ -40,10 +41,17 @@ from ..documents import _log_skips, read_chunks, stylesheet_url
 from ..locations import LocationBuilder, Origin
 from ..overrides import chunk_overrides
 from ..sources import ModelSource, Source
+from ..sources.changes import ChangeLog
 from ..sources.languages import alternate_hosts
 from ..sources.pages import State
-from ..sources.rows import model_entries
-from ..sources.summaries import Bounds, in_range
+from ..sources.rows import KeysCallback, model_entries
+from ..sources.summaries import (
+    Bounds,
+    in_range,
+    summarize_ranges,
+    summary_of_rows,
+    told_by_rows,
+)
 from ..writer import URLSET_CLOSE, DocumentWriter, urlset_open, urlset_writer
 from .destinations import Blocks
 
@@ -162,6 +170,8 @@ class BlockWriter:
         self.writer.stats.bytes = len(self.head)
         # The rules are read once for the page (or the export), not once per block.
         self.overrides = overrides or section_overrides(source, origin)
+        # Whether each block's greatest lastmod is kept (``Blocks.lastmods``).
+        self.told = told_by_rows(source, source.get_queryset().db)
 
     def _bounds(self, low: str, high: str) -> Bounds:
         decode = self.codec.decode
@@ -188,7 +198,7 @@ class BlockWriter:
         low: str,
         high: str,
         rows: QuerySet[Any] | None = None,
-        on_keys: Callable[[list[Any]], None] | None = None,
+        on_keys: KeysCallback | None = None,
     ) -> Iterator[bytes]:
         """The ``<url>`` elements of the rows from ``low`` below ``high`` (or ``rows``),
         a chunk at a time; ``on_keys`` is given each batch's keys (``model_entries``)."""
@@ -208,27 +218,37 @@ class BlockWriter:
 
     def cut(
         self, low: str, high: str, target: IO[bytes]
-    ) -> tuple[list[tuple[str, int, int, str]], bool]:
+    ) -> tuple[list[tuple[str, int, int, str, str | None]], bool]:
         """Write the rows from ``low`` below ``high`` to ``target``, in blocks of ``BLOCK_ROWS``.
 
         One query: the rows' keys are read with them, every ``BLOCK_ROWS``-th
         starts a block, and the elements are cut at every ``BLOCK_ROWS``-th.
-        Returns each block's (first key, size, URLs, digest), which cover every
-        byte written, and whether they are the blocks of the keys: not when the
-        elements are not one a row (an entry left out, a row with several URLs,
-        rows read as instances).
+        Returns each block's (first key, size, URLs, digest, greatest lastmod),
+        which cover every byte written, and whether they are the blocks of the
+        keys: not when the elements are not one a row (an entry left out, a
+        row with several URLs, rows read as instances).
         """
         encode = self.codec.encode
         starts, rows = [low], 0
+        latest: list[str | None] = []
 
-        def on_keys(keys: list[Any]) -> None:
+        def on_keys(keys: list[Any], lastmods: list[str | None] | None) -> None:
             nonlocal rows
             for index in range(-rows % BLOCK_ROWS, len(keys), BLOCK_ROWS):
                 if rows + index:
                     starts.append(encode(keys[index]))
+            if lastmods is not None:
+                index = 0
+                while index < len(keys):
+                    block = (rows + index) // BLOCK_ROWS
+                    end = min(len(keys), (block + 1) * BLOCK_ROWS - rows)
+                    while len(latest) <= block:
+                        latest.append(None)
+                    latest[block] = _greatest(latest[block], lastmods[index:end])
+                    index = end
             rows += len(keys)
 
-        blocks: list[tuple[str, int, int, str]] = []
+        blocks: list[tuple[str, int, int, str, str | None]] = []
         size, urls, hasher = 0, 0, hashlib.sha256()
         writer = self.writer
         writer.sizes = []
@@ -241,8 +261,7 @@ class BlockWriter:
                 view, offset, index = memoryview(data), 0, 0
                 while index < len(lengths):
                     if urls == BLOCK_ROWS:
-                        start = starts[len(blocks)] if len(blocks) < len(starts) else ""
-                        blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+                        blocks.append(_block(starts, latest, len(blocks), size, urls, hasher))
                         size, urls, hasher = 0, 0, hashlib.sha256()
                     taken = min(BLOCK_ROWS - urls, len(lengths) - index)
                     length = sum(lengths[index : index + taken])
@@ -256,15 +275,15 @@ class BlockWriter:
         finally:
             writer.sizes = None
         if size:
-            start = starts[len(blocks)] if len(blocks) < len(starts) else ""
-            blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+            blocks.append(_block(starts, latest, len(blocks), size, urls, hasher))
         written = self.writer.stats.urls - before
         # One element a row (none left out), so that block i starts at row i * BLOCK_ROWS.
         exact = not self.writer.stats.skipped and written == rows and len(blocks) == len(starts)
         return blocks, exact
 
-    def blocks(self, ranges: list[tuple[str, str]]) -> list[tuple[bytes, int]] | None:
-        """The ``<url>`` elements of the rows of each key range (in order), and their count.
+    def blocks(self, ranges: list[tuple[str, str]]) -> list[tuple[bytes, int, str | None]] | None:
+        """The ``<url>`` elements of the rows of each key range (in order), their count
+        and greatest lastmod.
 
         One query for the rows of all of them, their keys read with them: the
         elements are shared out by the ranges the keys fall in. None when the
@@ -273,10 +292,14 @@ class BlockWriter:
         encode = self.codec.encode
         lows = [low for low, _high in ranges]
         counts = [0] * len(ranges)
+        latest: list[str | None] = [None] * len(ranges)
 
-        def on_keys(keys: list[Any]) -> None:
-            for key in keys:
-                counts[bisect.bisect_right(lows, encode(key)) - 1] += 1
+        def on_keys(keys: list[Any], lastmods: list[str | None] | None) -> None:
+            for position, key in enumerate(keys):
+                index = bisect.bisect_right(lows, encode(key)) - 1
+                counts[index] += 1
+                if lastmods is not None:
+                    latest[index] = _greatest(latest[index], lastmods[position : position + 1])
 
         union = self.source.listed_rows().filter(self._ranges(ranges))
         before = self.writer.stats.urls
@@ -288,9 +311,9 @@ class BlockWriter:
         if self.writer.stats.skipped:
             return None
         found, position, offset = [], 1, 0
-        for count in counts:
+        for count, greatest in zip(counts, latest, strict=True):
             size = sum(map(len, pieces[position : position + count])) + count * len(_ELEMENT)
-            found.append((body[offset : offset + size], count))
+            found.append((body[offset : offset + size], count, greatest))
             position += count
             offset += size
         return found
@@ -327,10 +350,38 @@ def make_whole(
         return None
     target.write(blocks.tail)
     blocks.finish(where)
-    made = _made(blocks, where, [block[0] for block in cut], [block[1:] for block in cut])
+    made = _made(
+        blocks,
+        where,
+        [block[0] for block in cut],
+        [block[1:4] for block in cut],
+        [block[4] for block in cut],
+    )
     if not exact:
         made.blocks = None
     return made
+
+
+def _greatest(latest: str | None, lastmods: list[str | None]) -> str | None:
+    """The greatest of ``latest`` and ``lastmods`` (None: none of them is a text)."""
+    found = max(filter(None, lastmods), default=None)
+    if latest is None or (found is not None and found > latest):
+        return found
+    return latest
+
+
+def _block(
+    starts: list[str],
+    latest: list[str | None],
+    index: int,
+    size: int,
+    urls: int,
+    hasher: Any,
+) -> tuple[str, int, int, str, str | None]:
+    """Block ``index`` of :meth:`BlockWriter.cut`, as it returns them."""
+    start = starts[index] if index < len(starts) else ""
+    lastmod = latest[index] if index < len(latest) else None
+    return start, size, urls, hasher.hexdigest()[:32], lastmod
 
 
 def _made(
@@ -338,14 +389,16 @@ def _made(
     where: PageRange,
     starts: list[str],
     segments: list[tuple[int, int, str]],
+    lastmods: list[str | None],
 ) -> Made:
     # An empty block's range goes to its neighbour (the first block keeps the page's low).
-    kept_starts, kept = [], []
-    for start, segment in zip(starts, segments, strict=True):
+    kept_starts, kept, kept_lastmods = [], [], []
+    for start, segment, lastmod in zip(starts, segments, lastmods, strict=True):
         if segment[0] == 0 and len(segments) > 1:
             continue
         kept_starts.append(start)
         kept.append(segment)
+        kept_lastmods.append(lastmod)
     if kept_starts and kept_starts[0] != where.low:
         kept_starts[0] = where.low
     head = (len(blocks.head), 0, digest(blocks.head))
@@ -357,7 +410,15 @@ def _made(
     # Entries left out are counted per page: a page with some is not spliced.
     spliced = None
     if not blocks.writer.stats.skipped:
-        spliced = Blocks.of(where.base, kept_starts, sizes, urls, digests, where.state.changes)
+        spliced = Blocks.of(
+            where.base,
+            kept_starts,
+            sizes,
+            urls,
+            digests,
+            where.state.changes,
+            kept_lastmods if blocks.told else None,
+        )
     return Made(spliced, file_digest(digests), sum(sizes), sum(urls))
 
 
@@ -379,7 +440,7 @@ def splice(
     when the page cannot be spliced so (an entry left out, the page emptied):
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
     """
-    from .files import copy_range
+    from .files import write_spliced
 
     changed = sorted({bisect.bisect_right(before.starts, key) - 1 for key in keys})
     if not changed or changed[0] < 0:
@@ -390,7 +451,7 @@ def splice(
     # The writer counts the page's other blocks as written: its limits hold for the page.
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
     stats.bytes = sum(before.sizes[:-1]) - sum(before.sizes[index + 1] for index in changed)
-    made: dict[int, list[tuple[str, bytes, int]]] = {}
+    made: dict[int, list[tuple[str, bytes, int, str | None]]] = {}
     ranges = [
         (before.starts[index], before.starts[index + 1] if index + 1 < count else where.high)
         for index in changed
@@ -398,9 +459,9 @@ def splice(
     rendered = blocks.blocks(ranges)
     if rendered is None:
         return None
-    for index, (low, high), (data, urls) in zip(changed, ranges, rendered, strict=True):
+    for index, (low, high), (data, urls, lastmod) in zip(changed, ranges, rendered, strict=True):
         if urls <= 2 * BLOCK_ROWS:
-            made[index] = [(low, data, urls)]
+            made[index] = [(low, data, urls, lastmod)]
             continue
         # Grown: cut in blocks again, from the rows as they are now.
         stats.urls -= urls
@@ -411,29 +472,105 @@ def splice(
             return None
         body, offset = buffer.getvalue(), 0
         made[index] = []
-        for start, size, found, _digest in cut:
-            made[index].append((start, body[offset : offset + size], found))
+        for start, size, found, _digest, lastmod in cut:
+            made[index].append((start, body[offset : offset + size], found, lastmod))
             offset += size
     if stats.skipped or not stats.urls:
         return None
     offsets = [0]
     for size in before.sizes:
         offsets.append(offsets[-1] + size)
+    old_lastmods = before.lastmods or [None] * count
     new_starts: list[str] = []
     segments: list[tuple[int, int, str]] = []
+    lastmods: list[str | None] = []
+    # The new file: runs of the old one's bytes (offset, length) and the blocks made again.
+    pieces: list[bytes | tuple[int, int]] = []
     copy_from = 0  # the old bytes not copied yet start here
     for index in range(count):
         segment = index + 1
         if index not in made:
             new_starts.append(before.starts[index])
             segments.append((before.sizes[segment], before.urls[segment], before.digests[segment]))
+            lastmods.append(old_lastmods[index])
             continue
-        copy_range(old, target, copy_from, offsets[segment] - copy_from)
-        for start, data, urls in made[index]:
-            target.write(data)
+        pieces.append((copy_from, offsets[segment] - copy_from))
+        for start, data, urls, lastmod in made[index]:
+            pieces.append(data)
             new_starts.append(start)
             segments.append((len(data), urls, digest(data)))
+            lastmods.append(lastmod)
         copy_from = offsets[segment + 1]
-    copy_range(old, target, copy_from, offsets[-1] - copy_from)
+    pieces.append((copy_from, offsets[-1] - copy_from))
+    write_spliced(old, target, pieces)
     blocks.finish(where)
-    return _made(blocks, where, new_starts, segments)
+    made_now = _made(blocks, where, new_starts, segments, lastmods)
+    if made_now.blocks is not None and before.lastmods is None:
+        # The unchanged blocks' lastmods are not known: none are kept.
+        made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
+    return made_now
+
+
+def settle(
+    source: ModelSource,
+    ranges: dict[int, PageRange],
+    blocks_of: Callable[[int], Blocks | None],
+    log: ChangeLog,
+) -> set[int]:
+    """Tell the page table the summaries of ``source``'s changed pages: no page counted.
+
+    A stale page whose blocks (``blocks_of``, the previous export's) stand on
+    its range as it is (``Blocks.base``), keep each block's lastmod, and
+    whose every change since the log names by key (as :func:`splice` asks)
+    is summed up from its blocks: the unchanged ones as recorded, the changed
+    ones read again (``summaries.summarize_ranges``: one grouped query over
+    their rows alone, for every page of the section). ``ranges`` are the
+    section's pages as loaded before the log was read (``page_ranges``).
+    The page table stores each summary as a count (``PageTable.settle``);
+    the other pages are counted as usual. Returns the pages told.
+    """
+    table = source.page_table()
+    if not told_by_rows(source, source.get_queryset().db):
+        return set()
+    decode = table.codec.decode
+    plans: dict[int, tuple[Blocks, list[int]]] = {}
+    wanted: list[Bounds] = []
+    for number, where in ranges.items():
+        if not table.is_stale(where.state):
+            continue
+        blocks = blocks_of(number)
+        if blocks is None or blocks.base != where.base or blocks.lastmods is None:
+            continue
+        keys = log.keys_in(source.section, number, where.low, where.high)
+        # Marked more often than the log names its rows: some change is not named.
+        marks = where.state.changes - blocks.changes
+        if keys is None or log.marks(source.section, number) < marks:
+            continue
+        changed = sorted({bisect.bisect_right(blocks.starts, key) - 1 for key in keys})
+        if changed and changed[0] < 0:
+            continue
+        plans[number] = (blocks, changed)
+        count = len(blocks.starts)
+        for index in changed:
+            low = blocks.starts[index]
+            high = blocks.starts[index + 1] if index + 1 < count else where.high
+            wanted.append(Bounds(decode(low) if low else None, decode(high) if high else None))
+    found = iter(summarize_ranges(source, wanted))
+    summaries = {}
+    for number, (blocks, changed) in plans.items():
+        lastmods = blocks.lastmods
+        assert lastmods is not None
+        rows, latest, known, again = 0, [], True, set(changed)
+        for index, urls in enumerate(blocks.urls[1:-1]):
+            if index not in again:
+                rows += urls
+                latest.append(lastmods[index])
+        for _index in changed:
+            block_rows, lastmod, undated = next(found)
+            rows += block_rows
+            latest.append(lastmod)
+            # A lastmod out of range (or none) in a block read again: the page is counted.
+            known = known and not undated and (lastmod is not None or not block_rows)
+        if known or source.lastmod_column is None:
+            summaries[number] = summary_of_rows(source, rows, _greatest(None, latest))
+    return table.settle([where.state for where in ranges.values()], summaries)
