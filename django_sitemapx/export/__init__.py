@@ -671,6 +671,9 @@ class _Run:
         ):
             return digest
         staged = self.destination.stage(side)
+        # Not synced before it is put in place: a blocks file a crash left short
+        # does not hold the digest the manifest records, and its page is made whole.
+        staged.synced = True
         try:
             staged.path.write_bytes(data)
         except BaseException:

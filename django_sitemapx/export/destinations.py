@@ -112,7 +112,8 @@ class StagedFile:
     def __init__(self, name: str, path: Path, *, synced: bool = False) -> None:
         self.name = name
         self.path = path
-        # Its bytes are on disk already (a worker synced it): commit need not wait for that.
+        # Its bytes are on disk already (a worker synced it), or need not be (a page's
+        # blocks, checked by their digest): commit need not wait for that.
         self.synced = synced
 
     def discard(self) -> None:
