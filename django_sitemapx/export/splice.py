@@ -533,7 +533,9 @@ def settle(
     if not told_by_rows(source, source.get_queryset().db):
         return set()
     decode = table.codec.decode
-    plans: dict[int, tuple[Blocks, list[int]]] = {}
+    # Each page's unchanged blocks summed up (rows, greatest lastmod) and how many
+    # changed: one page's blocks held at a time.
+    plans: dict[int, tuple[int, str | None, int]] = {}
     wanted: list[Bounds] = []
     for number, where in ranges.items():
         if not table.is_stale(where.state):
@@ -549,28 +551,24 @@ def settle(
         changed = sorted({bisect.bisect_right(blocks.starts, key) - 1 for key in keys})
         if changed and changed[0] < 0:
             continue
-        plans[number] = (blocks, changed)
-        count = len(blocks.starts)
+        count, again = len(blocks.starts), set(changed)
+        kept = [index for index in range(count) if index not in again]
+        rows = sum(blocks.urls[index + 1] for index in kept)
+        plans[number] = (rows, _greatest(None, [blocks.lastmods[i] for i in kept]), len(changed))
         for index in changed:
             low = blocks.starts[index]
             high = blocks.starts[index + 1] if index + 1 < count else where.high
             wanted.append(Bounds(decode(low) if low else None, decode(high) if high else None))
     found = iter(summarize_ranges(source, wanted))
     summaries = {}
-    for number, (blocks, changed) in plans.items():
-        lastmods = blocks.lastmods
-        assert lastmods is not None
-        rows, latest, known, again = 0, [], True, set(changed)
-        for index, urls in enumerate(blocks.urls[1:-1]):
-            if index not in again:
-                rows += urls
-                latest.append(lastmods[index])
-        for _index in changed:
+    for number, (rows, latest, changed_count) in plans.items():
+        known = True
+        for _index in range(changed_count):
             block_rows, lastmod, undated = next(found)
             rows += block_rows
-            latest.append(lastmod)
+            latest = _greatest(latest, [lastmod])
             # A lastmod out of range (or none) in a block read again: the page is counted.
             known = known and not undated and (lastmod is not None or not block_rows)
         if known or source.lastmod_column is None:
-            summaries[number] = summary_of_rows(source, rows, _greatest(None, latest))
+            summaries[number] = summary_of_rows(source, rows, latest)
     return table.settle([where.state for where in ranges.values()], summaries)
