@@ -203,7 +203,11 @@ def page_entries(
         chunks = read_chunks(stream, skipped)
         if source.overridable:
             chunks = apply_overrides(
-                chunks, source.section, origin.host, alternate_hosts(source, origin)
+                chunks,
+                source.section,
+                origin.host,
+                alternate_hosts(source, origin),
+                source.fallback_host(),
             )
         for chunk in chunks:
             entries.extend(chunk)
@@ -273,7 +277,11 @@ def render_page(
     chunks: Iterator[Sequence[EntryTuple] | PlainChunk] = read_chunks(stream, writer.stats.skipped)
     if source.overridable:
         chunks = apply_overrides(
-            chunks, source.section, origin.host, alternate_hosts(source, origin)
+            chunks,
+            source.section,
+            origin.host,
+            alternate_hosts(source, origin),
+            source.fallback_host(),
         )
     try:
         for chunk in chunks:

@@ -113,38 +113,6 @@ class SitemapCache:
         assert self._cache is not None
         return self._cache
 
-    def tokens(self, names: Sequence[str]) -> list[str] | None:
-        """The current token of each generation, creating missing ones; None if down.
-
-        At most four round trips, however many names (after a flush, every
-        page's token is missing): the global and section generations are created
-        with ``add()``, which keeps whichever token another process created
-        first, since replacing one of them would drop what every page cached
-        under it; a page's are set together (``set_many``). A page token set
-        over one another process created meanwhile only costs that page a
-        rebuild: any token, once set, is fresh, so nothing built before it
-        is found under it.
-        """
-        found = self._call(lambda: self.backend.get_many(names), None)
-        if found is None:
-            return None
-        missing = [name for name in names if name not in found]
-        if missing:
-            shared = [name for name in missing if not name.startswith(_PAGE_PREFIX)]
-            for name in shared:
-                self._call(lambda name=name: self.backend.add(name, new_token(), None), None)
-            pages = {name: new_token() for name in missing if name.startswith(_PAGE_PREFIX)}
-            if pages:
-                self._call(lambda: self.backend.set_many(pages, None), None)
-            again = self._call(lambda: self.backend.get_many(missing), None)
-            if again is None or len(again) != len(missing):
-                if self.available:
-                    logger.warning("The sitemap cache %r does not keep keys.", self.alias)
-                self.available = False
-                return None
-            found.update(again)
-        return [str(found[name]) for name in names]
-
     def replace(self, names: Sequence[str]) -> bool:
         """Give each generation a new token; False if the cache is unavailable."""
         tokens = {name: new_token() for name in names}

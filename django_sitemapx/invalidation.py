@@ -24,7 +24,7 @@ from .generations import (
 from .registry import SitemapRegistry, default_registry
 from .signals import sitemap_invalidated
 from .sources import ModelSource
-from .sources.pages import has_host_tables, host_section, mark_changed
+from .sources.pages import has_host_tables, host_section, mark_changed, page_numbers
 
 if TYPE_CHECKING:
     from .locations import Origin
@@ -49,10 +49,10 @@ def invalidate(
     otherwise, with no cache configured too. Raises ``NotRegistered`` for an
     unknown section.
 
-    ``origin`` (with ``section`` and ``page``), for a section whose hosts have
-    pages of their own (``Source.generations_name()``, a Wagtail site's): page
-    ``page`` of that host and that host's index only; other hosts' documents
-    stay cached.
+    ``origin`` (with ``section``), for a section whose hosts have pages of
+    their own (``Source.generations_name()``, a Wagtail site's): page ``page``
+    of that host (every page of it without ``page``) and that host's index
+    only; other hosts' documents stay cached.
 
     ``changed_key`` (with ``section`` and ``page``) is the key of the one row
     whose change this is, encoded as the page table encodes keys (the save and
@@ -62,10 +62,14 @@ def invalidate(
     names = _generations_of(section, page, registry)
     table = section
     if origin is not None:
-        if section is None or page is None:
-            raise TypeError("invalidate(origin=...) needs a section and a page.")
+        if section is None:
+            raise TypeError("invalidate(origin=...) needs a section.")
         table = host_section(section, origin.host)
-        names = [page_generation(table, page), host_index_generation(origin.host)]
+        numbers = [page] if page is not None else page_numbers(table)
+        names = [
+            *(page_generation(table, number) for number in numbers),
+            host_index_generation(origin.host),
+        ]
     # The page table keeps what changed, cache or not: a cache flush then
     # counts nothing again (see ``sources.pages``).
     mark_changed(table, page, changed_key if page is not None else None)

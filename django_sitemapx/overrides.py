@@ -9,7 +9,10 @@ Otherwise each chunk reads its own by the digest of their keys (the unique
 bounded by the chunk size and ``PRELOAD_LIMIT``, whatever the number of rows.
 Excluded entries are dropped; the other overridden values replace the source's.
 An override may name a host (``Override.host``): a document applies those of
-its host, which win over those of every host, and nothing of other hosts'.
+its host, which win over those of every host, and nothing of other hosts'. A
+document may have a fallback host too (``Source.fallback_host()``: a Wagtail
+site's hostname, where the site is served under another name): its overrides
+and rules apply under the document's host's own.
 
 The index cannot look at every URL, so a forced lastmod reaches it through the
 section and page stored on the override when it was saved (see
@@ -74,6 +77,7 @@ def apply_overrides(
     section: str = ...,
     host: str | None = ...,
     alternate_hosts: Sequence[str] = ...,
+    fallback_host: str | None = ...,
 ) -> Iterator[Sequence[EntryTuple]]: ...
 @overload
 def apply_overrides(
@@ -81,12 +85,14 @@ def apply_overrides(
     section: str = ...,
     host: str | None = ...,
     alternate_hosts: Sequence[str] = ...,
+    fallback_host: str | None = ...,
 ) -> Iterator[Sequence[EntryTuple] | PlainChunk]: ...
 def apply_overrides(
     chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
     section: str = "",
     host: str | None = None,
     alternate_hosts: Sequence[str] = (),
+    fallback_host: str | None = None,
 ) -> Iterator[Sequence[EntryTuple] | PlainChunk]:
     """Yield each chunk with rules and overrides applied: at most one query per chunk.
 
@@ -95,39 +101,50 @@ def apply_overrides(
     other hosts the alternates name: one query each), so that a URL another
     host's rule excludes is no alternate here either. A ``PlainChunk`` stays
     one when no override exists and no rule matches any of its URLs, else
-    becomes its entries.
+    becomes its entries. The overrides and rules of ``fallback_host`` apply
+    where ``host`` has none of its own.
     """
     if not app_settings.OVERRIDES or not table_ready():
         yield from chunks
         return
-    lookup = _Lookup(section, host, alternate_hosts)
+    lookup = _Lookup(section, host, alternate_hosts, fallback_host)
     for chunk in chunks:
         yield lookup.apply(chunk)
 
 
 def chunk_overrides(
-    section: str = "", host: str | None = None, alternate_hosts: Sequence[str] = ()
+    section: str = "",
+    host: str | None = None,
+    alternate_hosts: Sequence[str] = (),
+    fallback_host: str | None = None,
 ) -> Callable[[Sequence[EntryTuple] | PlainChunk], Sequence[EntryTuple] | PlainChunk] | None:
     """:func:`apply_overrides` for one document read in several parts: the function that
     applies them to a chunk, reading the rules once; None when overrides are off."""
     if not app_settings.OVERRIDES or not table_ready():
         return None
-    return _Lookup(section, host, alternate_hosts).apply
+    return _Lookup(section, host, alternate_hosts, fallback_host).apply
 
 
 class _Lookup:
     """The overrides of one document, read all at once when they are few, else chunk by chunk,
     and the rules that apply to it.
 
-    An override on ``host`` wins over the host-less one of its location; both are
-    merged into one dict per host once (per document when preloaded, else per
-    chunk), so each URL costs one lookup. An alternate on another host is decided
-    by that host's overrides (``found_on``, by the host as URIs spell it), built
-    only when an override names this document's host or an alternate's, and
-    alternates are on other hosts.
+    An override on ``host`` wins over one on ``fallback_host``, which wins over the
+    host-less one of its location; they are merged into one dict per host once
+    (per document when preloaded, else per chunk), so each URL costs one lookup.
+    An alternate on another host is decided by that host's overrides
+    (``found_on``, by the host as URIs spell it), built only when an override
+    names this document's host or an alternate's, and alternates are on other
+    hosts.
     """
 
-    def __init__(self, section: str, host: str | None, alternate_hosts: Sequence[str]) -> None:
+    def __init__(
+        self,
+        section: str,
+        host: str | None,
+        alternate_hosts: Sequence[str],
+        fallback_host: str | None = None,
+    ) -> None:
         self.everything: dict[str, OverrideValues] | None = None
         self.first = True
         self.section = section
@@ -143,6 +160,8 @@ class _Lookup:
         for other in alternate_hosts:
             self.stored_hosts.setdefault(ascii_host(other), canonical_host(other))
         self.own = canonical_host(host) if host else ""
+        fallback = canonical_host(fallback_host) if fallback_host else ""
+        self.fallback = fallback if fallback != self.own else ""
         # The preloaded overrides of each host alternates are on; "" for any other host.
         self.found_on: dict[str, dict[str, OverrideValues]] | None = None
         # Whether an override names this document's host or an alternate's: else a
@@ -153,13 +172,12 @@ class _Lookup:
         if self.first:
             self.first = False
             # Before any URL is keyed: most sites store no override, or a few.
-            preloaded, self.named = _first_rows(
-                PRELOAD_LIMIT + 1, list(dict.fromkeys(self.stored_hosts.values()))
-            )
+            hosts = [*self.stored_hosts.values(), *([self.fallback] if self.fallback else [])]
+            preloaded, self.named = _first_rows(PRELOAD_LIMIT + 1, list(dict.fromkeys(hosts)))
             if len(preloaded) <= PRELOAD_LIMIT:
-                self.everything = _merged(preloaded, self.own)
+                self.everything = _merged(preloaded, self.own, self.fallback)
                 self.found_on = self._found_on(preloaded, self.everything)
-            self.rules = fetch_rules(self.section, self.host)
+            self.rules = fetch_rules(self.section, self.host, self.fallback)
             host_rules = {
                 ascii_host(other): fetch_rules(self.section, other)
                 for other in self.alternate_hosts
@@ -221,12 +239,14 @@ class _Lookup:
             wanted.update(uri_key(href) for href in _alternate_hrefs(chunk))
             return _merged(_fetch_rows([location_hash(key) for key in wanted]), ""), None
         pairs = {(key, self.own) for key in keys}
+        if self.fallback:
+            pairs.update((key, self.fallback) for key in keys)
         for href in _alternate_hrefs(chunk):
             pairs.add((uri_key(href), self.stored_hosts.get(_uri_host(href), "")))
         digests = {location_hash(key) for key, _host in pairs}
         digests.update(location_hash(key, host) for key, host in pairs if host)
         rows = _fetch_rows(list(digests))
-        found = _merged(rows, self.own)
+        found = _merged(rows, self.own, self.fallback)
         return found, self._found_on(rows, found)
 
 
@@ -358,10 +378,13 @@ def _prune(
     return extras._replace(alternates=tuple(kept))
 
 
-def fetch_rules(section: str = "", host: str | None = None) -> RuleSet:
+def fetch_rules(
+    section: str = "", host: str | None = None, fallback_host: str | None = None
+) -> RuleSet:
     """The rules of ``section`` (every rule when empty) on ``host``, compiled (one query).
 
-    With ``host`` None, the rules of every host.
+    With ``host`` None, the rules of every host. Those of ``fallback_host`` (see
+    :func:`apply_overrides`) apply on ``host`` too, in their positions.
     """
     from .models import Rule, table_exists
 
@@ -376,7 +399,8 @@ def fetch_rules(section: str = "", host: str | None = None) -> RuleSet:
     if section:
         rows = rows.filter(section__in=["", section])
     if host is not None:
-        rows = rows.filter(host__in=["", canonical_host(host)])
+        hosts = [canonical_host(name) for name in (host, fallback_host) if name]
+        rows = rows.filter(host__in=["", *hosts])
     compiled = []
     for pk, matching, pattern, exclude, lastmod, changefreq, priority in rows.values_list(
         "pk", "matching", "pattern", "exclude", "lastmod", "changefreq", "priority"
@@ -392,32 +416,35 @@ _FIELDS = ("host", "location", "exclude", "lastmod", "changefreq", "priority")
 OverrideRow = tuple[str, str, OverrideValues]
 
 
-def fetch(keys: Iterable[str], host: str | None = None) -> dict[str, OverrideValues]:
+def fetch(
+    keys: Iterable[str], host: str | None = None, fallback_host: str | None = None
+) -> dict[str, OverrideValues]:
     """The overrides of these location keys that apply on ``host``, formatted as protocol
-    text (one query): the host's own, else the host-less one. With ``host`` None (or
-    empty), the host-less ones only.
+    text (one query): the host's own, else ``fallback_host``'s (see :func:`apply_overrides`),
+    else the host-less one. With ``host`` None (or empty), the host-less ones only.
     """
     from .models import location_hash
 
     own = canonical_host(host) if host else ""
+    fallback = canonical_host(fallback_host) if own and fallback_host else ""
     digests = []
     for key in keys:
         digests.append(location_hash(key))
-        if own:
-            digests.append(location_hash(key, own))
-    return _merged(_fetch_rows(digests), own)
+        digests.extend(location_hash(key, name) for name in (own, fallback) if name)
+    return _merged(_fetch_rows(digests), own, fallback)
 
 
-def override_on(location: str, host: str | None) -> Any:
+def override_on(location: str, host: str | None, fallback_host: str | None = None) -> Any:
     """The ``Override`` of location key ``location`` that applies on ``host`` (one query):
-    the host's own, else the one of every host; None when neither exists."""
+    the host's own, else the one of ``fallback_host`` (see :func:`apply_overrides`), else
+    the one of every host; None when none exists."""
     from .models import Override, location_hash
 
-    digests = [location_hash(location)]
-    if host:
-        digests.append(location_hash(location, canonical_host(host)))
-    # A host-specific override sorts before the host-less one ("").
-    return Override.objects.filter(location_hash__in=digests).order_by("-host").first()
+    order = [canonical_host(name) for name in (host, fallback_host) if name]
+    order.append("")
+    digests = [location_hash(location, name) for name in dict.fromkeys(order)]
+    found = Override.objects.filter(location_hash__in=digests)
+    return min(found, key=lambda override: order.index(override.host), default=None)
 
 
 def _fetch_rows(digests: list[str]) -> list[OverrideRow]:
@@ -445,11 +472,13 @@ def _first_rows(count: int, hosts: Sequence[str] = ()) -> tuple[list[OverrideRow
     return found, any_named
 
 
-def _merged(rows: list[OverrideRow], host: str) -> dict[str, OverrideValues]:
-    """``location -> values`` on ``host``: the host-less overrides, the host's own over them."""
+def _merged(rows: list[OverrideRow], host: str, fallback: str = "") -> dict[str, OverrideValues]:
+    """``location -> values`` on ``host``: the host-less overrides, ``fallback``'s over them,
+    the host's own over both."""
     merged = {location: values for stored, location, values in rows if not stored}
-    if host:
-        merged.update((location, values) for stored, location, values in rows if stored == host)
+    for name in (fallback, host):
+        if name:
+            merged.update((key, values) for stored, key, values in rows if stored == name)
     return merged
 
 

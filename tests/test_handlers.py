@@ -13,13 +13,12 @@ from django_sitemapx.invalidation import related_models, sections_touched_by
 from django_sitemapx.models import Override
 from django_sitemapx.overrides import send_overrides_changed
 from django_sitemapx.registry import SitemapRegistry, default_registry
-from django_sitemapx.serving.cache import DocumentCache
 from django_sitemapx.signals import overrides_changed
 from django_sitemapx.sources import ModelSource
 from example_project.articles.models import Article, Category
 from tests.conftest import content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory, DocumentFactory
-from tests.support.generations import changed_generations
+from tests.support.generations import changed_generations, tokens
 from tests.testapp.models import Document
 
 pytestmark = pytest.mark.django_db
@@ -143,12 +142,11 @@ def test_saving_a_row_invalidates_its_page_and_the_index_only(
     assert article is not None
     page = 2
     other = page_generation("article", 1)
-    store = DocumentCache()
     names = [index_generation(), page_generation("article", page), other]
-    before = store.tokens(names)
+    before = tokens(names)
     article.title = "changed"
     article.save()
-    after = store.tokens(names)
+    after = tokens(names)
     assert before is not None and after is not None
     assert [old != new for old, new in zip(before, after, strict=True)] == [True, True, False]
 
@@ -158,10 +156,9 @@ def test_deleting_a_row_invalidates_its_page(registry: SitemapRegistry) -> None:
     document = DocumentFactory()
     source.page_summaries()
     name = page_generation("document", 1)
-    store = DocumentCache()
-    before = store.tokens([name])
+    before = tokens([name])
     document.delete()
-    assert store.tokens([name]) != before
+    assert tokens([name]) != before
 
 
 def test_a_section_without_model_signals_is_left_to_its_own_events(
@@ -172,11 +169,10 @@ def test_a_section_without_model_signals_is_left_to_its_own_events(
     document = DocumentFactory()
     source.page_summaries()
     names = [page_generation("document", 1), index_generation()]
-    store = DocumentCache()
-    before = store.tokens(names)
+    before = tokens(names)
     document.save()
     document.delete()
-    assert store.tokens(names) == before
+    assert tokens(names) == before
     assert sections_touched_by(DocumentFactory(), key_known=True) == []
 
 
@@ -185,14 +181,13 @@ def test_a_change_is_invalidated_again_after_commit(
 ) -> None:
     registry.register(Document).page_summaries()
     name = page_generation("document", 1)
-    store = DocumentCache()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         document = DocumentFactory.build(id=1)
         document.save()
-        during = store.tokens([name])
+        during = tokens([name])
     assert len(callbacks) == 1
     callbacks[0]()
-    assert store.tokens([name]) != during
+    assert tokens([name]) != during
 
 
 def test_saving_an_unregistered_model_touches_nothing(registry: SitemapRegistry) -> None:

@@ -12,11 +12,14 @@ from django.utils import timezone
 from django_sitemapx import ItemSource, ModelSource, StaticSource, conf
 from django_sitemapx.documents import listed_pages, page_path, render_index, render_page
 from django_sitemapx.locations import Origin
-from django_sitemapx.models import Override
+from django_sitemapx.models import Override, Rule
 from django_sitemapx.overrides import (
     NOT_OVERRIDDEN,
     AffectedDocuments,
     affected_documents,
+    fetch,
+    fetch_rules,
+    override_on,
     send_overrides_changed,
 )
 from django_sitemapx.registry import SitemapRegistry
@@ -171,6 +174,54 @@ def test_only_overrides_of_another_host_still_key_no_url_here(registry, monkeypa
     )
     assert _render_on(source, ORIGIN) == {"https://example.com/a/": {}}
     assert calls == []  # no override applies on this host: no key per URL
+
+
+class _ServedUnderAnotherName(ItemSource):
+    """A source whose site is site.example, served on other hosts too (a Wagtail site's)."""
+
+    def fallback_host(self) -> str | None:
+        return "site.example" if self.origin and self.origin.host != "site.example" else None
+
+
+@pytest.mark.parametrize("preload_limit", [5_000, 1])
+def test_a_fallback_hosts_overrides_and_rules_apply_under_the_hosts_own(
+    registry,
+    monkeypatch,
+    preload_limit: int,  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setattr("django_sitemapx.overrides.PRELOAD_LIMIT", preload_limit)
+    source = registry.register(
+        "pages", _ServedUnderAnotherName, items=lambda: ["/", "/a", "/b", "/c", "/d", "/e"]
+    )
+    Override.objects.create(location="/a", priority=Decimal("0.1"))
+    Override.objects.create(location="/a", host="site.example", priority=Decimal("0.5"))
+    Override.objects.create(location="/b", host="site.example", exclude=True)
+    Override.objects.create(location="/b", host="example.com", priority=Decimal("0.9"))
+    Override.objects.create(location="/c", priority=Decimal("0.3"))
+    Override.objects.create(location="/e", host="b.example", exclude=True)
+    Rule.objects.create(pattern="/d", host="site.example", changefreq="yearly")
+    bound = source.for_origin(ORIGIN)
+    # The host's own, else its site's, else every host's; another host's never.
+    assert _render_on(bound, ORIGIN) == {
+        "https://example.com/": {},
+        "https://example.com/a": {"priority": "0.5"},
+        "https://example.com/b": {"priority": "0.9"},
+        "https://example.com/c": {"priority": "0.3"},
+        "https://example.com/d": {"changefreq": "yearly"},
+        "https://example.com/e": {},
+    }
+    # Read one URL at a time (the inspector), the same.
+    assert override_on("/b", "example.com", "site.example").priority == Decimal("0.9")
+    assert override_on("/a", "example.com", "site.example").priority == Decimal("0.5")
+    assert override_on("/c", "example.com", "site.example").priority == Decimal("0.3")
+    assert override_on("/a", "example.com").priority == Decimal("0.1")
+    assert fetch(["/a", "/b", "/c"], "example.com", "site.example") == {
+        "/a": (False, None, None, "0.5"),
+        "/b": (False, None, None, "0.9"),
+        "/c": (False, None, None, "0.3"),
+    }
+    assert fetch_rules("pages", "example.com", "site.example").values("https://example.com/d")
+    assert fetch_rules("pages", "example.com").values("https://example.com/d") is None
 
 
 @pytest.mark.parametrize(("named_host", "digests"), [("b.example", 3), ("example.com", 6)])

@@ -22,10 +22,10 @@ from django_sitemapx.exceptions import SourceConfigurationError
 from django_sitemapx.export import FolderDestination, export_every_site
 from django_sitemapx.generations import global_generation
 from django_sitemapx.registry import SitemapRegistry
-from django_sitemapx.serving.cache import DocumentCache
 from example_project.articles.models import Article
 from tests.conftest import content, locs, validate_sitemap
 from tests.factories import ArticleFactory, CategoryFactory
+from tests.support.generations import tokens
 
 pytestmark = pytest.mark.django_db
 
@@ -289,11 +289,11 @@ def test_saving_a_site_invalidates_every_document(registry: SitemapRegistry) -> 
     Site.objects.filter(pk=1).update(domain="example.com")
     registry.register("home", sitemapx.StaticSource, url_names=["home"], sites=[1])
     assert _page("example.com", "/sitemap-home-1.xml") == ["http://example.com/"]
-    before = DocumentCache().tokens([global_generation()])
+    before = tokens([global_generation()])
     site = Site.objects.get(pk=1)
     site.domain = "moved.example"
     site.save()
-    assert DocumentCache().tokens([global_generation()]) != before
+    assert tokens([global_generation()]) != before
     assert _get("example.com", "/sitemap-home-1.xml").status_code == 404
     with override_settings(ALLOWED_HOSTS=["*"]):
         assert _page("moved.example", "/sitemap-home-1.xml") == ["http://moved.example/"]

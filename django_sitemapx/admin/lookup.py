@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Model
+from django.http.request import validate_host
 from django.urls import Resolver404, resolve
 from django.utils import translation
 
@@ -24,9 +26,9 @@ from ..entries import EntryTuple
 from ..exceptions import InvalidLocation
 from ..extensions.declarations import declared_kinds
 from ..locations import LocationBuilder, Origin
-from ..locations.hosts import canonical_host
+from ..locations.hosts import canonical_host, host_name
 from ..locations.keys import location_key, uri_key
-from ..locations.origins import is_served_host
+from ..locations.origins import is_served_host, uses_sites_framework
 from ..locations.reverse import path_language
 from ..registry import SitemapRegistry
 from ..sources import ModelSource, PageSummary, Source
@@ -43,6 +45,7 @@ FILTERED_OUT = "filtered_out"
 TOO_LONG = "too_long"
 SKIPPED = "skipped"
 INVALID = "invalid"
+UNKNOWN_HOST = "unknown_host"
 
 
 @dataclass
@@ -59,6 +62,8 @@ class Finding:
     unscanned_sections: list[str] = field(default_factory=list)
     other_host: str | None = None
     resolves: bool = False
+    # The host whose overrides apply under the origin's own (``Source.fallback_host()``).
+    fallback_host: str | None = None
 
     @property
     def found(self) -> bool:
@@ -231,6 +236,7 @@ def _find_in_page(
         loc, *_values = entry
         if uri_key(loc) == key:
             finding.section, finding.page, finding.entry = source.section, summary.number, entry
+            finding.fallback_host = source.fallback_host()
             return True
     return False
 
@@ -254,6 +260,31 @@ def _resolves(key: str) -> bool:
             continue
         return True
     return False
+
+
+def inspected_origin(registry: SitemapRegistry, value: str, origin: Origin) -> Origin | None:
+    """The origin a URL to inspect is on: a full URL's own host, ``origin`` for a path.
+
+    None for a full URL on a host the project does not serve: not ``origin``'s,
+    not a served host (``served_hosts()``, a section's ``sites`` or language
+    hosts), and not one a section is served on that ``ALLOWED_HOSTS`` lets in
+    (a Wagtail site's, or any host for the default site).
+    """
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return origin
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return origin
+    host = canonical_host(parts.netloc, parts.scheme)
+    if host == origin.host:
+        return origin
+    named = Origin(parts.scheme, host)
+    if is_served_host(host) or host in {canonical_host(name) for name in registry.site_hosts()}:
+        return named
+    if uses_sites_framework() or not validate_host(host_name(host), settings.ALLOWED_HOSTS):
+        return None  # with the Sites framework, its domains are the served hosts
+    return named if any(source.serves(named) for source in registry) else None
 
 
 def _named_origin(value: str, origin: Origin) -> Origin:

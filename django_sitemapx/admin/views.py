@@ -54,6 +54,10 @@ REASONS = {
     locating.TOO_LONG: _("The URL is too long: the protocol allows fewer than 2,048 characters."),
     locating.SKIPPED: _("The section has this row but leaves its entry out."),
     locating.INVALID: _("This is not a path or an http(s) URL."),
+    locating.UNKNOWN_HOST: _(
+        "No sitemap is served on this URL's host: it is not a host of this project "
+        "(ALLOWED_HOSTS, its sites, SITEMAPX_HOSTS) that a section is served on."
+    ),
 }
 SKIP_REASONS: dict[str, Any] = {
     SkipReason.CONTROL_CHARACTERS: _("the URL would contain control characters"),
@@ -173,20 +177,26 @@ def inspect(model_admin: ModelAdmin[Override], request: HttpRequest) -> HttpResp
 
 
 def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) -> dict[str, Any]:
-    finding = locating.locate(
-        default_registry, url, origin_for_request(request), _may_view_rows(request)
-    )
+    own = origin_for_request(request)
+    # A full URL is inspected on its own host (a Wagtail site's, a language's), a path on
+    # the admin's.
+    origin = locating.inspected_origin(default_registry, url, own)
+    if origin is None:
+        finding = locating.Finding(key="", reason=locating.UNKNOWN_HOST)
+        return {"finding": finding, "reason": REASONS[locating.UNKNOWN_HOST]}
+    finding = locating.locate(default_registry, url, origin, _may_view_rows(request))
     if finding.reason == locating.INVALID:
         return {"finding": finding, "reason": REASONS[locating.INVALID]}
-    host = origin_for_request(request).host
-    # The override that applies on the inspected host: its own, else the one of every host.
-    override = override_on(finding.key, host)
+    host = origin.host
+    # The override that applies on the inspected host: its own, else its site's (a Wagtail
+    # site served under another name), else the one of every host.
+    override = override_on(finding.key, host, finding.fallback_host)
     reason = finding.reason
     rules = EMPTY
     excluding = None
     if finding.found:
         assert finding.entry is not None
-        rules = fetch_rules(finding.section, host)
+        rules = fetch_rules(finding.section, host, finding.fallback_host)
         excluding, _per_value = rules.deciding(finding.entry[0])
         if override is not None:
             excluding = None  # the override decides whether its URL is listed
@@ -204,11 +214,19 @@ def _inspect(model_admin: ModelAdmin[Override], request: HttpRequest, url: str) 
         "values": _values(model_admin, request, finding, override, rules, host)
         if finding.found
         else [],
-        "document_url": page_path(finding.section, finding.page)
+        "inspected_host": None if origin == own else host,
+        "document_url": (origin.prefix if origin != own else "")
+        + page_path(finding.section, finding.page)
         if finding.found and finding.page
         else None,
-        "override_url": _override_url(model_admin, request, finding.key, override),
-        "media": _media(finding, request),
+        "override_url": _override_url(
+            model_admin,
+            request,
+            finding.key,
+            override,
+            None if origin == own else finding.fallback_host or host,
+        ),
+        "media": _media(finding, origin),
     }
 
 
@@ -237,8 +255,8 @@ class Media:
     news: NewsElement | None
 
 
-def _media(finding: locating.Finding, request: HttpRequest) -> list[Media]:
-    found = locating.extension_findings(default_registry, finding, origin_for_request(request))
+def _media(finding: locating.Finding, origin: Origin) -> list[Media]:
+    found = locating.extension_findings(default_registry, finding, origin)
     media = []
     for other in found:
         assert other.entry is not None
@@ -260,7 +278,11 @@ def _values(
 ) -> list[Value]:
     assert finding.entry is not None
     loc, lastmod, changefreq, priority, _extras = finding.entry
-    forced = fetch([finding.key], host).get(finding.key) if override is not None else None
+    forced = (
+        fetch([finding.key], host, finding.fallback_host).get(finding.key)
+        if override is not None
+        else None
+    )
     _exclude, *forced_values = forced if forced is not None else (False, None, None, None)
     _excluding, deciding = rules.deciding(loc)
     rows = []
@@ -292,8 +314,13 @@ def _rule_source(
 
 
 def _override_url(
-    model_admin: ModelAdmin[Override], request: HttpRequest, key: str, override: Override | None
+    model_admin: ModelAdmin[Override],
+    request: HttpRequest,
+    key: str,
+    override: Override | None,
+    host: str | None = None,
 ) -> str | None:
+    """The override's change page; else its add page, for ``host`` when given."""
     info = (Override._meta.app_label, Override._meta.model_name)
     if override is not None:
         if not model_admin.has_view_permission(request, override):
@@ -301,7 +328,8 @@ def _override_url(
         return reverse("admin:{}_{}_change".format(*info), args=[override.pk])
     if not model_admin.has_add_permission(request):
         return None
-    return reverse("admin:{}_{}_add".format(*info)) + "?" + urlencode({"location": key})
+    initial = {"location": key, **({"host": host} if host else {})}
+    return reverse("admin:{}_{}_add".format(*info)) + "?" + urlencode(initial)
 
 
 @dataclass(frozen=True)

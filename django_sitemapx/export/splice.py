@@ -137,7 +137,9 @@ def section_overrides(source: ModelSource, origin: Origin) -> Overrides:
     """What applies ``source``'s rules and overrides on ``origin``, read once (two queries)."""
     if not source.overridable:
         return None
-    return chunk_overrides(source.section, origin.host, alternate_hosts(source, origin))
+    return chunk_overrides(
+        source.section, origin.host, alternate_hosts(source, origin), source.fallback_host()
+    )
 
 
 # What every ``<url>`` element starts with, and nothing else in a ``<urlset>``'s

@@ -190,8 +190,8 @@ class DocumentCache(SitemapCache):
     def current(self, names: Sequence[str]) -> list[str | None] | None:
         """The token of each generation, None for one that does not exist; None if down.
 
-        Unlike ``tokens()`` this creates nothing: a document is never stored under
-        a generation that does not exist yet, so a missing one means a miss.
+        It creates nothing: a document is never stored under a generation that
+        does not exist yet, so a missing one means a miss (``create()`` makes it).
         """
         found = self._call(lambda: self.backend.get_many(names), None)
         if found is None:

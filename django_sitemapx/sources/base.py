@@ -229,6 +229,16 @@ class Source:
         """
         return self.section
 
+    def fallback_host(self) -> str | None:
+        """The host whose overrides and rules apply where the bound host has none.
+
+        None: a document applies its own host's (and every host's). A source
+        whose host is served under another name as well (a Wagtail site reached
+        under a host its site is served on) gives that name, so what editors set
+        for the site applies wherever it is served.
+        """
+        return None
+
     def serves(self, origin: Origin) -> bool:
         """Whether this section is served on ``origin``'s host (its ``sites``).
 

@@ -253,6 +253,17 @@ def has_host_tables(section: str, using: str) -> bool:
     return PageState.objects.using(using).filter(section__startswith=f"{section}@").exists()
 
 
+def page_numbers(section: str) -> list[int]:
+    """The numbers of the pages the page table holds for ``section`` (a host's own too)."""
+    from ..models import PageState, table_exists
+
+    using = router.db_for_read(PageState)
+    if not table_exists(PageState, using):
+        return []
+    rows = PageState.objects.using(using).filter(section=section).order_by("number")
+    return list(rows.values_list("number", flat=True))
+
+
 def mark_changed(
     section: str | None = None, page: int | None = None, key: str | None = None
 ) -> None:

@@ -3,6 +3,7 @@
 from typing import Any
 
 import pytest
+from django.test import override_settings
 from django.utils import translation
 
 from django_sitemapx import ItemSource, ModelSource
@@ -10,6 +11,7 @@ from django_sitemapx.admin.lookup import (
     FILTERED_OUT,
     NOT_REGISTERED,
     TOO_LONG,
+    inspected_origin,
     locate,
     place,
 )
@@ -83,6 +85,24 @@ def test_other_host_is_noted_and_its_path_looked_up(registry) -> None:  # type: 
     registry.register("pages", ItemSource, items=lambda: ["/x/"])
     finding = locate(registry, "https://elsewhere.example/x/", ORIGIN)
     assert finding.found and finding.other_host == "elsewhere.example"
+
+
+def test_a_url_to_inspect_is_on_its_own_host_when_the_project_serves_it(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.register("pages", ItemSource, items=lambda: ["/x/"])
+    assert inspected_origin(registry, "/x/", ORIGIN) is ORIGIN
+    assert inspected_origin(registry, "https://EXAMPLE.com:443/x/", ORIGIN) is ORIGIN
+    # In ALLOWED_HOSTS, and a section is served there; the URL's scheme.
+    other = inspected_origin(registry, "http://other.example/x/", ORIGIN)
+    assert other == Origin("http", "other.example")
+    assert inspected_origin(registry, "https://unknown.example/x/", ORIGIN) is None
+    with override_settings(SITEMAPX_HOSTS=["unknown.example"]):
+        found = inspected_origin(registry, "https://unknown.example/x/", ORIGIN)
+        assert found == Origin("https", "unknown.example")
+    # Allowed, not named as served, and no section is served there (its sites leave it out).
+    registry.unregister("pages")
+    registry.register("pages", ItemSource, items=lambda: ["/x/"], sites=["example.com"])
+    with override_settings(SITEMAPX_HOSTS=["example.com"]):
+        assert inspected_origin(registry, "http://other.example/x/", ORIGIN) is None
 
 
 def test_not_registered_and_too_long(registry) -> None:  # type: ignore[no-untyped-def]

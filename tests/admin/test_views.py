@@ -86,6 +86,39 @@ def test_inspector_shows_the_override_that_applies_on_the_inspected_host(editor:
     assert "The override of testserver" in response.content.decode()
 
 
+def test_inspector_looks_a_full_url_up_on_its_own_served_host(editor: Client) -> None:
+    Override.objects.create(location="/about/", priority=Decimal("0.1"))
+    Override.objects.create(location="/about/", host="other.example", priority=Decimal("0.7"))
+    response = editor.get(reverse(INSPECT), {"url": "https://other.example/about/"})
+    context = response.context
+    assert context["in_sitemap"] and context["finding"].entry[0] == "https://other.example/about/"
+    assert context["override"].host == "other.example"
+    values = {str(v.label): (v.value, str(v.set_by)) for v in context["values"]}
+    assert values["priority"] == ("0.7", "override")
+    assert context["document_url"] == "https://other.example/sitemap-pages-1.xml"
+    assert "Looked up in the sitemap of other.example" in response.content.decode()
+    # A path, or a URL of the admin's own host: the admin's host, as before.
+    for url in ("/about/", "http://testserver/about/"):
+        context = editor.get(reverse(INSPECT), {"url": url}).context
+        assert context["override"].host == "" and context["inspected_host"] is None
+        assert context["document_url"] == "/sitemap-pages-1.xml"
+
+
+def test_inspector_offers_an_override_of_the_inspected_host(editor: Client) -> None:
+    context = editor.get(reverse(INSPECT), {"url": "https://other.example/about/"}).context
+    assert context["override_url"] == f"{reverse(ADD)}?location=%2Fabout&host=other.example"
+
+
+@pytest.mark.parametrize(
+    "url", ["https://unknown.example/about/", "http://[::1]:8000/about/", "http://.../about/"]
+)
+def test_inspector_says_a_host_no_sitemap_is_served_on(editor: Client, url: str) -> None:
+    response = editor.get(reverse(INSPECT), {"url": url})
+    assert response.status_code == 200
+    assert not response.context.get("in_sitemap") and "values" not in response.context
+    assert "No sitemap is served on this URL" in str(response.context["reason"])
+
+
 @pytest.mark.parametrize("permission", ["view_article", "change_article"])
 def test_inspector_says_filtered_out_to_who_may_view_the_model(permission: str) -> None:
     article = ArticleFactory(is_published=False)

@@ -11,10 +11,10 @@ from django.test import Client, override_settings
 
 from django_sitemapx.generations import global_generation, page_generation
 from django_sitemapx.models import PageState
-from django_sitemapx.serving.cache import DocumentCache
 from example_project.articles.models import Article
 from tests.conftest import content, locs, validate_sitemap
 from tests.factories import ArticleFactory
+from tests.support.generations import tokens
 
 pytestmark = pytest.mark.django_db
 
@@ -26,18 +26,16 @@ def _run(*args: str, verbosity: int = 1) -> str:
 
 
 def test_without_arguments_everything_is_invalidated() -> None:
-    store = DocumentCache()
-    before = store.tokens([global_generation()])
+    before = tokens([global_generation()])
     assert _run() == "Invalidated every sitemap document.\n"
-    assert store.tokens([global_generation()]) != before
+    assert tokens([global_generation()]) != before
 
 
 def test_sections_and_a_page() -> None:
     assert _run("article", "category") == "Invalidated sections article, category.\n"
-    store = DocumentCache()
-    before = store.tokens([page_generation("article", 2)])
+    before = tokens([page_generation("article", 2)])
     assert _run("article", "--page", "2") == "Invalidated page 2 of article.\n"
-    assert store.tokens([page_generation("article", 2)]) != before
+    assert tokens([page_generation("article", 2)]) != before
     assert _run("article", verbosity=0) == ""
 
 

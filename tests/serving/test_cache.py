@@ -21,6 +21,7 @@ from django_sitemapx.generations import (
 )
 from django_sitemapx.invalidation import invalidate
 from django_sitemapx.locations import Origin
+from django_sitemapx.models import PageState
 from django_sitemapx.serving import cache as cache_module
 from django_sitemapx.serving.cache import (
     PART_BYTES,
@@ -34,7 +35,7 @@ from django_sitemapx.serving.cache import (
 from django_sitemapx.signals import sitemap_invalidated
 from tests.conftest import content
 from tests.factories import ArticleFactory
-from tests.support.generations import changed_generations
+from tests.support.generations import changed_generations, tokens
 
 BROKEN = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -47,17 +48,22 @@ BROKEN = {
 def test_tokens_are_created_once_and_kept() -> None:
     store = DocumentCache()
     names = ["django_sitemapx:gen", page_generation("article", 3)]
-    first = store.tokens(names)
-    assert first is not None and len(set(first)) == 2
-    assert DocumentCache().tokens(names) == first
+    assert store.current(names) == [None, None]
+    made = store.create(names, [None, None])
+    assert made is not None
+    first, unmoved = made
+    assert unmoved and len(set(first)) == 2
+    assert DocumentCache().current(names) == first
+    # A second process that also read them missing keeps the first one's tokens.
+    assert DocumentCache().create(names, [None, None]) == (first, False)
 
 
 def test_replace_gives_new_tokens_only_to_the_names_given() -> None:
     store = DocumentCache()
     names = [page_generation("article", 1), page_generation("article", 2)]
-    before = store.tokens(names)
+    before = tokens(names)
     assert store.replace(names[:1]) is True
-    after = store.tokens(names)
+    after = tokens(names)
     assert before is not None and after is not None
     assert after[0] != before[0]
     assert after[1] == before[1]
@@ -170,7 +176,7 @@ def test_a_failing_backend_is_logged_once_and_switched_off(
 ) -> None:
     store = DocumentCache()
     with caplog.at_level(logging.WARNING, logger="django_sitemapx"):
-        assert store.tokens(["django_sitemapx:gen"]) is None
+        assert store.current(["django_sitemapx:gen"]) is None
         assert store.record("k") is None
         assert store.lock("k") is None
         assert store.replace(["django_sitemapx:gen"]) is False
@@ -182,7 +188,7 @@ def test_a_failing_backend_is_logged_once_and_switched_off(
 @override_settings(CACHES=BROKEN, SITEMAPX_CACHE_ALIAS="forgetful")
 def test_a_cache_that_keeps_nothing_counts_as_unavailable() -> None:
     store = DocumentCache()
-    assert store.tokens(["django_sitemapx:gen"]) is None
+    assert store.create(["django_sitemapx:gen"], [None]) is None
     assert not store.available
 
 
@@ -190,7 +196,7 @@ def test_a_cache_that_keeps_nothing_counts_as_unavailable() -> None:
 def test_no_alias_means_no_cache() -> None:
     store = DocumentCache()
     assert not store.available
-    assert store.tokens(["django_sitemapx:gen"]) is None
+    assert store.current(["django_sitemapx:gen"]) is None
 
 
 @override_settings(SITEMAPX_CACHE_ALIAS="missing")
@@ -263,7 +269,24 @@ def test_invalidate_one_hosts_page_replaces_only_that_hosts_generations() -> Non
         page_generation("article@a.example", 2),
     ]
     with pytest.raises(TypeError):
-        invalidate("article", origin=origin)
+        invalidate(origin=origin)
+
+
+@pytest.mark.django_db
+def test_invalidate_every_page_of_one_host_replaces_only_that_hosts_generations() -> None:
+    # A host's whole section (a Wagtail site's hostname changed): every page the page
+    # table holds for it, and its index; other hosts' pages are left cached, unmarked.
+    PageState.objects.create(section="article@a.example", number=2)
+    PageState.objects.create(section="article@b.example", number=2)
+    origin = Origin("https", "a.example")
+    assert changed_generations(lambda: invalidate("article", origin=origin)) == [
+        host_index_generation("a.example"),
+        page_generation("article@a.example", 2),
+    ]
+    assert dict(PageState.objects.values_list("section", "changes")) == {
+        "article@a.example": 1,
+        "article@b.example": 0,
+    }
 
 
 def test_invalidate_is_exported_and_checks_its_arguments() -> None:

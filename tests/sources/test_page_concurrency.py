@@ -29,6 +29,7 @@ from django_sitemapx.sources import pages as pages_module
 from django_sitemapx.sources.pages import PageTable, State, table_section
 from django_sitemapx.sources.summaries import Bounds, summarize
 from tests.conftest import close_thread_connections, content, locs, validate_sitemap
+from tests.support.generations import tokens
 from tests.testapp.models import Document
 
 pytestmark = pytest.mark.django_db
@@ -75,9 +76,9 @@ def _assert_true(source: ModelSource) -> None:
 
 
 def _token(number: int) -> str:
-    tokens = SitemapCache().tokens([page_generation("d", number)])
-    assert tokens is not None
-    return tokens[0]
+    found = tokens([page_generation("d", number)])
+    assert found is not None
+    return found[0]
 
 
 def _in_thread(target: Callable[[], Any], name: str) -> tuple[threading.Thread, list[Any]]:

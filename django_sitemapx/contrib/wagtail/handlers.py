@@ -4,9 +4,12 @@ Publishing, unpublishing, moving, renaming (a slug change) or deleting a page
 invalidates, on every host listing it, the page of the section holding it
 (and those holding its translations, whose alternates name it); a move or a
 slug change moves its descendants' URLs too, and invalidates their pages. A
-saved or deleted Wagtail ``Site`` or view restriction can change any URL:
-the whole section. With ``SITEMAPX_INDEXNOW_KEY`` set, the page's URLs before
-and after are queued for IndexNow.
+site's hostname or port changed moves the overrides of its old host to the new
+one, in the transaction of the change, and invalidates those two hosts'
+documents only. Any other change of a site's (its root page, the default site,
+a site added or deleted) or of a view restriction can change any URL: the whole
+section. With ``SITEMAPX_INDEXNOW_KEY`` set, the page's URLs before and after
+are queued for IndexNow.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ...invalidation import invalidate
 from ...locations import LocationBuilder, Origin
 from ...locations.origins import scheme_for
 from ...registry import SitemapRegistry, default_registry
+from .sites import move_overrides, site_host
 from .sources import WagtailPageSource, page_model
 
 # More pages than this moved at once (a subtree): the whole section is invalidated.
@@ -121,6 +125,20 @@ def _invalidate(source: WagtailPageSource, pages: list[tuple[Any, str]]) -> None
         invalidate(source.section, number, origin=origin)
 
 
+def hosts_changed(hosts: Iterable[str], registry: SitemapRegistry | None = None) -> None:
+    """Invalidate every Wagtail section on ``hosts`` only, once committed."""
+    sources = wagtail_sources(registry)
+    hosts = list(dict.fromkeys(hosts))
+
+    def run() -> None:
+        for source in sources:
+            for host in hosts:
+                # Only the host is read: the host's own pages and index (see invalidate()).
+                invalidate(source.section, origin=Origin("https", host))
+
+    transaction.on_commit(run, using=router.db_for_write(page_model()))
+
+
 def section_changed(registry: SitemapRegistry | None = None) -> None:
     """Invalidate every Wagtail section once committed (a site or a restriction changed)."""
     sources = wagtail_sources(registry)
@@ -199,8 +217,53 @@ def page_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     pages_changed([(instance.pk, instance.path)], [instance.url_path] if instance.live else [])
 
 
-def site_changed(sender: Any, **kwargs: Any) -> None:
-    """A Wagtail ``Site`` was saved or deleted: its hostname, port or root may have changed."""
+# What a site's documents depend on, read before a save (``site_saving``).
+_SITE_FIELDS = ("hostname", "port", "root_page_id", "is_default_site")
+
+
+def site_saving(sender: Any, instance: Any, raw: bool = False, **kwargs: Any) -> None:
+    """A Wagtail ``Site`` is about to be saved: keep what it was, for ``site_saved``."""
+    if raw or instance.pk is None:
+        return
+    instance._sitemapx_before = (
+        sender._default_manager.filter(pk=instance.pk).values_list(*_SITE_FIELDS).first()
+    )
+
+
+def site_saved(sender: Any, instance: Any, raw: bool = False, **kwargs: Any) -> None:
+    """A Wagtail ``Site`` was saved: a new host takes the old host's overrides.
+
+    Only its hostname or port changed: its overrides move with it (unless another
+    site still has the old host) and the two hosts' documents are invalidated.
+    Nothing that documents depend on changed (its name): nothing. Anything else:
+    the whole section.
+    """
+    before = instance.__dict__.pop("_sitemapx_before", None)
+    if raw or before is None:
+        section_changed()
+        return
+    after = tuple(getattr(instance, name) for name in _SITE_FIELDS)
+    if after == before:
+        return
+    if after[2:] != before[2:]:
+        section_changed()
+        return
+    old, new = site_host(*before[:2]), site_host(*after[:2])
+    if old == new:  # 80 and 443: the scheme is the request's, not the site's
+        return
+    shared = any(
+        site_host(hostname, port) == old
+        for hostname, port in sender._default_manager.exclude(pk=instance.pk).values_list(
+            "hostname", "port"
+        )
+    )
+    if not shared:
+        move_overrides(old, new)
+    hosts_changed([old, new])
+
+
+def site_deleted(sender: Any, **kwargs: Any) -> None:
+    """A Wagtail ``Site`` was deleted: its pages may be served elsewhere (the default site)."""
     section_changed()
 
 
@@ -211,7 +274,7 @@ def restriction_changed(sender: Any, **kwargs: Any) -> None:
 
 def connect() -> None:
     """Connect the receivers to Wagtail's signals and models (``apps.py`` calls it)."""
-    from django.db.models.signals import post_delete, post_save
+    from django.db.models.signals import post_delete, post_save, pre_save
     from wagtail import signals
     from wagtail.models import PageViewRestriction, Site
 
@@ -220,11 +283,9 @@ def connect() -> None:
     signals.post_page_move.connect(page_moved, dispatch_uid="sitemapx.wagtail.moved")
     signals.page_slug_changed.connect(page_slug_changed, dispatch_uid="sitemapx.wagtail.slug")
     post_delete.connect(page_deleted, dispatch_uid="sitemapx.wagtail.deleted")
-    for model in (Site,):
-        post_save.connect(site_changed, sender=model, dispatch_uid="sitemapx.wagtail.site_saved")
-        post_delete.connect(
-            site_changed, sender=model, dispatch_uid="sitemapx.wagtail.site_deleted"
-        )
+    pre_save.connect(site_saving, sender=Site, dispatch_uid="sitemapx.wagtail.site_saving")
+    post_save.connect(site_saved, sender=Site, dispatch_uid="sitemapx.wagtail.site_saved")
+    post_delete.connect(site_deleted, sender=Site, dispatch_uid="sitemapx.wagtail.site_deleted")
     post_save.connect(
         restriction_changed,
         sender=PageViewRestriction,

@@ -35,7 +35,7 @@ from ... import conf
 from ...conf import PROTOCOL_MAX_LOC_LENGTH
 from ...entries import XHTML_NAMESPACE, ChunkStream, EntryTuple, Extras, SkipCounter
 from ...exceptions import Skip, SkipReason, SourceConfigurationError
-from ...locations.hosts import host_name
+from ...locations.hosts import canonical_host, host_name
 from ...sources import ModelSource, Page, PageSummary
 from ...sources.base import ALTERNATE_FRAME_BYTES, PlainChunkEntries
 from ...sources.lastmods import is_postgresql, lastmod_in_sql
@@ -43,6 +43,7 @@ from ...sources.pages import host_section
 from ...sources.rows import row_batches
 from ...sources.summaries import in_range
 from ...values import checked_reader, format_hreflang, formatted, static_value
+from .sites import site_host
 
 if TYPE_CHECKING:
     from django.core.checks import CheckMessage
@@ -272,6 +273,16 @@ class WagtailPageSource(ModelSource):
         if self.origin is None:
             return self.section
         return host_section(self.section, self.origin.host)
+
+    def fallback_host(self) -> str | None:
+        """The site's own host, where the bound host is another name Wagtail serves it on
+        (the default site's, for a host no site has; a hostname's at another port): the
+        overrides set for the site's pages apply wherever it is served."""
+        tree = self.tree
+        if tree is None or self.origin is None:
+            return None
+        own = site_host(tree.hostname, tree.port)
+        return own if own != canonical_host(self.origin.host, self.origin.scheme) else None
 
     def serves(self, origin: Origin) -> bool:
         """Served where a Wagtail ``Site`` matches the host (the default site matches any)."""
