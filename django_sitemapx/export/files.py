@@ -148,11 +148,11 @@ def write_spliced(
             copy_range(source, target, offset, length)
             position += length
             continue
-        pending += _read_at(source, offset, head)
+        pending += read_at(source, offset, head)
         position += _flush(target, pending)
         copy_range(source, target, offset + head, end - offset - head)
         position += end - offset - head
-        pending += _read_at(source, end, offset + length - end)
+        pending += read_at(source, end, offset + length - end)
     _flush(target, pending)
 
 
@@ -165,7 +165,7 @@ def _flush(target: IO[bytes], pending: bytearray) -> int:
     return size
 
 
-def _read_at(source: IO[bytes], offset: int, length: int) -> bytes:
+def read_at(source: IO[bytes], offset: int, length: int) -> bytes:
     """``length`` bytes of ``source`` from ``offset``; ``OSError`` if it ends first."""
     if not length:
         return b""

@@ -320,6 +320,47 @@ class BlockWriter:
             offset += size
         return found
 
+    def keys_of(self, ranges: list[tuple[str, str]]) -> list[list[str]]:
+        """The keys (encoded) of the rows of each key range (in order): one query."""
+        encode = self.codec.encode
+        lows = [low for low, _high in ranges]
+        found: list[list[str]] = [[] for _ in ranges]
+        key = self.source.key_name
+        rows = self.source.listed_rows().filter(self._ranges(ranges)).order_by(key)
+        for value in rows.values_list(key, flat=True):
+            text = encode(value)
+            found[bisect.bisect_right(lows, text) - 1].append(text)
+        return found
+
+    def elements_of(self, keys: list[str]) -> dict[str, tuple[bytes, str | None]] | None:
+        """Each row's ``<url>`` element (less its opening ``<url>``) and lastmod, by key.
+
+        One query for the rows of ``keys`` still listed. None when the
+        elements are not one a row (see :meth:`cut`).
+        """
+        decode, encode = self.codec.decode, self.codec.encode
+        key = self.source.key_name
+        rows = self.source.listed_rows().filter(**{f"{key}__in": [decode(k) for k in keys]})
+        order: list[str] = []
+        lastmods: list[str | None] = []
+
+        def on_keys(found: list[Any], texts: list[str | None] | None) -> None:
+            order.extend(encode(value) for value in found)
+            lastmods.extend(texts if texts is not None else [None] * len(found))
+
+        before = self.writer.stats.urls
+        body = b"".join(list(self.chunks("", "", rows, on_keys)))
+        pieces = body.split(_ELEMENT)
+        written = self.writer.stats.urls - before
+        if pieces[0] or len(pieces) - 1 != written or written != len(order):
+            return None
+        if self.writer.stats.skipped:
+            return None
+        return {
+            found: (piece, lastmod)
+            for found, piece, lastmod in zip(order, pieces[1:], lastmods, strict=True)
+        }
+
     def finish(self, where: PageRange) -> None:
         """What a page's rendering ends with: its skips logged, its size recorded.
 
@@ -454,11 +495,18 @@ def splice(
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
     stats.bytes = sum(before.sizes[:-1]) - sum(before.sizes[index + 1] for index in changed)
     made: dict[int, list[tuple[str, bytes, int, str | None]]] = {}
-    ranges = [
-        (before.starts[index], before.starts[index + 1] if index + 1 < count else where.high)
-        for index in changed
-    ]
-    rendered = blocks.blocks(ranges)
+    offsets = [0]
+    for size in before.sizes:
+        offsets.append(offsets[-1] + size)
+    highs = [*before.starts[1:], where.high]
+    bounds = {index: (before.starts[index], highs[index]) for index in changed}
+    for index, (data, lastmod) in _in_place(blocks, before, bounds, keys, old, offsets).items():
+        made[index] = [(bounds[index][0], data, before.urls[index + 1], lastmod)]
+    if stats.bytes + len(blocks.tail) > PROTOCOL_MAX_BYTES:
+        raise NotInBlocks
+    changed = [index for index in changed if index not in made]
+    ranges = [bounds[index] for index in changed]
+    rendered = blocks.blocks(ranges) if ranges else []
     if rendered is None:
         return None
     for index, (low, high), (data, urls, lastmod) in zip(changed, ranges, rendered, strict=True):
@@ -479,9 +527,6 @@ def splice(
             offset += size
     if stats.skipped or not stats.urls:
         return None
-    offsets = [0]
-    for size in before.sizes:
-        offsets.append(offsets[-1] + size)
     old_lastmods = before.lastmods or [None] * count
     new_starts: list[str] = []
     segments: list[tuple[int, int, str]] = []
@@ -511,6 +556,71 @@ def splice(
         # The unchanged blocks' lastmods are not known: none are kept.
         made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
     return made_now
+
+
+def _in_place(
+    blocks: BlockWriter,
+    before: Blocks,
+    bounds: dict[int, tuple[str, str]],
+    keys: list[str],
+    old: IO[bytes],
+    offsets: list[int],
+) -> dict[int, tuple[bytes, str | None]]:
+    """The changed blocks whose rows are still the same rows, written again in place.
+
+    A block whose changed keys (``keys``) are all still listed and whose row
+    count is its recorded one holds the rows it held (every change of its
+    rows is a logged key: none came or went), so only the elements of those
+    keys are written again, into the block's old bytes (read from ``old`` at
+    ``offsets``), each at its row's place: one query for the keys of the
+    blocks, one for the changed rows. A block whose greatest lastmod would
+    go down (a changed row held it) is left out, as is any other block:
+    those are written whole. Returns each block's bytes and greatest
+    lastmod, by index; the writer's counts include them.
+    """
+    from .files import read_at
+
+    changed = sorted(bounds)
+    now = blocks.keys_of([bounds[index] for index in changed])
+    logged: dict[int, set[str]] = {}
+    for key in keys:
+        logged.setdefault(bisect.bisect_right(before.starts, key) - 1, set()).add(key)
+    kept: dict[int, tuple[dict[str, int], set[str]]] = {}
+    for index, found in zip(changed, now, strict=True):
+        wanted = logged.get(index, set())
+        places = {key: place for place, key in enumerate(found)}
+        if wanted and len(found) == before.urls[index + 1] and wanted <= places.keys():
+            kept[index] = (places, wanted)
+    if not kept:
+        return {}
+    rendered = blocks.elements_of(sorted(set().union(*(wanted for _, wanted in kept.values()))))
+    if rendered is None:
+        return {}
+    stats = blocks.writer.stats
+    # The rows written again are counted by the writer already; the rest of each block is not.
+    stats.urls -= len(rendered)
+    stats.bytes -= sum(len(_ELEMENT) + len(element) for element, _ in rendered.values())
+    result = {}
+    for index, (places, wanted) in kept.items():
+        segment = index + 1
+        if not wanted <= rendered.keys():  # a row unlisted meanwhile
+            continue
+        pieces = read_at(old, offsets[segment], before.sizes[segment]).split(_ELEMENT)
+        if pieces[0] or len(pieces) - 1 != before.urls[segment]:
+            continue
+        latest = None
+        for key in wanted:
+            element, lastmod = rendered[key]
+            pieces[places[key] + 1] = element
+            latest = _greatest(latest, [lastmod])
+        recorded = before.lastmods[index] if before.lastmods is not None else None
+        if recorded is not None and (latest is None or latest < recorded):
+            continue
+        data = _ELEMENT.join(pieces)
+        result[index] = (data, latest if before.lastmods is not None else None)
+        stats.urls += before.urls[segment]
+        stats.bytes += len(data)
+    return result
 
 
 def settle(

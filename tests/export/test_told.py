@@ -301,3 +301,47 @@ def test_runs_at_the_same_offset_are_copied_in_whole_aligned_blocks(
         files.write_spliced(source, target, pieces)
     assert (tmp_path / "new").read_bytes() == old[:middle] + change + b"y" + old[middle + 300 :]
     assert copied == [(0, 2 * size), (middle + 300, len(old) - middle - 300)]
+
+
+@pytest.fixture
+def whole(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many changed blocks each spliced page wrote whole (``BlockWriter.blocks``)."""
+    found: list[int] = []
+    real = splice.BlockWriter.blocks
+
+    def counting(writer: splice.BlockWriter, ranges: list[tuple[str, str]]) -> Any:
+        found.append(len(ranges))
+        return real(writer, ranges)
+
+    monkeypatch.setattr(splice.BlockWriter, "blocks", counting)
+    return found
+
+
+def test_saves_rewrite_only_their_rows_elements_in_place(
+    runs: _Runs, commit: Callable[..., Any], whole: list[int]
+) -> None:
+    # Two saves with newer lastmods in one block, one in another page: written in place.
+    _save(commit, 250, 100_000)
+    _save(commit, 260, 100_001)
+    _save(commit, 500, 100_002)
+    result = runs.check()
+    assert result.spliced == 2 and whole == []
+    # A lastmod going down in the row that held its block's greatest: that block whole.
+    _save(commit, 250, 3)
+    result = runs.check()
+    assert result.spliced == 1 and whole == [1]
+    # A row gone from a block, one more in another: not the same rows, both written whole.
+    whole.clear()
+    with commit():
+        Article.objects.filter(id=270).delete()
+    _articles(commit, range(215, 216))
+    result = runs.check()
+    assert result.spliced == 1 and whole == [2]
+    # A save and a delete in one block: whole; a save alone in another block of the page: in place.
+    whole.clear()
+    _save(commit, 330, 100_003)
+    _save(commit, 210, 100_004)
+    with commit():
+        Article.objects.filter(id=340).delete()
+    result = runs.check()
+    assert result.spliced == 1 and whole == [1]
