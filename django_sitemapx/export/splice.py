@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from ..conf import PROTOCOL_MAX_BYTES
 from ..documents import _log_skips, read_chunks, stylesheet_url
@@ -43,6 +43,7 @@ from ..overrides import chunk_overrides
 from ..sources import ModelSource, Source
 from ..sources.changes import ChangeLog
 from ..sources.languages import alternate_hosts
+from ..sources.lastmods import W3CDatetime
 from ..sources.pages import State
 from ..sources.rows import KeysCallback, model_entries
 from ..sources.summaries import (
@@ -320,20 +321,31 @@ class BlockWriter:
             offset += size
         return found
 
-    def keys_of(self, ranges: list[tuple[str, str]]) -> list[list[str]]:
-        """The keys (encoded) of the rows of each key range (in order): one query."""
+    def keys_of(self, ranges: list[tuple[str, str]]) -> list[tuple[list[str], str | None]]:
+        """The keys (encoded) of the rows of each key range (in order), and their greatest
+        lastmod as the database writes it (None: not kept, see ``Blocks.lastmods``): one query.
+        """
         encode = self.codec.encode
         lows = [low for low, _high in ranges]
-        found: list[list[str]] = [[] for _ in ranges]
-        key = self.source.key_name
+        keys: list[list[str]] = [[] for _ in ranges]
+        latest: list[str | None] = [None] * len(ranges)
+        key, column = self.source.key_name, self.source.lastmod_column
         rows = self.source.listed_rows().filter(self._ranges(ranges)).order_by(key)
-        for value in rows.values_list(key, flat=True):
+        if not self.told or column is None:
+            for value in rows.values_list(key, flat=True):
+                text = encode(value)
+                keys[bisect.bisect_right(lows, text) - 1].append(text)
+            return [(found, None) for found in keys]
+        for value, lastmod in rows.values_list(key, W3CDatetime(F(column))):
             text = encode(value)
-            found[bisect.bisect_right(lows, text) - 1].append(text)
-        return found
+            index = bisect.bisect_right(lows, text) - 1
+            keys[index].append(text)
+            if lastmod is not None and (latest[index] is None or lastmod > latest[index]):
+                latest[index] = lastmod
+        return list(zip(keys, latest, strict=True))
 
-    def elements_of(self, keys: list[str]) -> dict[str, tuple[bytes, str | None]] | None:
-        """Each row's ``<url>`` element (less its opening ``<url>``) and lastmod, by key.
+    def elements_of(self, keys: list[str]) -> dict[str, bytes] | None:
+        """Each row's ``<url>`` element (less its opening ``<url>``), by key.
 
         One query for the rows of ``keys`` still listed. None when the
         elements are not one a row (see :meth:`cut`).
@@ -342,11 +354,9 @@ class BlockWriter:
         key = self.source.key_name
         rows = self.source.listed_rows().filter(**{f"{key}__in": [decode(k) for k in keys]})
         order: list[str] = []
-        lastmods: list[str | None] = []
 
-        def on_keys(found: list[Any], texts: list[str | None] | None) -> None:
+        def on_keys(found: list[Any], _lastmods: list[str | None] | None) -> None:
             order.extend(encode(value) for value in found)
-            lastmods.extend(texts if texts is not None else [None] * len(found))
 
         before = self.writer.stats.urls
         body = b"".join(list(self.chunks("", "", rows, on_keys)))
@@ -356,10 +366,7 @@ class BlockWriter:
             return None
         if self.writer.stats.skipped:
             return None
-        return {
-            found: (piece, lastmod)
-            for found, piece, lastmod in zip(order, pieces[1:], lastmods, strict=True)
-        }
+        return dict(zip(order, pieces[1:], strict=True))
 
     def finish(self, where: PageRange) -> None:
         """What a page's rendering ends with: its skips logged, its size recorded.
@@ -572,11 +579,10 @@ def _in_place(
     count is its recorded one holds the rows it held (every change of its
     rows is a logged key: none came or went), so only the elements of those
     keys are written again, into the block's old bytes (read from ``old`` at
-    ``offsets``), each at its row's place: one query for the keys of the
-    blocks, one for the changed rows. A block whose greatest lastmod would
-    go down (a changed row held it) is left out, as is any other block:
-    those are written whole. Returns each block's bytes and greatest
-    lastmod, by index; the writer's counts include them.
+    ``offsets``), each at its row's place: one query for the keys (and the
+    greatest lastmod) of the blocks, one for the changed rows. Any other
+    block is left out, to be written whole. Returns each block's bytes and
+    greatest lastmod, by index; the writer's counts include them.
     """
     from .files import read_at
 
@@ -586,11 +592,13 @@ def _in_place(
     for key in keys:
         logged.setdefault(bisect.bisect_right(before.starts, key) - 1, set()).add(key)
     kept: dict[int, tuple[dict[str, int], set[str]]] = {}
-    for index, found in zip(changed, now, strict=True):
+    greatest: dict[int, str | None] = {}
+    for index, (found, lastmod) in zip(changed, now, strict=True):
         wanted = logged.get(index, set())
         places = {key: place for place, key in enumerate(found)}
         if wanted and len(found) == before.urls[index + 1] and wanted <= places.keys():
             kept[index] = (places, wanted)
+            greatest[index] = lastmod
     if not kept:
         return {}
     rendered = blocks.elements_of(sorted(set().union(*(wanted for _, wanted in kept.values()))))
@@ -599,7 +607,7 @@ def _in_place(
     stats = blocks.writer.stats
     # The rows written again are counted by the writer already; the rest of each block is not.
     stats.urls -= len(rendered)
-    stats.bytes -= sum(len(_ELEMENT) + len(element) for element, _ in rendered.values())
+    stats.bytes -= sum(len(_ELEMENT) + len(element) for element in rendered.values())
     result = {}
     for index, (places, wanted) in kept.items():
         segment = index + 1
@@ -608,16 +616,10 @@ def _in_place(
         pieces = read_at(old, offsets[segment], before.sizes[segment]).split(_ELEMENT)
         if pieces[0] or len(pieces) - 1 != before.urls[segment]:
             continue
-        latest = None
         for key in wanted:
-            element, lastmod = rendered[key]
-            pieces[places[key] + 1] = element
-            latest = _greatest(latest, [lastmod])
-        recorded = before.lastmods[index] if before.lastmods is not None else None
-        if recorded is not None and (latest is None or latest < recorded):
-            continue
+            pieces[places[key] + 1] = rendered[key]
         data = _ELEMENT.join(pieces)
-        result[index] = (data, latest if before.lastmods is not None else None)
+        result[index] = (data, greatest[index] if before.lastmods is not None else None)
         stats.urls += before.urls[segment]
         stats.bytes += len(data)
     return result
