@@ -4,18 +4,23 @@ A model section's page is a key range (``sources.pages``). The export writes
 it with one query, as a full page is written, reading each row's key with it
 (``model_entries(on_keys=...)``): every ``BLOCK_ROWS``-th row starts a block,
 and the elements (one per row, each written from its own row alone) are cut
-there. Each block's first key, size, URL count and digest (``Blocks``) go to
-a file beside the page (``destinations.blocks_name``), whose digest the
+there. Each block's first key, size, URL count, digest and greatest lastmod
+(``Blocks``) go to a file beside the page (``destinations.blocks_name``), whose digest the
 manifest records: the export holds one page's blocks at a time. All of this
 only with ``SITEMAPX_EXPORT_SPLICE`` on; off, pages are made the usual way.
 
 The next run reads the log of changed rows (``sources.changes``). A page
 whose range and configuration are as recorded (``Blocks.base``) and whose
-changes the log names row by row is spliced: the rows of the blocks holding a
-changed key are read again (one query for all of them, shared out by their
-keys) and written with the page's writer (a block grown past twice
-``BLOCK_ROWS`` rows is cut again), every other byte is copied from the
-previous file (``files.copy_range``: ``os.copy_file_range`` in a folder). The
+changes the log names row by row is spliced: a block holding a changed key
+whose rows are the same rows has only those rows' elements written again, in
+its old bytes (``_in_place``); the rows of any other such block are read
+again (one query for all of them, shared out by their keys) and written with
+the page's writer (a block grown past twice ``BLOCK_ROWS`` rows is cut
+again); every other byte is copied from the previous file
+(``files.write_spliced``: ``os.copy_file_range`` in a folder, in whole 4 KiB
+blocks at the same offsets where it can, which XFS with reflinks and Btrfs
+clone). Before the pages are listed, the page table is told each such page's
+summary from its blocks (:func:`settle`), so that it is not counted. The
 file's digest is a digest of its segments' digests, so no byte copied is
 hashed again. Anything else makes the page whole, in blocks: no record of
 blocks, a split or merge, a setting, a log that cannot say
