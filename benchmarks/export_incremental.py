@@ -4,6 +4,12 @@
         python benchmarks/export_incremental.py --rows 10000000 \\
         --output benchmarks/results/export_incremental-10m.json
 
+``--folder DIR`` exports into a new folder inside DIR (default: the system's
+temporary folder): the file system there decides what copying the unchanged
+bytes of a spliced page costs (XFS with reflink, or btrfs, shares them). The
+benchmark mounts nothing: make DIR on the file system to measure.
+``--no-workers`` leaves out the runs through django-tasks-db workers.
+
 The example's articles (``data.ensure``: one ``INSERT ... SELECT``, every tenth
 unpublished), the articles section alone, no cache: the page table says what
 changed (``benchmarks/export_settings.py``). Each step runs in fresh processes:
@@ -18,7 +24,8 @@ changed (``benchmarks/export_settings.py``). Each step runs in fresh processes:
 4. ``--changes`` rows (1,000) saved through the ORM, spread evenly over the table
    (published ones: row ``n`` is unpublished when ``n`` is a multiple of 10), which
    touches every page; then as many rows in a row (the newest), which touch one or two;
-5. after each: ``incremental, 1 process``, ``sitemap_export`` into the folder of step 2,
+5. after each: ``incremental, 1 process``, ``sitemap_export`` into the folder of step 2
+   (with its seconds as a share of the best full run in one process, ``of_full``),
    and ``incremental, 2 workers``, ``sitemap_export --tasks`` into the folder of step 3.
 
 Prints and writes wall time, URLs per second and peak RSS per process. The
@@ -110,7 +117,8 @@ EXPORT = """
 from django_sitemapx.export import FolderDestination, export_sitemap, origin_from_url
 r = export_sitemap(FolderDestination({folder!r}), origin=origin_from_url({base!r}), full={full})
 out = {{'written': len(r.files), 'unchanged': len(r.unchanged), 'proven': r.proven,
-        'urls': r.urls, 'export_seconds': round(r.seconds, 2)}}
+        'spliced': r.spliced, 'told': r.told, 'urls': r.urls,
+        'export_seconds': round(r.seconds, 2)}}
 import os
 from django.db import connection
 with connection.cursor() as cursor:
@@ -242,17 +250,39 @@ def _cpu_seconds(pid: int) -> float | None:
     return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
 
 
+def _file_system(folder: Path) -> str:
+    """The type of the file system ``folder`` is on (Linux's /proc/mounts), else ""."""
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return ""
+    found, depth = "", -1
+    resolved = str(folder.resolve())
+    for line in mounts:
+        fields = line.split()
+        point = fields[1]
+        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > depth:
+            found, depth = fields[2], len(point)
+    return found
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--changes", type=int, default=1_000)
     parser.add_argument("--output", type=Path)
     parser.add_argument("--repeat", type=int, default=1, help="full runs of each kind")
+    parser.add_argument("--folder", type=Path, help="where to export (a new folder inside)")
+    parser.add_argument("--no-workers", action="store_true", help="one process only")
     args = parser.parse_args(argv)
     if "BENCH_DATABASE_URL" not in os.environ:
         parser.error("set BENCH_DATABASE_URL (PostgreSQL)")
+    if args.folder is not None and not args.folder.is_dir():
+        parser.error(f"{args.folder} is not a folder")
+    kinds = ["1 process"] if args.no_workers else ["1 process", "1 workers", "2 workers"]
     rows: list[dict[str, Any]] = []
-    work = Path(tempfile.mkdtemp(prefix="sitemapx-export-inc-"))
+    work = Path(tempfile.mkdtemp(prefix="sitemapx-export-inc-", dir=args.folder))
     try:
         rows.append(
             _step(
@@ -287,7 +317,7 @@ def main(argv: list[str]) -> int:
             )
             rows.append(row)
             full.setdefault("1 process", []).append(row["export_seconds"])
-            for workers in (1, 2):
+            for workers in (1, 2)[: len(kinds) - 1]:
                 folder = split if workers == 2 else work / "split-1"
                 row = _step(
                     f"full, {workers} workers",
@@ -297,12 +327,10 @@ def main(argv: list[str]) -> int:
                 full.setdefault(f"{workers} workers", []).append(row["published_seconds"])
                 shutil.rmtree(work / "split-1", ignore_errors=True)
         best = {name: min(seconds) for name, seconds in full.items()}
-        summary = {
-            "step": "full runs, best of each",
-            **best,
-            "2 workers / 1 worker": round(best["1 workers"] / best["2 workers"], 2),
-            "2 workers / 1 process": round(best["1 process"] / best["2 workers"], 2),
-        }
+        summary: dict[str, Any] = {"step": "full runs, best of each", **best}
+        if not args.no_workers:
+            summary["2 workers / 1 worker"] = round(best["1 workers"] / best["2 workers"], 2)
+            summary["2 workers / 1 process"] = round(best["1 process"] / best["2 workers"], 2)
         print(json.dumps(summary), flush=True)
         rows.append(summary)
         for spread in ("spread", "clustered"):
@@ -317,20 +345,28 @@ def main(argv: list[str]) -> int:
                     ),
                 )
             )
-            rows.append(
-                _step(
-                    f"incremental after {spread}, 1 process",
-                    lambda: _in_process(
-                        EXPORT.format(folder=str(single), base=BASE_URL, full=False)
-                    ),
+            row = _step(
+                f"incremental after {spread}, 1 process",
+                lambda: _in_process(EXPORT.format(folder=str(single), base=BASE_URL, full=False)),
+            )
+            row["of_full"] = f"{100 * row['export_seconds'] / best['1 process']:.1f}%"
+            print(json.dumps({"step": row["step"], "of_full": row["of_full"]}), flush=True)
+            rows.append(row)
+            if not args.no_workers:
+                rows.append(
+                    _step(
+                        f"incremental after {spread}, 2 workers", lambda: _with_workers(split, 2)
+                    )
                 )
-            )
-            rows.append(
-                _step(f"incremental after {spread}, 2 workers", lambda: _with_workers(split, 2))
-            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    report = {"rows": args.rows, "changes": args.changes, "cores": os.cpu_count(), "steps": rows}
+    report = {
+        "rows": args.rows,
+        "changes": args.changes,
+        "cores": os.cpu_count(),
+        "file_system": _file_system(work.parent),
+        "steps": rows,
+    }
     if args.output:
         args.output.write_text(json.dumps(report, indent=1) + "\n")
     return 0

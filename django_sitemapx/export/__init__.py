@@ -117,6 +117,8 @@ class ExportResult:
     proven: int = 0
     # Pages made from their previous file and the blocks of rows that changed.
     spliced: int = 0
+    # Changed pages whose summary was told from their blocks, not counted (``splice.settle``).
+    told: int = 0
     removed: list[str] = field(default_factory=list)
     # Pages of sections left out by ``sections`` that the index lists but the destination lacks.
     missing: list[str] = field(default_factory=list)
@@ -202,11 +204,16 @@ def export_sitemap(
     registry = registry if registry is not None else default_registry
     selected = _selected_sections(registry, sections)
     files_origin, files_prefix = files_root(origin, files_base_url)
+    configuration = configuration_digest(registry, origin)
+    told = 0
+    if app_settings.EXPORT_SPLICE and not (dry_run or full or gzip):
+        # Before the index's pages are read: those told need no count.
+        told = tell_changed_pages(destination, registry, selected, origin, configuration)
     listed = listed_pages(registry, origin)
     if not listed:
         raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
     destination.validate(dry_run=dry_run)
-    result = ExportResult(destination.description, dry_run)
+    result = ExportResult(destination.description, dry_run, told=told)
     run = _Run(destination, gzip=gzip, dry_run=dry_run, result=result)
     run.on_file, run.on_progress, run.on_pages = on_file, on_progress, on_pages
     with contextlib.nullcontext() if dry_run else destination.lock():
@@ -223,7 +230,7 @@ def export_sitemap(
         if not full:
             run.previous = run.usable(state.records)
         # Recorded by a full export too, for the next run to compare with.
-        run.configuration = configuration_digest(registry, origin)
+        run.configuration = configuration
         try:
             exported = [listed_page for listed_page in listed if listed_page.section in selected]
             written = run.stage_pages(registry, exported, origin)
@@ -256,6 +263,57 @@ def export_sitemap(
         prune_changes()
     result.seconds = time.monotonic() - started
     return result
+
+
+def tell_changed_pages(
+    destination: Destination,
+    registry: SitemapRegistry,
+    sections: set[str],
+    origin: Origin,
+    configuration: str,
+) -> int:
+    """Tell the page table the summaries of the pages changed since the last export.
+
+    From the blocks the destination keeps of each page and the rows of the
+    blocks that changed (``splice.settle``), so that listing the pages counts
+    none of them again. Returns how many pages were told.
+    """
+    state = destination.read_state()
+    if not state.records or not state.changes:
+        return 0
+    sources = [
+        source
+        for source in registry.for_origin(origin)
+        if source.section in sections
+        and isinstance(source, ModelSource)
+        and splice.can_make_in_blocks(source)
+    ]
+    # Every section's pages before the log: a mark they hold has its log row by then.
+    ranges = {source.section: splice.page_ranges(source, configuration) for source in sources}
+    log = changes_since(state.changes)
+    told = 0
+    for source in sources:
+
+        def blocks_of(number: int, section: str = source.section) -> Blocks | None:
+            name = _file_name(page_path(section, number))
+            record = state.records.get(name)
+            if record is None or record.blocks is None:
+                return None
+            blocks = read_blocks(destination, name, record.blocks)
+            if blocks is None or not blocks.holds(record.size, record.urls):
+                return None
+            return blocks
+
+        told += len(splice.settle(source, ranges[source.section], blocks_of, log))
+    return told
+
+
+def read_blocks(destination: Destination, name: str, digest: str) -> Blocks | None:
+    """The blocks of page ``name`` from the file beside it; None unless it holds ``digest``."""
+    data = destination.read_bytes(blocks_name(name))
+    if data is None or blocks_digest(data) != digest:
+        return None
+    return Blocks.from_bytes(data)
 
 
 def files_root(origin: Origin, files_base_url: str | None) -> tuple[Origin, str]:
@@ -613,6 +671,9 @@ class _Run:
         ):
             return digest
         staged = self.destination.stage(side)
+        # Not synced before it is put in place: a blocks file a crash left short
+        # does not hold the digest the manifest records, and its page is made whole.
+        staged.synced = True
         try:
             staged.path.write_bytes(data)
         except BaseException:
@@ -620,13 +681,6 @@ class _Run:
             raise
         self.staged.append(staged)
         return digest
-
-    def _read_blocks(self, name: str, digest: str) -> Blocks | None:
-        """The blocks of page ``name`` from the file beside it; None unless it holds ``digest``."""
-        data = self.destination.read_bytes(blocks_name(name))
-        if data is None or blocks_digest(data) != digest:
-            return None
-        return Blocks.from_bytes(data)
 
     def _spliced(
         self,
@@ -642,7 +696,7 @@ class _Run:
         before = self.previous.get(name)
         if before is None or before.blocks is None:
             return None
-        blocks = self._read_blocks(name, before.blocks)
+        blocks = read_blocks(self.destination, name, before.blocks)
         if (
             blocks is None
             or blocks.base != where.base

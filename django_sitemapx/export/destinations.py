@@ -112,7 +112,8 @@ class StagedFile:
     def __init__(self, name: str, path: Path, *, synced: bool = False) -> None:
         self.name = name
         self.path = path
-        # Its bytes are on disk already (a worker synced it): commit need not wait for that.
+        # Its bytes are on disk already (a worker synced it), or need not be (a page's
+        # blocks, checked by their digest): commit need not wait for that.
         self.synced = synced
 
     def discard(self) -> None:
@@ -328,6 +329,9 @@ class Blocks:
     on (the export's configuration, the section, the page's key range): a
     page whose ``base`` differs is made whole. ``changes`` is the page's count
     of changes in the page table when it was made (``ChangeLog.marks``).
+    ``lastmods_text`` holds each block's greatest lastmod, as the database
+    wrote it (``""``: none), when the rows tell the page's summary
+    (``summaries.told_by_rows``); else None.
 
     Kept in a file beside the page (``blocks_name``), one string per field (a
     page of 50,000 rows has 500 blocks), written with the page and read only
@@ -340,6 +344,7 @@ class Blocks:
     urls_text: str
     digests_text: str
     changes: int = 0
+    lastmods_text: str | None = None
 
     @classmethod
     def of(
@@ -350,10 +355,12 @@ class Blocks:
         urls: Sequence[int],
         digests: Sequence[str],
         changes: int = 0,
+        lastmods: Sequence[str | None] | None = None,
     ) -> Blocks | None:
         """The blocks of these lists; None when they cannot be kept (a key holding a comma)."""
         if any("," in start for start in starts):
             return None
+        texts = None if lastmods is None else [lastmod or "" for lastmod in lastmods]
         return cls(
             base,
             ",".join(starts),
@@ -361,6 +368,7 @@ class Blocks:
             ",".join(map(str, urls)),
             "".join(digests),
             changes,
+            None if texts is None or any("," in text for text in texts) else ",".join(texts),
         )
 
     @functools.cached_property
@@ -374,6 +382,13 @@ class Blocks:
     @functools.cached_property
     def urls(self) -> list[int]:
         return [int(count) for count in self.urls_text.split(",")]
+
+    @functools.cached_property
+    def lastmods(self) -> list[str | None] | None:
+        """Each block's greatest lastmod text (None: no row has one); None when not kept."""
+        if self.lastmods_text is None:
+            return None
+        return [text or None for text in self.lastmods_text.split(",")]
 
     @functools.cached_property
     def digests(self) -> list[str]:
@@ -393,10 +408,11 @@ class Blocks:
             and min(counts) >= 0
             and sum(sizes) == size
             and sum(counts) == urls
+            and (self.lastmods is None or len(self.lastmods) == len(self.starts))
         )
 
     def as_json(self) -> dict[str, object]:
-        return {
+        found: dict[str, object] = {
             "base": self.base,
             "starts": self.starts_text,
             "sizes": self.sizes_text,
@@ -404,6 +420,9 @@ class Blocks:
             "digests": self.digests_text,
             "changes": self.changes,
         }
+        if self.lastmods_text is not None:
+            found["lastmods"] = self.lastmods_text
+        return found
 
     @classmethod
     def from_json(cls, fields: object) -> Blocks | None:
@@ -411,10 +430,13 @@ class Blocks:
             return None
         found = [fields.get(name) for name in ("base", "starts", "sizes", "urls", "digests")]
         changes = fields.get("changes", 0)
+        lastmods = fields.get("lastmods")
         if not all(isinstance(value, str) for value in found) or type(changes) is not int:
             return None
+        if lastmods is not None and not isinstance(lastmods, str):
+            return None
         base, starts, sizes, urls, digests = found
-        return cls(base, starts, sizes, urls, digests, changes)  # type: ignore[arg-type]
+        return cls(base, starts, sizes, urls, digests, changes, lastmods)  # type: ignore[arg-type]
 
     def to_bytes(self) -> bytes:
         """The blocks file's bytes."""

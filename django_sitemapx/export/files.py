@@ -6,6 +6,7 @@ import contextlib
 import errno
 import hashlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -109,3 +110,70 @@ def copy_range(source: IO[bytes], target: IO[bytes], offset: int, length: int) -
             raise OSError(f"{getattr(source, 'name', 'a file')}: {length} bytes missing")
         target.write(data)
         length -= len(data)
+
+
+# File systems that share blocks between files (XFS with reflink, btrfs) clone a
+# copied run of whole blocks instead of copying it, when it sits at the same
+# offset within a block in both files: the block size they share in, or a multiple.
+CLONE_ALIGNMENT = 4096
+
+
+def write_spliced(
+    source: IO[bytes], target: IO[bytes], pieces: Iterable[bytes | tuple[int, int]]
+) -> None:
+    """Append ``pieces`` to ``target``: new bytes, or (offset, length) runs of ``source``.
+
+    A run that lands in ``target`` at the same offset within a
+    ``CLONE_ALIGNMENT`` block as in ``source`` (a page whose changed blocks
+    kept their length: every run after them) is copied in whole aligned
+    blocks (``copy_range``, which such a file system clones), and the
+    partial blocks at its ends are read and written with the new bytes next
+    to them. Any other run is copied as it is. The bytes are the same either
+    way; on a file system without shared blocks it costs the same.
+    """
+    pending = bytearray()
+    position = target.tell()  # where ``pending`` starts in ``target``
+    for piece in pieces:
+        if isinstance(piece, bytes):
+            pending += piece
+            continue
+        offset, length = piece
+        if not length:
+            continue
+        head = -offset % CLONE_ALIGNMENT
+        end = (offset + length) // CLONE_ALIGNMENT * CLONE_ALIGNMENT
+        aligned = (offset - position - len(pending)) % CLONE_ALIGNMENT == 0
+        if not aligned or end <= offset + head:
+            position += _flush(target, pending)
+            copy_range(source, target, offset, length)
+            position += length
+            continue
+        pending += read_at(source, offset, head)
+        position += _flush(target, pending)
+        copy_range(source, target, offset + head, end - offset - head)
+        position += end - offset - head
+        pending += read_at(source, end, offset + length - end)
+    _flush(target, pending)
+
+
+def _flush(target: IO[bytes], pending: bytearray) -> int:
+    """Write ``pending`` to ``target`` and empty it; how many bytes it held."""
+    size = len(pending)
+    if size:
+        target.write(pending)
+        pending.clear()
+    return size
+
+
+def read_at(source: IO[bytes], offset: int, length: int) -> bytes:
+    """``length`` bytes of ``source`` from ``offset``; ``OSError`` if it ends first."""
+    if not length:
+        return b""
+    try:
+        data = os.pread(source.fileno(), length, offset)
+    except (AttributeError, OSError, ValueError):
+        source.seek(offset)
+        data = source.read(length)
+    if len(data) != length:
+        raise OSError(f"{getattr(source, 'name', 'a file')}: {length} bytes missing at {offset}")
+    return data

@@ -4,18 +4,23 @@ A model section's page is a key range (``sources.pages``). The export writes
 it with one query, as a full page is written, reading each row's key with it
 (``model_entries(on_keys=...)``): every ``BLOCK_ROWS``-th row starts a block,
 and the elements (one per row, each written from its own row alone) are cut
-there. Each block's first key, size, URL count and digest (``Blocks``) go to
-a file beside the page (``destinations.blocks_name``), whose digest the
+there. Each block's first key, size, URL count, digest and greatest lastmod
+(``Blocks``) go to a file beside the page (``destinations.blocks_name``), whose digest the
 manifest records: the export holds one page's blocks at a time. All of this
 only with ``SITEMAPX_EXPORT_SPLICE`` on; off, pages are made the usual way.
 
 The next run reads the log of changed rows (``sources.changes``). A page
 whose range and configuration are as recorded (``Blocks.base``) and whose
-changes the log names row by row is spliced: the rows of the blocks holding a
-changed key are read again (one query for all of them, shared out by their
-keys) and written with the page's writer (a block grown past twice
-``BLOCK_ROWS`` rows is cut again), every other byte is copied from the
-previous file (``files.copy_range``: ``os.copy_file_range`` in a folder). The
+changes the log names row by row is spliced: a block holding a changed key
+whose rows are the same rows has only those rows' elements written again, in
+its old bytes (``_in_place``); the rows of any other such block are read
+again (one query for all of them, shared out by their keys) and written with
+the page's writer (a block grown past twice ``BLOCK_ROWS`` rows is cut
+again); every other byte is copied from the previous file
+(``files.write_spliced``: ``os.copy_file_range`` in a folder, in whole 4 KiB
+blocks at the same offsets where it can, which XFS with reflinks and Btrfs
+clone). Before the pages are listed, the page table is told each such page's
+summary from its blocks (:func:`settle`), so that it is not counted. The
 file's digest is a digest of its segments' digests, so no byte copied is
 hashed again. Anything else makes the page whole, in blocks: no record of
 blocks, a split or merge, a setting, a log that cannot say
@@ -27,23 +32,32 @@ byte limit (made the usual way, ``render_page``), gzip copies, a dry run.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from ..conf import PROTOCOL_MAX_BYTES
 from ..documents import _log_skips, read_chunks, stylesheet_url
 from ..locations import LocationBuilder, Origin
 from ..overrides import chunk_overrides
 from ..sources import ModelSource, Source
+from ..sources.changes import ChangeLog
 from ..sources.languages import alternate_hosts
+from ..sources.lastmods import W3CDatetime
 from ..sources.pages import State
-from ..sources.rows import model_entries
-from ..sources.summaries import Bounds, in_range
+from ..sources.rows import KeysCallback, model_entries
+from ..sources.summaries import (
+    Bounds,
+    in_range,
+    summarize_ranges,
+    summary_of_rows,
+    told_by_rows,
+)
 from ..writer import URLSET_CLOSE, DocumentWriter, urlset_open, urlset_writer
 from .destinations import Blocks
 
@@ -164,6 +178,8 @@ class BlockWriter:
         self.writer.stats.bytes = len(self.head)
         # The rules are read once for the page (or the export), not once per block.
         self.overrides = overrides or section_overrides(source, origin)
+        # Whether each block's greatest lastmod is kept (``Blocks.lastmods``).
+        self.told = told_by_rows(source, source.get_queryset().db)
 
     def _bounds(self, low: str, high: str) -> Bounds:
         decode = self.codec.decode
@@ -190,7 +206,7 @@ class BlockWriter:
         low: str,
         high: str,
         rows: QuerySet[Any] | None = None,
-        on_keys: Callable[[list[Any]], None] | None = None,
+        on_keys: KeysCallback | None = None,
     ) -> Iterator[bytes]:
         """The ``<url>`` elements of the rows from ``low`` below ``high`` (or ``rows``),
         a chunk at a time; ``on_keys`` is given each batch's keys (``model_entries``)."""
@@ -210,27 +226,37 @@ class BlockWriter:
 
     def cut(
         self, low: str, high: str, target: IO[bytes]
-    ) -> tuple[list[tuple[str, int, int, str]], bool]:
+    ) -> tuple[list[tuple[str, int, int, str, str | None]], bool]:
         """Write the rows from ``low`` below ``high`` to ``target``, in blocks of ``BLOCK_ROWS``.
 
         One query: the rows' keys are read with them, every ``BLOCK_ROWS``-th
         starts a block, and the elements are cut at every ``BLOCK_ROWS``-th.
-        Returns each block's (first key, size, URLs, digest), which cover every
-        byte written, and whether they are the blocks of the keys: not when the
-        elements are not one a row (an entry left out, a row with several URLs,
-        rows read as instances).
+        Returns each block's (first key, size, URLs, digest, greatest lastmod),
+        which cover every byte written, and whether they are the blocks of the
+        keys: not when the elements are not one a row (an entry left out, a
+        row with several URLs, rows read as instances).
         """
         encode = self.codec.encode
         starts, rows = [low], 0
+        latest: list[str | None] = []
 
-        def on_keys(keys: list[Any]) -> None:
+        def on_keys(keys: list[Any], lastmods: list[str | None] | None) -> None:
             nonlocal rows
             for index in range(-rows % BLOCK_ROWS, len(keys), BLOCK_ROWS):
                 if rows + index:
                     starts.append(encode(keys[index]))
+            if lastmods is not None:
+                index = 0
+                while index < len(keys):
+                    block = (rows + index) // BLOCK_ROWS
+                    end = min(len(keys), (block + 1) * BLOCK_ROWS - rows)
+                    while len(latest) <= block:
+                        latest.append(None)
+                    latest[block] = _greatest(latest[block], lastmods[index:end])
+                    index = end
             rows += len(keys)
 
-        blocks: list[tuple[str, int, int, str]] = []
+        blocks: list[tuple[str, int, int, str, str | None]] = []
         size, urls, hasher = 0, 0, hashlib.sha256()
         writer = self.writer
         writer.sizes = []
@@ -243,8 +269,7 @@ class BlockWriter:
                 view, offset, index = memoryview(data), 0, 0
                 while index < len(lengths):
                     if urls == BLOCK_ROWS:
-                        start = starts[len(blocks)] if len(blocks) < len(starts) else ""
-                        blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+                        blocks.append(_block(starts, latest, len(blocks), size, urls, hasher))
                         size, urls, hasher = 0, 0, hashlib.sha256()
                     taken = min(BLOCK_ROWS - urls, len(lengths) - index)
                     length = sum(lengths[index : index + taken])
@@ -258,15 +283,15 @@ class BlockWriter:
         finally:
             writer.sizes = None
         if size:
-            start = starts[len(blocks)] if len(blocks) < len(starts) else ""
-            blocks.append((start, size, urls, hasher.hexdigest()[:32]))
+            blocks.append(_block(starts, latest, len(blocks), size, urls, hasher))
         written = self.writer.stats.urls - before
         # One element a row (none left out), so that block i starts at row i * BLOCK_ROWS.
         exact = not self.writer.stats.skipped and written == rows and len(blocks) == len(starts)
         return blocks, exact
 
-    def blocks(self, ranges: list[tuple[str, str]]) -> list[tuple[bytes, int]] | None:
-        """The ``<url>`` elements of the rows of each key range (in order), and their count.
+    def blocks(self, ranges: list[tuple[str, str]]) -> list[tuple[bytes, int, str | None]] | None:
+        """The ``<url>`` elements of the rows of each key range (in order), their count
+        and greatest lastmod.
 
         One query for the rows of all of them, their keys read with them: the
         elements are shared out by the ranges the keys fall in. None when the
@@ -275,10 +300,14 @@ class BlockWriter:
         encode = self.codec.encode
         lows = [low for low, _high in ranges]
         counts = [0] * len(ranges)
+        latest: list[str | None] = [None] * len(ranges)
 
-        def on_keys(keys: list[Any]) -> None:
-            for key in keys:
-                counts[bisect.bisect_right(lows, encode(key)) - 1] += 1
+        def on_keys(keys: list[Any], lastmods: list[str | None] | None) -> None:
+            for position, key in enumerate(keys):
+                index = bisect.bisect_right(lows, encode(key)) - 1
+                counts[index] += 1
+                if lastmods is not None:
+                    latest[index] = _greatest(latest[index], lastmods[position : position + 1])
 
         union = self.source.listed_rows().filter(self._ranges(ranges))
         before = self.writer.stats.urls
@@ -290,12 +319,59 @@ class BlockWriter:
         if self.writer.stats.skipped:
             return None
         found, position, offset = [], 1, 0
-        for count in counts:
+        for count, greatest in zip(counts, latest, strict=True):
             size = sum(map(len, pieces[position : position + count])) + count * len(_ELEMENT)
-            found.append((body[offset : offset + size], count))
+            found.append((body[offset : offset + size], count, greatest))
             position += count
             offset += size
         return found
+
+    def keys_of(self, ranges: list[tuple[str, str]]) -> list[tuple[list[str], str | None]]:
+        """The keys (encoded) of the rows of each key range (in order), and their greatest
+        lastmod as the database writes it (None: not kept, see ``Blocks.lastmods``): one query.
+        """
+        encode = self.codec.encode
+        lows = [low for low, _high in ranges]
+        keys: list[list[str]] = [[] for _ in ranges]
+        latest: list[str | None] = [None] * len(ranges)
+        key, column = self.source.key_name, self.source.lastmod_column
+        rows = self.source.listed_rows().filter(self._ranges(ranges)).order_by(key)
+        if not self.told or column is None:
+            for value in rows.values_list(key, flat=True):
+                text = encode(value)
+                keys[bisect.bisect_right(lows, text) - 1].append(text)
+            return [(found, None) for found in keys]
+        for value, lastmod in rows.values_list(key, W3CDatetime(F(column))):
+            text = encode(value)
+            index = bisect.bisect_right(lows, text) - 1
+            keys[index].append(text)
+            if lastmod is not None and (latest[index] is None or lastmod > latest[index]):
+                latest[index] = lastmod
+        return list(zip(keys, latest, strict=True))
+
+    def elements_of(self, keys: list[str]) -> dict[str, bytes] | None:
+        """Each row's ``<url>`` element (less its opening ``<url>``), by key.
+
+        One query for the rows of ``keys`` still listed. None when the
+        elements are not one a row (see :meth:`cut`).
+        """
+        decode, encode = self.codec.decode, self.codec.encode
+        key = self.source.key_name
+        rows = self.source.listed_rows().filter(**{f"{key}__in": [decode(k) for k in keys]})
+        order: list[str] = []
+
+        def on_keys(found: list[Any], _lastmods: list[str | None] | None) -> None:
+            order.extend(encode(value) for value in found)
+
+        before = self.writer.stats.urls
+        body = b"".join(list(self.chunks("", "", rows, on_keys)))
+        pieces = body.split(_ELEMENT)
+        written = self.writer.stats.urls - before
+        if pieces[0] or len(pieces) - 1 != written or written != len(order):
+            return None
+        if self.writer.stats.skipped:
+            return None
+        return dict(zip(order, pieces[1:], strict=True))
 
     def finish(self, where: PageRange) -> None:
         """What a page's rendering ends with: its skips logged, its size recorded.
@@ -329,10 +405,38 @@ def make_whole(
         return None
     target.write(blocks.tail)
     blocks.finish(where)
-    made = _made(blocks, where, [block[0] for block in cut], [block[1:] for block in cut])
+    made = _made(
+        blocks,
+        where,
+        [block[0] for block in cut],
+        [block[1:4] for block in cut],
+        [block[4] for block in cut],
+    )
     if not exact:
         made.blocks = None
     return made
+
+
+def _greatest(latest: str | None, lastmods: list[str | None]) -> str | None:
+    """The greatest of ``latest`` and ``lastmods`` (None: none of them is a text)."""
+    found = max(filter(None, lastmods), default=None)
+    if latest is None or (found is not None and found > latest):
+        return found
+    return latest
+
+
+def _block(
+    starts: list[str],
+    latest: list[str | None],
+    index: int,
+    size: int,
+    urls: int,
+    hasher: Any,
+) -> tuple[str, int, int, str, str | None]:
+    """Block ``index`` of :meth:`BlockWriter.cut`, as it returns them."""
+    start = starts[index] if index < len(starts) else ""
+    lastmod = latest[index] if index < len(latest) else None
+    return start, size, urls, hasher.hexdigest()[:32], lastmod
 
 
 def _made(
@@ -340,14 +444,16 @@ def _made(
     where: PageRange,
     starts: list[str],
     segments: list[tuple[int, int, str]],
+    lastmods: list[str | None],
 ) -> Made:
     # An empty block's range goes to its neighbour (the first block keeps the page's low).
-    kept_starts, kept = [], []
-    for start, segment in zip(starts, segments, strict=True):
+    kept_starts, kept, kept_lastmods = [], [], []
+    for start, segment, lastmod in zip(starts, segments, lastmods, strict=True):
         if segment[0] == 0 and len(segments) > 1:
             continue
         kept_starts.append(start)
         kept.append(segment)
+        kept_lastmods.append(lastmod)
     if kept_starts and kept_starts[0] != where.low:
         kept_starts[0] = where.low
     head = (len(blocks.head), 0, digest(blocks.head))
@@ -359,7 +465,15 @@ def _made(
     # Entries left out are counted per page: a page with some is not spliced.
     spliced = None
     if not blocks.writer.stats.skipped:
-        spliced = Blocks.of(where.base, kept_starts, sizes, urls, digests, where.state.changes)
+        spliced = Blocks.of(
+            where.base,
+            kept_starts,
+            sizes,
+            urls,
+            digests,
+            where.state.changes,
+            kept_lastmods if blocks.told else None,
+        )
     return Made(spliced, file_digest(digests), sum(sizes), sum(urls))
 
 
@@ -381,7 +495,7 @@ def splice(
     when the page cannot be spliced so (an entry left out, the page emptied):
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
     """
-    from .files import copy_range
+    from .files import write_spliced
 
     changed = sorted({bisect.bisect_right(before.starts, key) - 1 for key in keys})
     if not changed or changed[0] < 0:
@@ -392,17 +506,24 @@ def splice(
     # The writer counts the page's other blocks as written: its limits hold for the page.
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
     stats.bytes = sum(before.sizes[:-1]) - sum(before.sizes[index + 1] for index in changed)
-    made: dict[int, list[tuple[str, bytes, int]]] = {}
-    ranges = [
-        (before.starts[index], before.starts[index + 1] if index + 1 < count else where.high)
-        for index in changed
-    ]
-    rendered = blocks.blocks(ranges)
+    made: dict[int, list[tuple[str, bytes, int, str | None]]] = {}
+    offsets = [0]
+    for size in before.sizes:
+        offsets.append(offsets[-1] + size)
+    highs = [*before.starts[1:], where.high]
+    bounds = {index: (before.starts[index], highs[index]) for index in changed}
+    for index, (data, lastmod) in _in_place(blocks, before, bounds, keys, old, offsets).items():
+        made[index] = [(bounds[index][0], data, before.urls[index + 1], lastmod)]
+    if stats.bytes + len(blocks.tail) > PROTOCOL_MAX_BYTES:
+        raise NotInBlocks
+    changed = [index for index in changed if index not in made]
+    ranges = [bounds[index] for index in changed]
+    rendered = blocks.blocks(ranges) if ranges else []
     if rendered is None:
         return None
-    for index, (low, high), (data, urls) in zip(changed, ranges, rendered, strict=True):
+    for index, (low, high), (data, urls, lastmod) in zip(changed, ranges, rendered, strict=True):
         if urls <= 2 * BLOCK_ROWS:
-            made[index] = [(low, data, urls)]
+            made[index] = [(low, data, urls, lastmod)]
             continue
         # Grown: cut in blocks again, from the rows as they are now.
         stats.urls -= urls
@@ -413,29 +534,160 @@ def splice(
             return None
         body, offset = buffer.getvalue(), 0
         made[index] = []
-        for start, size, found, _digest in cut:
-            made[index].append((start, body[offset : offset + size], found))
+        for start, size, found, _digest, lastmod in cut:
+            made[index].append((start, body[offset : offset + size], found, lastmod))
             offset += size
     if stats.skipped or not stats.urls:
         return None
-    offsets = [0]
-    for size in before.sizes:
-        offsets.append(offsets[-1] + size)
+    old_lastmods = before.lastmods or [None] * count
     new_starts: list[str] = []
     segments: list[tuple[int, int, str]] = []
+    lastmods: list[str | None] = []
+    # The new file: runs of the old one's bytes (offset, length) and the blocks made again.
+    pieces: list[bytes | tuple[int, int]] = []
     copy_from = 0  # the old bytes not copied yet start here
     for index in range(count):
         segment = index + 1
         if index not in made:
             new_starts.append(before.starts[index])
             segments.append((before.sizes[segment], before.urls[segment], before.digests[segment]))
+            lastmods.append(old_lastmods[index])
             continue
-        copy_range(old, target, copy_from, offsets[segment] - copy_from)
-        for start, data, urls in made[index]:
-            target.write(data)
+        pieces.append((copy_from, offsets[segment] - copy_from))
+        for start, data, urls, lastmod in made[index]:
+            pieces.append(data)
             new_starts.append(start)
             segments.append((len(data), urls, digest(data)))
+            lastmods.append(lastmod)
         copy_from = offsets[segment + 1]
-    copy_range(old, target, copy_from, offsets[-1] - copy_from)
+    pieces.append((copy_from, offsets[-1] - copy_from))
+    write_spliced(old, target, pieces)
     blocks.finish(where)
-    return _made(blocks, where, new_starts, segments)
+    made_now = _made(blocks, where, new_starts, segments, lastmods)
+    if made_now.blocks is not None and before.lastmods is None:
+        # The unchanged blocks' lastmods are not known: none are kept.
+        made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
+    return made_now
+
+
+def _in_place(
+    blocks: BlockWriter,
+    before: Blocks,
+    bounds: dict[int, tuple[str, str]],
+    keys: list[str],
+    old: IO[bytes],
+    offsets: list[int],
+) -> dict[int, tuple[bytes, str | None]]:
+    """The changed blocks whose rows are still the same rows, written again in place.
+
+    A block whose changed keys (``keys``) are all still listed and whose row
+    count is its recorded one holds the rows it held (every change of its
+    rows is a logged key: none came or went), so only the elements of those
+    keys are written again, into the block's old bytes (read from ``old`` at
+    ``offsets``), each at its row's place: one query for the keys (and the
+    greatest lastmod) of the blocks, one for the changed rows. Any other
+    block is left out, to be written whole. Returns each block's bytes and
+    greatest lastmod, by index; the writer's counts include them.
+    """
+    from .files import read_at
+
+    changed = sorted(bounds)
+    now = blocks.keys_of([bounds[index] for index in changed])
+    logged: dict[int, set[str]] = {}
+    for key in keys:
+        logged.setdefault(bisect.bisect_right(before.starts, key) - 1, set()).add(key)
+    kept: dict[int, tuple[dict[str, int], set[str]]] = {}
+    greatest: dict[int, str | None] = {}
+    for index, (found, lastmod) in zip(changed, now, strict=True):
+        wanted = logged.get(index, set())
+        places = {key: place for place, key in enumerate(found)}
+        if wanted and len(found) == before.urls[index + 1] and wanted <= places.keys():
+            kept[index] = (places, wanted)
+            greatest[index] = lastmod
+    if not kept:
+        return {}
+    rendered = blocks.elements_of(sorted(set().union(*(wanted for _, wanted in kept.values()))))
+    if rendered is None:
+        return {}
+    stats = blocks.writer.stats
+    # The rows written again are counted by the writer already; the rest of each block is not.
+    stats.urls -= len(rendered)
+    stats.bytes -= sum(len(_ELEMENT) + len(element) for element in rendered.values())
+    result = {}
+    for index, (places, wanted) in kept.items():
+        segment = index + 1
+        if not wanted <= rendered.keys():  # a row unlisted meanwhile
+            continue
+        pieces = read_at(old, offsets[segment], before.sizes[segment]).split(_ELEMENT)
+        if pieces[0] or len(pieces) - 1 != before.urls[segment]:
+            continue
+        for key in wanted:
+            pieces[places[key] + 1] = rendered[key]
+        data = _ELEMENT.join(pieces)
+        result[index] = (data, greatest[index] if before.lastmods is not None else None)
+        stats.urls += before.urls[segment]
+        stats.bytes += len(data)
+    return result
+
+
+def settle(
+    source: ModelSource,
+    ranges: dict[int, PageRange],
+    blocks_of: Callable[[int], Blocks | None],
+    log: ChangeLog,
+) -> set[int]:
+    """Tell the page table the summaries of ``source``'s changed pages: no page counted.
+
+    A stale page whose blocks (``blocks_of``, the previous export's) stand on
+    its range as it is (``Blocks.base``), keep each block's lastmod, and
+    whose every change since the log names by key (as :func:`splice` asks)
+    is summed up from its blocks: the unchanged ones as recorded, the changed
+    ones read again (``summaries.summarize_ranges``: one grouped query over
+    their rows alone, for every page of the section). ``ranges`` are the
+    section's pages as loaded before the log was read (``page_ranges``).
+    The page table stores each summary as a count (``PageTable.settle``);
+    the other pages are counted as usual. Returns the pages told.
+    """
+    table = source.page_table()
+    if not told_by_rows(source, source.get_queryset().db):
+        return set()
+    decode = table.codec.decode
+    # Each page's unchanged blocks summed up (rows, greatest lastmod) and how many
+    # changed: one page's blocks held at a time.
+    plans: dict[int, tuple[int, str | None, int]] = {}
+    wanted: list[Bounds] = []
+    for number, where in ranges.items():
+        if not table.is_stale(where.state):
+            continue
+        blocks = blocks_of(number)
+        if blocks is None or blocks.base != where.base or blocks.lastmods is None:
+            continue
+        keys = log.keys_in(source.section, number, where.low, where.high)
+        # Marked more often than the log names its rows: some change is not named.
+        marks = where.state.changes - blocks.changes
+        if keys is None or log.marks(source.section, number) < marks:
+            continue
+        changed = sorted({bisect.bisect_right(blocks.starts, key) - 1 for key in keys})
+        if changed and changed[0] < 0:
+            continue
+        count, again = len(blocks.starts), set(changed)
+        kept = [index for index in range(count) if index not in again]
+        rows = sum(blocks.urls[index + 1] for index in kept)
+        plans[number] = (rows, _greatest(None, [blocks.lastmods[i] for i in kept]), len(changed))
+        for index in changed:
+            low = blocks.starts[index]
+            high = blocks.starts[index + 1] if index + 1 < count else where.high
+            wanted.append(Bounds(decode(low) if low else None, decode(high) if high else None))
+    found = iter(summarize_ranges(source, wanted))
+    summaries = {}
+    for number, (rows, latest, changed_count) in plans.items():
+        known = True
+        for _index in range(changed_count):
+            block_rows, lastmod, undated = next(found)
+            rows += block_rows
+            latest = _greatest(latest, [lastmod])
+            # A lastmod out of range (or none) in a block read again: the page is counted.
+            known = known and not undated and (lastmod is not None or not block_rows)
+        if known or source.lastmod_column is None:
+            summaries[number] = summary_of_rows(source, rows, latest)
+    return table.settle([where.state for where in ranges.values()], summaries)

@@ -345,6 +345,19 @@ class State:
     measured: bool = False
 
 
+# A page's summary: its row count, greatest lastmod (W3C text) and undated rows.
+Summary = tuple[int, str | None, int]
+
+
+def _counted(state: State, summary: Summary) -> None:
+    """Give ``state`` the summary counted (or told) of its rows as loaded."""
+    state.rows, state.lastmod, state.undated = summary
+    state.generation = MARKED
+    # The summary read the rows after ``changes`` was loaded: a change committed
+    # meanwhile raised it, and the page stays stale.
+    state.counted = state.changes
+
+
 def _full_by_size(state: State) -> bool:
     """Whether a page is full by its recorded size, whatever its row count."""
     return state.bytes is not None and state.bytes >= FULL_SHARE * PAGE_BYTES
@@ -449,6 +462,43 @@ class PageTable:
             if targets is not None:
                 targets = targets | changed | moved
         return states
+
+    def is_stale(self, state: State) -> bool:
+        """Whether page ``state``'s summary is not known to hold (see ``_is_stale``)."""
+        return self._is_stale(state)
+
+    def settle(self, states: list[State], summaries: dict[int, Summary]) -> set[int]:
+        """Store summaries of stale pages told otherwise than by counting their rows.
+
+        The export tells them from the blocks of rows it keeps (``export.splice``),
+        having read only the blocks that changed. ``states`` are the section's
+        pages as loaded before those rows were read. Each is stored as a count
+        is (``_store``: only while the page's ``first`` and ``changes`` are as
+        loaded), and only for a page that keeps the rule with it: a page that
+        must split or merge stays stale, for the next count to change it.
+        Returns the pages whose summary was stored.
+        """
+        told = []
+        for position, state in enumerate(states):
+            summary = summaries.get(state.number)
+            if summary is None or not self._is_stale(state):
+                continue
+            candidate = copy.copy(state)
+            _counted(candidate, summary)
+            if self._keeps_rule(candidate, position, len(states)):
+                told.append(candidate)
+        self._store_counted(told)
+        return {state.number for state in told}
+
+    def _keeps_rule(self, state: State, position: int, pages: int) -> bool:
+        """Whether page ``state``, at ``position`` of ``pages``, needs no split or merge."""
+        if state.rows > self.capacity:
+            return False
+        last = position == pages - 1
+        return pages == 1 or not (
+            state.rows == 0
+            or (state.rows < self.minimum and not last and not _full_by_size(state))
+        )
 
     def _is_stale(self, state: State) -> bool:
         """Whether the page was marked changed since it was counted (or never counted).
@@ -652,13 +702,13 @@ class PageTable:
         for run in runs:
             for state, summary in zip(run, self._summarize(states, run, position), strict=True):
                 before = self._stored(state)
-                state.rows, state.lastmod, state.undated = summary
-                state.generation = MARKED
-                # The count read the rows after ``changes`` was loaded: a change
-                # committed meanwhile raised it, and the page stays stale.
-                state.counted = state.changes
+                _counted(state, summary)
                 if self._stored(state) != before:
                     changed.append(state)
+        self._store_counted(changed)
+
+    def _store_counted(self, changed: list[State]) -> None:
+        """Store the summaries of ``changed`` (``_store``): one page alone, many in batches."""
         if len(changed) == 1:
             retrying(self.using, lambda: self._store(changed[0]), None, "storing a page's count")
         elif changed:
@@ -753,7 +803,7 @@ class PageTable:
 
     def _summarize(
         self, states: list[State], run: list[State], position: dict[int, int]
-    ) -> list[tuple[int, str | None, int]]:
+    ) -> list[Summary]:
         """The summaries of ``run``, neighbouring pages of ``states``."""
         decode = self.codec.decode
         start = position[run[0].number]
@@ -789,24 +839,20 @@ class PageTable:
         """
         changed: set[int] = set()
         moved = False
-        last = len(states) - 1
         for position, state in enumerate(states):
             if state.number not in counted or state.number in changed:
                 continue
+            if self._keeps_rule(state, position, len(states)):
+                continue
             if state.rows > self.capacity:
                 pages = [state]
-            elif len(states) > 1 and (
-                state.rows == 0
-                or (state.rows < self.minimum and position != last and not _full_by_size(state))
-            ):
+            else:
                 neighbour = states[position - 1 if position > 0 else position + 1]
                 if neighbour.number in changed:
                     continue
                 if state.rows and _full_by_size(neighbour) and not _sizes_fit(state, neighbour):
                     continue  # sharing rows equally would empty a page full by its size
                 pages = [state, neighbour]
-            else:
-                continue
             done = self._change(states, pages)
             if done is None:
                 moved = True

@@ -60,6 +60,8 @@ Values = tuple["Reader | Fixed", "Reader | Fixed", "Reader | Fixed"]
 # A way of writing a page: its chunks, then whether it counted the rows whose
 # SQL lastmod is out of range itself.
 Strategy = Generator[Sequence[EntryTuple] | PlainChunk | Skipped, None, bool]
+# Given a batch's keys and, when the database wrote them as W3C text, their lastmods.
+KeysCallback = Callable[[list[Any], list[str | None] | None], None]
 
 
 def model_entries(
@@ -67,13 +69,14 @@ def model_entries(
     page_rows: models.QuerySet[Any],
     builder: LocationBuilder,
     plain: bool = False,
-    on_keys: Callable[[list[Any]], None] | None = None,
+    on_keys: KeysCallback | None = None,
 ) -> ChunkStream:
     """The entries of ``page_rows``, chunk by chunk, each followed by what it skipped.
 
     With ``plain``, a chunk that can be one comes as a ``PlainChunk``.
     ``on_keys`` is given the keys of each batch of rows before its chunk (the
-    export cuts pages in blocks of rows by them), when the rows are read as
+    export cuts pages in blocks of rows by them), with their lastmods when the
+    database wrote them as W3C text (else None), when the rows are read as
     plain rows (not instances, not language versions): else it is never called.
     """
     skipped = SkipCounter()
@@ -101,7 +104,7 @@ def _rows(
     skipped: SkipCounter,
     extras: ExtrasReader | None,
     plain: bool,
-    on_keys: Callable[[list[Any]], None] | None = None,
+    on_keys: KeysCallback | None = None,
 ) -> Strategy:
     count = skipped.count
     chunk_size = conf.CHUNK_SIZE
@@ -121,7 +124,8 @@ def _rows(
         # Plain tuples no user code sees: each fetchmany() list as it comes.
         batches = row_batches(queryset, chunk_size)
     if on_keys is not None:
-        batches = _keys_told(batches, on_keys)
+        texts = lastmod if isinstance(lastmod, itemgetter) else None  # SQL text
+        batches = _keys_told(batches, on_keys, texts)
     location, bulk = row_location(source, builder, fields=fields)
     plain_chunks = (
         _plain_chunks(source, builder, fields, values) if plain and extras is None else None
@@ -413,13 +417,18 @@ def _counting_nulls(
 
 
 def _keys_told(
-    batches: Iterator[list[Any]], on_keys: Callable[[list[Any]], None]
+    batches: Iterator[list[Any]],
+    on_keys: KeysCallback,
+    lastmod: itemgetter[Any] | None,
 ) -> Iterator[list[Any]]:
-    """``batches``, each one's keys (its rows' first column) given to ``on_keys`` first."""
+    """``batches``, each one's keys (its rows' first column) given to ``on_keys`` first,
+    with their lastmod texts (``lastmod``'s column) when there is one."""
     first = itemgetter(0)
     try:
         for batch in batches:
-            on_keys(list(map(first, batch)))
+            on_keys(
+                list(map(first, batch)), None if lastmod is None else list(map(lastmod, batch))
+            )
             yield batch
     finally:
         close_stream(batches)

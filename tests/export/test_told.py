@@ -1,0 +1,348 @@
+"""Changed pages told, not counted: an incremental run sums up only the blocks that changed.
+
+With ``SITEMAPX_EXPORT_SPLICE`` on, an incremental export tells the page table
+the summary of each changed page from its blocks (``splice.settle``) instead
+of counting the page again. Each run here is checked against a full export of
+the same data made after every page was counted again (byte for byte), and
+no page may be counted during the incremental run itself.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db.models import F
+from django.test import override_settings
+
+from django_sitemapx import ModelSource
+from django_sitemapx.export import ExportResult, FolderDestination, export_sitemap, files, splice
+from django_sitemapx.locations import Origin
+from django_sitemapx.models import PageState
+from django_sitemapx.registry import SitemapRegistry
+from django_sitemapx.sources.pages import PageTable
+from django_sitemapx.sources.summaries import Bounds, summarize, summarize_ranges
+from example_project.articles.models import Article, Category
+from tests.support.exports import exported, validate_all
+from tests.testapp.models import Document
+
+pytestmark = pytest.mark.django_db
+
+ORIGIN = Origin("http", "example.com")
+START = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+
+
+class _ArticleSource(ModelSource):
+    """A lastmod column that is never NULL, written as W3C text by the database."""
+
+    fields = ("slug",)
+    lastmod_field = "updated_at"
+
+    def location(self, row: Any) -> str:
+        return f"/a/{row.slug}/"
+
+
+class _UndatedSource(ModelSource):
+    """No lastmod column: a page's summary is its row count."""
+
+    fields = ("path",)
+    lastmod_field = None
+
+    def location(self, row: Any) -> str:
+        return str(row.path)
+
+
+@pytest.fixture(autouse=True)
+def splice_on(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings.SITEMAPX_EXPORT_SPLICE = True
+    monkeypatch.setattr(splice, "BLOCK_ROWS", 4)
+
+
+@pytest.fixture
+def commit(django_capture_on_commit_callbacks: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pages the page table counts (``PageTable._count``), as it counts them."""
+    counted: list[int] = []
+    real = PageTable._count
+
+    def counting(table: PageTable, states: Any, stale: Any) -> None:
+        counted.extend(state.number for state in stale)
+        real(table, states, stale)
+
+    monkeypatch.setattr(PageTable, "_count", counting)
+    return counted
+
+
+class _Runs:
+    """Incremental exports to one folder, each compared with a full export of every page
+    counted again."""
+
+    def __init__(self, root: Path, counts: list[int]) -> None:
+        self.root = root
+        self.folder = root / "incremental"
+        self.counts = counts
+        self.runs = 0
+
+    def check(self) -> ExportResult:
+        self.counts.clear()
+        result = export_sitemap(FolderDestination(self.folder), origin=ORIGIN)
+        counted = list(self.counts)
+        self.runs += 1
+        told = _summaries()
+        # Every page counted again from its rows: the reference for what the run told.
+        PageState.objects.update(counted=None)
+        reference = self.root / f"full-{self.runs}"
+        export_sitemap(FolderDestination(reference), origin=ORIGIN, full=True)
+        assert _summaries() == told
+        assert exported(self.folder) == exported(reference)
+        validate_all(exported(self.folder))
+        result.counted = counted  # type: ignore[attr-defined]
+        return result
+
+
+def _summaries() -> list[tuple[Any, ...]]:
+    return list(
+        PageState.objects.order_by("section", "number").values_list(
+            "section", "number", "first", "rows", "lastmod", "undated"
+        )
+    )
+
+
+def _articles(commit: Callable[..., Any], keys: range) -> None:
+    category = Category.objects.get_or_create(slug="c", defaults={"name": "C"})[0]
+    with commit():
+        for key in keys:
+            Article.objects.create(
+                id=key,
+                category=category,
+                slug=f"a{key}",
+                title="t",
+                updated_at=START + datetime.timedelta(minutes=key),
+                is_published=True,
+            )
+
+
+def _save(commit: Callable[..., Any], key: int, minutes: int) -> None:
+    with commit():
+        article = Article.objects.get(id=key)
+        article.updated_at = START + datetime.timedelta(minutes=minutes)
+        article.save()
+
+
+def _page_of(key: int) -> int:
+    from django_sitemapx import default_registry
+
+    found = default_registry.get("a").page_table().page_of(key)
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def runs(
+    registry: SitemapRegistry, tmp_path: Path, commit: Callable[..., Any], counts: list[int]
+) -> Iterator[_Runs]:
+    """Section "a": 60 articles in pages of 20 (5 blocks of 4 each), exported once."""
+    registry.register(Article, source_class=_ArticleSource, section="a", limit=20)
+    _articles(commit, range(10, 610, 10))
+    found = _Runs(tmp_path, counts)
+    first = found.check()
+    assert first.told == 0
+    yield found
+
+
+def test_saves_deletes_and_inserts_are_told_without_counting(
+    runs: _Runs, commit: Callable[..., Any]
+) -> None:
+    # A newer lastmod in one page, an older one in another (its greatest lastmod goes down).
+    _save(commit, 250, 100_000)
+    _save(commit, 600, 1)
+    result = runs.check()
+    assert result.told == 2 and result.counted == []  # type: ignore[attr-defined]
+    assert result.spliced == 2
+    # A delete, and an insert inside a page with room (no split).
+    with commit():
+        Article.objects.filter(id=260).delete()
+    _articles(commit, range(255, 256))
+    result = runs.check()
+    assert result.told == 1 and result.counted == []  # type: ignore[attr-defined]
+    # A row leaving the section (unpublished rows are listed here too: deleted instead).
+    with commit():
+        Article.objects.filter(id__in=[10, 20]).delete()
+    result = runs.check()
+    assert result.told == 1 and result.counted == []  # type: ignore[attr-defined]
+    # Nothing changed: nothing told, nothing counted.
+    result = runs.check()
+    assert result.told == 0 and result.proven == 3
+
+
+def test_a_page_that_must_split_or_merge_is_counted(
+    runs: _Runs, commit: Callable[..., Any]
+) -> None:
+    # The first page full, then one row more: told, it would break the rule; counted, it splits.
+    page = _page_of(15)
+    _articles(commit, range(11, 12))
+    result = runs.check()
+    assert result.told == 0 and page in result.counted  # type: ignore[attr-defined]
+    assert PageState.objects.filter(section="a").count() == 4
+    # A save elsewhere is told as before.
+    _save(commit, 590, 200_000)
+    result = runs.check()
+    assert result.told == 1 and result.counted == []  # type: ignore[attr-defined]
+    # Rows deleted until a page in the middle is under half: counted, and merged.
+    page = _page_of(250)
+    with commit():
+        Article.objects.filter(id__in=range(210, 360, 10)).delete()
+    result = runs.check()
+    assert result.told == 0 and page in result.counted  # type: ignore[attr-defined]
+    assert not PageState.objects.filter(section="a", number=page).exists()
+
+
+def test_a_setting_every_page_depends_on_is_not_told(
+    runs: _Runs, commit: Callable[..., Any]
+) -> None:
+    _save(commit, 250, 100_000)
+    with override_settings(SITEMAPX_XML_STYLESHEET="/sitemap.xsl"):
+        result = runs.check()
+        # The blocks stand on the old configuration: the page is counted and made whole.
+        assert result.told == 0 and result.spliced == 0
+        assert result.counted == [_page_of(250)]  # type: ignore[attr-defined]
+        _save(commit, 260, 100_001)
+        assert runs.check().told == 1
+
+
+def test_a_change_the_log_does_not_name_is_counted(
+    runs: _Runs, commit: Callable[..., Any], settings: Any
+) -> None:
+    # Saved with the log off (another process): the page's marks outnumber its log rows.
+    settings.SITEMAPX_EXPORT_SPLICE = False
+    _save(commit, 250, 100_000)
+    settings.SITEMAPX_EXPORT_SPLICE = True
+    result = runs.check()
+    assert result.told == 0 and result.counted == [_page_of(250)]  # type: ignore[attr-defined]
+    # A bulk update the page table is told of without a key.
+    Article.objects.filter(id=310).update(updated_at=F("updated_at"))
+    from django_sitemapx import invalidate
+
+    invalidate("a", _page_of(310))
+    result = runs.check()
+    assert result.told == 0 and result.counted == [_page_of(310)]  # type: ignore[attr-defined]
+
+
+def test_a_section_with_no_lastmod_column_is_told_its_row_counts(
+    registry: SitemapRegistry, tmp_path: Path, commit: Callable[..., Any], counts: list[int]
+) -> None:
+    registry.register(Document, source_class=_UndatedSource, section="d", limit=20)
+    with commit():
+        for key in range(10, 410, 10):
+            Document.objects.create(id=key, path=f"/d/{key}/")
+    runs = _Runs(tmp_path, counts)
+    runs.check()
+    with commit():
+        Document.objects.filter(id__in=[50, 60]).delete()
+        Document.objects.create(id=55, path="/d/55/")
+    result = runs.check()
+    assert result.told == 1 and result.counted == []  # type: ignore[attr-defined]
+
+
+def test_summarize_ranges_is_summarize_of_each_range(commit: Callable[..., Any]) -> None:
+    _articles(commit, range(10, 310, 10))
+    source = _ArticleSource(model=Article, section="a")
+    ranges = [Bounds(None, 40), Bounds(100, 130), Bounds(200, 201), Bounds(250, 260)]
+    ranges += [Bounds(280, None)]
+    assert summarize_ranges(source, ranges) == [summarize(source, bounds) for bounds in ranges]
+    assert summarize_ranges(source, [Bounds(1000, 2000)]) == [(0, None, 0)]
+
+
+def test_runs_at_the_same_offset_are_copied_in_whole_aligned_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    size = files.CLONE_ALIGNMENT
+    old = os.urandom(5 * size + 100)
+    copied: list[tuple[int, int]] = []
+    real = files.copy_range
+
+    def recording(source: Any, target: Any, offset: int, length: int) -> None:
+        copied.append((offset, length))
+        real(source, target, offset, length)
+
+    monkeypatch.setattr(files, "copy_range", recording)
+    (tmp_path / "old").write_bytes(old)
+    # A changed run of the same length at 2.5 blocks: every run keeps its offset.
+    change = b"x" * 300
+    middle = 2 * size + size // 2
+    pieces: list[bytes | tuple[int, int]] = [
+        (0, middle),
+        change,
+        (middle + 300, len(old) - middle - 300),
+    ]
+    with (
+        open(tmp_path / "old", "rb", buffering=0) as source,
+        open(tmp_path / "new", "wb", buffering=0) as target,
+    ):
+        files.write_spliced(source, target, pieces)
+    expected = old[:middle] + change + old[middle + 300 :]
+    assert (tmp_path / "new").read_bytes() == expected
+    assert copied == [(0, 2 * size), (3 * size, 2 * size)]
+    # A run moved by a longer change is copied as it is: same bytes.
+    copied.clear()
+    pieces = [(0, middle), change + b"y", (middle + 300, len(old) - middle - 300)]
+    with (
+        open(tmp_path / "old", "rb", buffering=0) as source,
+        open(tmp_path / "new", "wb", buffering=0) as target,
+    ):
+        files.write_spliced(source, target, pieces)
+    assert (tmp_path / "new").read_bytes() == old[:middle] + change + b"y" + old[middle + 300 :]
+    assert copied == [(0, 2 * size), (middle + 300, len(old) - middle - 300)]
+
+
+@pytest.fixture
+def whole(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many changed blocks each spliced page wrote whole (``BlockWriter.blocks``)."""
+    found: list[int] = []
+    real = splice.BlockWriter.blocks
+
+    def counting(writer: splice.BlockWriter, ranges: list[tuple[str, str]]) -> Any:
+        found.append(len(ranges))
+        return real(writer, ranges)
+
+    monkeypatch.setattr(splice.BlockWriter, "blocks", counting)
+    return found
+
+
+def test_saves_rewrite_only_their_rows_elements_in_place(
+    runs: _Runs, commit: Callable[..., Any], whole: list[int]
+) -> None:
+    # Two saves with newer lastmods in one block, one in another page: written in place.
+    _save(commit, 250, 100_000)
+    _save(commit, 260, 100_001)
+    _save(commit, 500, 100_002)
+    result = runs.check()
+    assert result.spliced == 2 and whole == []
+    # A lastmod going down in the row that held its block's greatest: in place too, the
+    # block's greatest read with its keys.
+    _save(commit, 250, 3)
+    result = runs.check()
+    assert result.spliced == 1 and whole == []
+    # A row gone from a block, one more in another: not the same rows, both written whole.
+    whole.clear()
+    with commit():
+        Article.objects.filter(id=270).delete()
+    _articles(commit, range(215, 216))
+    result = runs.check()
+    assert result.spliced == 1 and whole == [2]
+    # A save and a delete in one block: whole; a save alone in another block of the page: in place.
+    whole.clear()
+    _save(commit, 330, 100_003)
+    _save(commit, 210, 100_004)
+    with commit():
+        Article.objects.filter(id=340).delete()
+    result = runs.check()
+    assert result.spliced == 1 and whole == [1]
