@@ -861,6 +861,8 @@ class _Run:
             if name not in self.written
         }
         self.destination.write_manifest({**previous, **self.names}, kept_records, cursors)
+        # Every file durable before the first is put in place, as one by one.
+        self.destination.sync(self.staged)
         # Pages first, the index last: the index never lists a page not yet in place.
         while self.staged:
             self.destination.commit(self.staged.pop(0))
