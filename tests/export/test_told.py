@@ -346,3 +346,22 @@ def test_saves_rewrite_only_their_rows_elements_in_place(
         Article.objects.filter(id=340).delete()
     result = runs.check()
     assert result.spliced == 1 and whole == [1]
+
+
+def test_the_changed_rows_of_every_page_written_in_place_are_read_at_once(
+    runs: _Runs, commit: Callable[..., Any], whole: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    real = splice.BlockWriter.elements_of
+
+    def counting(writer: splice.BlockWriter, keys: list[str]) -> Any:
+        reads.append(len(keys))
+        return real(writer, keys)
+
+    monkeypatch.setattr(splice.BlockWriter, "elements_of", counting)
+    # Three pages, each with a save in place: one query for their three rows, not three.
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    _save(commit, 450, 100_002)
+    result = runs.check()
+    assert result.spliced == 3 and whole == [] and reads == [3]
