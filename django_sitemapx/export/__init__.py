@@ -484,6 +484,8 @@ class _Run:
         # Each section's page ranges, read once (a page split since is made whole).
         self._ranges: dict[str, dict[int, splice.PageRange]] = {}
         self._overrides: dict[str, splice.Overrides] = {}
+        # Each section's changed rows' elements, rendered once for its spliced pages.
+        self._elements: dict[str, dict[str, bytes] | None] = {}
 
     def page_name(self, listed_page: ListedPage) -> str:
         return _file_name(page_path(listed_page.section, listed_page.summary.number))
@@ -723,6 +725,7 @@ class _Run:
                     old,
                     target,
                     overrides,
+                    self._changed_elements(section, source, overrides),
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)
@@ -730,6 +733,18 @@ class _Run:
         if made is not None:
             self.result.spliced += 1
         return made
+
+    def _changed_elements(
+        self, section: str, source: ModelSource, overrides: splice.Overrides
+    ) -> dict[str, bytes] | None:
+        """The elements of every row the log names in ``section`` (``splice.changed_elements``)."""
+        if section not in self._elements:
+            assert self.changes is not None and source.origin is not None
+            keys = self.changes.keys.get(section, [])
+            self._elements[section] = splice.changed_elements(
+                source, source.origin, keys, overrides
+            )
+        return self._elements[section]
 
     def _finish(self, exported: ExportedFile, record: FileRecord, staged: StagedFile) -> None:
         """Record a staged file; one holding the destination's bytes already is dropped."""
@@ -861,6 +876,8 @@ class _Run:
             if name not in self.written
         }
         self.destination.write_manifest({**previous, **self.names}, kept_records, cursors)
+        # Every file durable before the first is put in place, as one by one.
+        self.destination.sync(self.staged)
         # Pages first, the index last: the index never lists a page not yet in place.
         while self.staged:
             self.destination.commit(self.staged.pop(0))

@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -165,6 +166,9 @@ class Destination:
     def commit(self, staged: StagedFile) -> None:
         """Put a complete staging file in place under its name, in one step."""
         raise NotImplementedError
+
+    def sync(self, staged: Sequence[StagedFile]) -> None:
+        """Make complete staging files durable ahead of their :meth:`commit` (optional)."""
 
     @contextlib.contextmanager
     def workspace(self) -> Iterator[None]:
@@ -514,6 +518,16 @@ class FolderDestination(Destination):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         return StagedFile(name, path)
 
+    def sync(self, staged: Sequence[StagedFile]) -> None:
+        # At once, not one by one: the file system writes its journal for several
+        # fsync() calls together (XFS: a quarter of the time for 185 pages).
+        waiting = [file for file in staged if not file.synced]
+        if len(waiting) > 1:
+            with ThreadPoolExecutor(min(_SYNC_THREADS, len(waiting))) as pool:
+                list(pool.map(_sync, [file.path for file in waiting]))
+            for file in waiting:
+                file.synced = True
+
     def commit(self, staged: StagedFile) -> None:
         if not staged.synced:
             _sync(staged.path)
@@ -553,6 +567,10 @@ class FolderDestination(Destination):
     def open_file(self, name: str) -> Iterator[IO[bytes]]:
         with open(self.root / name, "rb", buffering=0) as handle:
             yield handle
+
+
+# fsync() calls in flight at once (``FolderDestination.sync``).
+_SYNC_THREADS = 8
 
 
 def _sync(path: Path) -> None:

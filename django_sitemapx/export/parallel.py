@@ -47,10 +47,12 @@ from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_cha
 from . import (
     ExportResult,
     _Run,
+    _selected_sections,
     configuration_digest,
     destination_key,
     files_root,
     refuse_while_split_export_runs,
+    tell_changed_pages,
 )
 from .destinations import (
     BLOCKS_SUFFIX,
@@ -96,6 +98,12 @@ def start_export(
         destination = FolderDestination(destination)
     spec = destination_spec(destination)
     files_root(origin, files_base_url)  # a malformed URL is refused before anything runs
+    configuration = configuration_digest(default_registry, origin)
+    told = 0
+    if app_settings.EXPORT_SPLICE and not (full or gzip):
+        # Before the pages are listed, as ``export_sitemap`` does: those told need no count.
+        sections = _selected_sections(default_registry, None)
+        told = tell_changed_pages(destination, default_registry, sections, origin, configuration)
     listed = listed_pages(default_registry, origin)
     if not listed:
         raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
@@ -113,7 +121,7 @@ def start_export(
         run.splicing = app_settings.EXPORT_SPLICE
         previous = run.usable(state.records) if not full else {}
         run.previous = previous
-        run.configuration = configuration_digest(default_registry, origin)
+        run.configuration = configuration
         # Read before any page's rows are; the log after the proofs (see ``_Run.stage_pages``).
         cursor = change_cursor() if run.splicing else None
         cursors = state.changes if run.splicing else {}
@@ -140,6 +148,7 @@ def start_export(
             "listed": [_listed_json(listed_page) for listed_page in listed],
             "kept": {name: record.as_json() for name, record in run.records.items()},
             "proven": result.proven,
+            "told": told,
             "started": time.time(),
             "configuration": run.configuration,
             "splice": run.splicing,
@@ -453,6 +462,7 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
         "removed": len([name for name in stale if not name.endswith(BLOCKS_SUFFIX)]),
         "proven": plan["proven"],
         "spliced": sum((part.result or {}).get("spliced", 0) for part in parts),
+        "told": plan.get("told", 0),
         "seconds": round(time.time() - plan["started"], 3),
     }
 

@@ -487,11 +487,14 @@ def splice(
     old: IO[bytes],
     target: IO[bytes],
     overrides: Overrides = None,
+    elements: dict[str, bytes] | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
     Each changed block is one query over its key range; one that grew past
-    twice ``BLOCK_ROWS`` rows is cut again (:meth:`BlockWriter.cut`). None
+    twice ``BLOCK_ROWS`` rows is cut again (:meth:`BlockWriter.cut`).
+    ``elements``: the changed rows' elements, rendered already
+    (:func:`changed_elements`; else read here for this page). None
     when the page cannot be spliced so (an entry left out, the page emptied):
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
     """
@@ -512,7 +515,8 @@ def splice(
         offsets.append(offsets[-1] + size)
     highs = [*before.starts[1:], where.high]
     bounds = {index: (before.starts[index], highs[index]) for index in changed}
-    for index, (data, lastmod) in _in_place(blocks, before, bounds, keys, old, offsets).items():
+    in_place = _in_place(blocks, before, bounds, keys, old, offsets, elements)
+    for index, (data, lastmod) in in_place.items():
         made[index] = [(bounds[index][0], data, before.urls[index + 1], lastmod)]
     if stats.bytes + len(blocks.tail) > PROTOCOL_MAX_BYTES:
         raise NotInBlocks
@@ -570,6 +574,40 @@ def splice(
     return made_now
 
 
+# Changed rows whose elements an export renders at once for all of a section's
+# pages (:func:`changed_elements`), and at most per query; past that, per page.
+_ELEMENTS_AT_ONCE = 20_000
+_ELEMENTS_PER_QUERY = 1_000
+
+
+def changed_elements(
+    source: ModelSource, origin: Origin, keys: list[str], overrides: Overrides = None
+) -> dict[str, bytes] | None:
+    """The ``<url>`` element (less its opening ``<url>``) of each of ``keys`` still listed.
+
+    For every page of ``source`` that :func:`splice` writes in place: a
+    query per ``_ELEMENTS_PER_QUERY`` keys, not two per page. An element is
+    written from its row alone, so the same bytes as a page's own query.
+    None when there are more than ``_ELEMENTS_AT_ONCE`` keys (each page
+    then reads its own) or the elements are not one a row.
+    """
+    if len(keys) > _ELEMENTS_AT_ONCE:
+        return None
+    found: dict[str, bytes] = {}
+    # At most a page's URLs per query: each query has a writer of its own, with a page's limits.
+    size = min(_ELEMENTS_PER_QUERY, source.get_limit())
+    for start in range(0, len(keys), size):
+        writer = BlockWriter(source, 0, origin, overrides)
+        try:
+            part = writer.elements_of(keys[start : start + size])
+        except NotInBlocks:
+            return None
+        if part is None:
+            return None
+        found.update(part)
+    return found
+
+
 def _in_place(
     blocks: BlockWriter,
     before: Blocks,
@@ -577,6 +615,7 @@ def _in_place(
     keys: list[str],
     old: IO[bytes],
     offsets: list[int],
+    elements: dict[str, bytes] | None,
 ) -> dict[int, tuple[bytes, str | None]]:
     """The changed blocks whose rows are still the same rows, written again in place.
 
@@ -585,7 +624,8 @@ def _in_place(
     rows is a logged key: none came or went), so only the elements of those
     keys are written again, into the block's old bytes (read from ``old`` at
     ``offsets``), each at its row's place: one query for the keys (and the
-    greatest lastmod) of the blocks, one for the changed rows. Any other
+    greatest lastmod) of the blocks, one for the changed rows (none when
+    ``elements`` holds them). Any other
     block is left out, to be written whole. Returns each block's bytes and
     greatest lastmod, by index; the writer's counts include them.
     """
@@ -606,13 +646,18 @@ def _in_place(
             greatest[index] = lastmod
     if not kept:
         return {}
-    rendered = blocks.elements_of(sorted(set().union(*(wanted for _, wanted in kept.values()))))
-    if rendered is None:
-        return {}
+    needed = sorted(set().union(*(wanted for _, wanted in kept.values())))
     stats = blocks.writer.stats
-    # The rows written again are counted by the writer already; the rest of each block is not.
-    stats.urls -= len(rendered)
-    stats.bytes -= sum(len(_ELEMENT) + len(element) for element in rendered.values())
+    if elements is not None:
+        rendered = {key: elements[key] for key in needed if key in elements}
+    else:
+        read = blocks.elements_of(needed)
+        if read is None:
+            return {}
+        rendered = read
+        # The rows written again are counted by the writer already; the rest of each block is not.
+        stats.urls -= len(rendered)
+        stats.bytes -= sum(len(_ELEMENT) + len(element) for element in rendered.values())
     result = {}
     for index, (places, wanted) in kept.items():
         segment = index + 1

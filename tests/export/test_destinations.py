@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.files.storage import InMemoryStorage, storages
@@ -22,7 +23,7 @@ from django_sitemapx.export.destinations import (
     storage_destination,
 )
 from django_sitemapx.registry import SitemapRegistry
-from tests.support.exports import BASE, register_items, run
+from tests.support.exports import BASE, exported, register_items, run
 
 # Rendering a document reads the editors' overrides from the database.
 pytestmark = pytest.mark.django_db
@@ -69,6 +70,32 @@ def test_a_folder_stages_next_to_the_target_and_commits_in_one_step(tmp_path: Pa
     assert (tmp_path / "out" / "maps" / "sitemap.xml").stat().st_mode & 0o777 == 0o640
     assert not staged.path.exists()
     assert (tmp_path / "out" / LOCK_NAME).exists()
+
+
+def test_a_folder_export_syncs_every_file_before_it_puts_the_first_in_place(
+    items: SitemapRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fsync() calls go out together (the file system journals them at once), and a
+    # crash before the last one leaves the previous export whole, as one by one.
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append("sync")
+        real_fsync(fd)
+
+    def replace(source: Any, target: Any) -> None:
+        events.append("replace")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    run("--output-dir", str(tmp_path / "out"), "--base-url", BASE)
+    files = len(exported(tmp_path / "out"))
+    assert files == 5
+    # The manifest first (naming every file that may exist), the documents, the manifest.
+    manifest = ["sync", "replace"]
+    assert events == [*manifest, *["sync"] * files, *["replace"] * files, *manifest]
 
 
 def test_leftover_staging_files_are_cleaned_next_to_the_documents(tmp_path: Path) -> None:

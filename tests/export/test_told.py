@@ -20,7 +20,15 @@ from django.db.models import F
 from django.test import override_settings
 
 from django_sitemapx import ModelSource
-from django_sitemapx.export import ExportResult, FolderDestination, export_sitemap, files, splice
+from django_sitemapx.compat import tasks_module
+from django_sitemapx.export import (
+    ExportResult,
+    FolderDestination,
+    export_sitemap,
+    files,
+    parallel,
+    splice,
+)
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import PageState
 from django_sitemapx.registry import SitemapRegistry
@@ -346,3 +354,53 @@ def test_saves_rewrite_only_their_rows_elements_in_place(
         Article.objects.filter(id=340).delete()
     result = runs.check()
     assert result.spliced == 1 and whole == [1]
+
+
+def test_the_changed_rows_of_every_page_written_in_place_are_read_at_once(
+    runs: _Runs, commit: Callable[..., Any], whole: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    real = splice.BlockWriter.elements_of
+
+    def counting(writer: splice.BlockWriter, keys: list[str]) -> Any:
+        reads.append(len(keys))
+        return real(writer, keys)
+
+    monkeypatch.setattr(splice.BlockWriter, "elements_of", counting)
+    # Three pages, each with a save in place: one query for their three rows, not three.
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    _save(commit, 450, 100_002)
+    result = runs.check()
+    assert result.spliced == 3 and whole == [] and reads == [3]
+
+
+@pytest.mark.skipif(tasks_module() is None, reason="needs Django's Tasks framework")
+def test_an_export_split_into_tasks_tells_its_changed_pages_too(
+    registry: SitemapRegistry,
+    tmp_path: Path,
+    commit: Callable[..., Any],
+    counts: list[int],
+    settings: Any,
+) -> None:
+    module = tasks_module()
+    assert module is not None
+    settings.TASKS = {
+        "default": {"BACKEND": f"{module.__name__}.backends.immediate.ImmediateBackend"}
+    }
+    registry.register(Article, source_class=_ArticleSource, section="a", limit=20)
+    _articles(commit, range(10, 610, 10))
+    folder = tmp_path / "out"
+    parallel.start_export(str(folder), origin=ORIGIN, pages_per_task=1)
+    _save(commit, 250, 100_000)
+    with commit():
+        Article.objects.filter(id=450).delete()
+    counts.clear()
+    parallel.start_export(str(folder), origin=ORIGIN, pages_per_task=1)
+    # Told from their blocks before the pages were planned, as in one process: none counted.
+    assert counts == []
+    told = _summaries()
+    PageState.objects.update(counted=None)
+    export_sitemap(FolderDestination(tmp_path / "full"), origin=ORIGIN, full=True)
+    assert _summaries() == told
+    assert exported(folder) == exported(tmp_path / "full")
