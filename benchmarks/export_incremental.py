@@ -48,6 +48,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.export_steps import EXPORT, SAVE  # noqa: E402
+
 BASE_URL = "http://localhost"
 
 
@@ -111,40 +115,6 @@ def _in_process(code: str) -> dict[str, Any]:
         raise SystemExit(f"The step failed:\n{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
-
-
-EXPORT = """
-from django_sitemapx.export import FolderDestination, export_sitemap, origin_from_url
-r = export_sitemap(FolderDestination({folder!r}), origin=origin_from_url({base!r}), full={full})
-out = {{'written': len(r.files), 'unchanged': len(r.unchanged), 'proven': r.proven,
-        'spliced': r.spliced, 'told': r.told, 'urls': r.urls,
-        'export_seconds': round(r.seconds, 2)}}
-import os
-from django.db import connection
-with connection.cursor() as cursor:
-    cursor.execute('SELECT pg_backend_pid()')
-    pid = cursor.fetchone()[0]
-stat = open(f'/proc/{{pid}}/stat').read().rsplit(')', 1)[1].split()
-out['cpu_seconds'] = round(sum(os.times()[:2]), 2)
-out['database_cpu_seconds'] = round((int(stat[11]) + int(stat[12])) / os.sysconf('SC_CLK_TCK'), 2)
-"""
-
-
-# Published rows (n not a multiple of 10): evenly over the table, or the last ones in a row.
-_SAVE = """
-from django.utils import timezone
-from example_project.articles.models import Article
-if {spread}:
-    step = max({rows} // {changes}, 1)
-    ids = list(range(step // 2 + 1, {rows} + 1, step))[:{changes}]
-else:
-    ids = [n for n in range({rows} - {changes} * 2, {rows} + 1) if n % 10][-{changes}:]
-for article in Article.objects.filter(id__in=ids):
-    article.title = article.title + ' (edited)'
-    article.updated_at = timezone.now()
-    article.save()
-out = {{'saved': len(ids)}}
-"""
 
 
 def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:
@@ -339,7 +309,7 @@ def main(argv: list[str]) -> int:
                     f"{args.changes} rows saved, {spread}",
                     functools.partial(
                         _in_process,
-                        _SAVE.format(
+                        SAVE.format(
                             rows=args.rows, changes=args.changes, spread=spread == "spread"
                         ),
                     ),

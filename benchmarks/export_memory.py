@@ -29,6 +29,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.export_steps import EXPORT, SAVE  # noqa: E402
+
 BASE_URL = "http://localhost"
 
 _SETUP = """
@@ -55,31 +59,6 @@ from django_sitemapx.documents import listed_pages
 from django_sitemapx.export import origin_from_url
 pages = listed_pages(default_registry, origin_from_url({base!r}))
 out['pages'] = len(pages)
-"""
-
-EXPORT = """
-from django.db import connection
-from django_sitemapx.export import FolderDestination, export_sitemap, origin_from_url
-r = export_sitemap(FolderDestination({folder!r}), origin=origin_from_url({base!r}), full={full})
-out = {{'written': len(r.files), 'unchanged': len(r.unchanged), 'proven': r.proven,
-        'spliced': getattr(r, 'spliced', None), 'export_seconds': round(r.seconds, 2)}}
-with connection.cursor() as cursor:
-    cursor.execute('SELECT pg_backend_pid()')
-    pid = cursor.fetchone()[0]
-stat = open(f'/proc/{{pid}}/stat').read().rsplit(')', 1)[1].split()
-out['database_cpu_seconds'] = round((int(stat[11]) + int(stat[12])) / os.sysconf('SC_CLK_TCK'), 2)
-"""
-
-SAVE = """
-from django.utils import timezone
-from example_project.articles.models import Article
-step = max({rows} // {changes}, 1)
-ids = list(range(step // 2 + 1, {rows} + 1, step))[:{changes}]
-for article in Article.objects.filter(id__in=ids):
-    article.title = article.title + ' (edited)'
-    article.updated_at = timezone.now()
-    article.save()
-out = {{'saved': len(ids)}}
 """
 
 
@@ -126,7 +105,7 @@ def main(argv: list[str]) -> int:
     steps = [
         ("layout", LAYOUT.format(rows=args.rows, base=BASE_URL)),
         ("full", EXPORT.format(folder=str(folder), base=BASE_URL, full=True)),
-        ("saved", SAVE.format(rows=args.rows, changes=args.changes)),
+        ("saved", SAVE.format(rows=args.rows, changes=args.changes, spread=True)),
         ("incremental", EXPORT.format(folder=str(folder), base=BASE_URL, full=False)),
     ]
     if args.full_only:

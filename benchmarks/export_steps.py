@@ -1,0 +1,45 @@
+"""The steps ``export_incremental.py`` and ``export_memory.py`` run in fresh processes.
+
+Each is Python source run with ``python -c`` after ``django.setup()``; it sets
+``out``, the step's figures. They import nothing from ``benchmarks`` in the child,
+so that ``export_memory.py --code`` can run them against another checkout.
+"""
+
+from __future__ import annotations
+
+# The export into ``folder``: its result's figures, the process's CPU seconds (Django's
+# start included) and its PostgreSQL backend's.
+EXPORT = """
+import os
+from django.db import connection
+from django_sitemapx.export import FolderDestination, export_sitemap, origin_from_url
+r = export_sitemap(FolderDestination({folder!r}), origin=origin_from_url({base!r}), full={full})
+out = {{'written': len(r.files), 'unchanged': len(r.unchanged), 'proven': r.proven,
+        'spliced': getattr(r, 'spliced', None), 'told': getattr(r, 'told', None),
+        'urls': r.urls, 'export_seconds': round(r.seconds, 2)}}
+with connection.cursor() as cursor:
+    cursor.execute('SELECT pg_backend_pid()')
+    pid = cursor.fetchone()[0]
+stat = open(f'/proc/{{pid}}/stat').read().rsplit(')', 1)[1].split()
+out['cpu_seconds'] = round(sum(os.times()[:2]), 2)
+out['database_cpu_seconds'] = round((int(stat[11]) + int(stat[12])) / os.sysconf('SC_CLK_TCK'), 2)
+"""
+
+# ``changes`` published rows (n not a multiple of 10) saved through the ORM: spread
+# evenly over the table (every page changes), or the newest in a row (one or two pages).
+# The title gets one " (edited)" however many runs edit it, so that reruns on the
+# same data keep it under its field's 255 characters.
+SAVE = """
+from django.utils import timezone
+from example_project.articles.models import Article
+if {spread}:
+    step = max({rows} // {changes}, 1)
+    ids = list(range(step // 2 + 1, {rows} + 1, step))[:{changes}]
+else:
+    ids = [n for n in range({rows} - {changes} * 2, {rows} + 1) if n % 10][-{changes}:]
+for article in Article.objects.filter(id__in=ids):
+    article.title = article.title.removesuffix(' (edited)') + ' (edited)'
+    article.updated_at = timezone.now()
+    article.save()
+out = {{'saved': len(ids)}}
+"""
