@@ -9,24 +9,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 from collections.abc import Iterator
 from io import StringIO
 from typing import Any
 
 import pytest
-from django.conf import settings
 
-if importlib.util.find_spec("wagtail") is None:
-    REASON = "wagtail not installed: pip install -e '.[test-cms]' (SITEMAPX_TEST_LEGS=wagtail)"
-elif "example_project.wagtail_demo" not in settings.INSTALLED_APPS:
-    REASON = "needs DJANGO_SETTINGS_MODULE=tests.wagtailsite.settings (SITEMAPX_TEST_LEGS=wagtail)"
-else:
-    REASON = ""
-if REASON and os.environ.get("SITEMAPX_TEST_WAGTAIL"):
-    raise RuntimeError(f"The wagtail leg cannot run its tests: {REASON}")
-if REASON:
-    pytest.skip(REASON, allow_module_level=True)
+from tests.wagtailsite.leg import skip_unless_in_leg
+
+skip_unless_in_leg()
 
 from django.core.cache import cache
 from django.core.management import call_command
