@@ -158,10 +158,11 @@ def _has_extras(finding: Finding) -> bool:
 def place(registry: SitemapRegistry, value: str, origin: Origin) -> tuple[str, int | None]:
     """``(section, page)`` of a URL, or ``("", None)`` if no section lists it.
 
-    A full URL on another host the project serves is looked for on that host:
-    with a host per language, only its own host lists it.
+    A full URL on another host the project serves is looked for on that host
+    (:func:`inspected_origin`): with a host per language, only its own host lists
+    it; a Wagtail site's URL, only its site's.
     """
-    finding = locate(registry, value, _named_origin(value, origin))
+    finding = locate(registry, value, inspected_origin(registry, value, origin) or origin)
     return (finding.section, finding.page) if finding.found else ("", None)
 
 
@@ -285,17 +286,3 @@ def inspected_origin(registry: SitemapRegistry, value: str, origin: Origin) -> O
     if uses_sites_framework() or not validate_host(host_name(host), settings.ALLOWED_HOSTS):
         return None  # with the Sites framework, its domains are the served hosts
     return named if any(source.serves(named) for source in registry) else None
-
-
-def _named_origin(value: str, origin: Origin) -> Origin:
-    """The served origin a full URL names, else ``origin``."""
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:
-        return origin
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return origin
-    host = canonical_host(parts.netloc, parts.scheme)
-    if host == origin.host or not is_served_host(host):
-        return origin
-    return Origin(parts.scheme, host)
