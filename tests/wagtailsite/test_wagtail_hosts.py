@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,6 +38,7 @@ from django.urls import reverse
 from wagtail.models import Page, Site
 
 from django_sitemapx.contrib.wagtail import WagtailPageSource
+from django_sitemapx.export import FolderDestination, export_every_site
 from django_sitemapx.invalidation import invalidate
 from django_sitemapx.models import Override
 from tests.conftest import NS, validate_sitemap
@@ -314,3 +316,15 @@ def test_browsing_the_default_sites_other_name_shows_the_sites_overrides(
         client.get(reverse("admin:django_sitemapx_overview"), {"host": "evil.example"}).status_code
         == 404
     )
+
+
+def test_every_site_export_writes_each_wagtail_sites_own_pages(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], tmp_path: Path
+) -> None:
+    exports = export_every_site(FolderDestination(tmp_path))
+    written = {export.origin.host: export.result is not None for export in exports}
+    # example.com is the Django Sites framework's site: the default Wagtail site serves it.
+    assert written == {"example.com": True, "a.example": True, "b.example": True}
+    shop = (tmp_path / "b.example" / "sitemap-wagtail-1.xml").read_text()
+    assert "https://b.example/pages/shop/" in shop
+    assert "/pages/news/" not in shop
