@@ -110,14 +110,11 @@ class SitemapRegistry:
         return [source.for_origin(origin) for source in self if source.serves(origin)]
 
     def site_hosts(self) -> list[str]:
-        """The host names the sections' ``sites`` options name, then the hosts their
-        languages are listed on (``Source.get_language_hosts``), in registration order."""
+        """The hosts the sections name as served on (``Source.site_hosts``: their ``sites``
+        options', their languages', a Wagtail section's sites'), in registration order."""
         hosts: dict[str, None] = {}
         for source in self:
-            selection = source.site_selection()
-            if selection is not None:
-                hosts.update(dict.fromkeys(sorted(selection.hosts)))
-            hosts.update(dict.fromkeys(source.get_language_hosts().values()))
+            hosts.update(dict.fromkeys(source.site_hosts()))
         return list(hosts)
 
     def autodiscover(self) -> None:

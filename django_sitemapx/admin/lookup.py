@@ -267,9 +267,10 @@ def inspected_origin(registry: SitemapRegistry, value: str, origin: Origin) -> O
     """The origin a URL to inspect is on: a full URL's own host, ``origin`` for a path.
 
     None for a full URL on a host the project does not serve: not ``origin``'s,
-    not a served host (``served_hosts()``, a section's ``sites`` or language
-    hosts), and not one a section is served on that ``ALLOWED_HOSTS`` lets in
-    (a Wagtail site's, or any host for the default site).
+    not a served host (``served_hosts()``), not a host the sections name
+    (``SitemapRegistry.site_hosts()``: ``sites``, language hosts, Wagtail sites'),
+    and not one a section is served on that ``ALLOWED_HOSTS`` lets in (any host
+    the default Wagtail site answers).
     """
     try:
         parts = urlsplit(value.strip())

@@ -367,9 +367,9 @@ def export_every_site(
     """Export every site the project knows into its own folder of ``destination``.
 
     The sites are the ``django.contrib.sites`` sites (when installed), then the
-    host names the sections' ``sites`` options name; each is exported as
-    :func:`export_sitemap` would, to a folder named by its host
-    (:func:`host_folder`), with only its own sections. A site with no URL (no
+    hosts the sections name (``Source.site_hosts``: a Wagtail section's sites);
+    each is exported as :func:`export_sitemap` would, to a folder named by its
+    host (:func:`host_folder`), with only its own sections. A site with no URL (no
     section, or only empty ones) is skipped. ``files_base_url`` may hold
     ``{host}``, replaced by each site's folder. ``options`` are
     :func:`export_sitemap`'s. Raises ``ExportError`` when no site is known, or

@@ -220,6 +220,16 @@ class Source:
                 pass
         return parse_sites(sites)
 
+    def site_hosts(self) -> list[str]:
+        """The hosts this section names as served on: those its ``sites`` option names,
+        then its languages' (:meth:`get_language_hosts`). The admin's site choice, the
+        inspector and ``sitemap_export --all-sites`` know a site by these
+        (``SitemapRegistry.site_hosts``); a source serving hosts of its own (a Wagtail
+        ``Site``'s) adds them."""
+        selection = self.site_selection()
+        hosts = sorted(selection.hosts) if selection is not None else []
+        return list(dict.fromkeys([*hosts, *self.get_language_hosts().values()]))
+
     def generations_name(self) -> str:
         """The name this source's page generations go by (``generations.page_generation``).
 

@@ -10,6 +10,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 import django_sitemapx as sitemapx
+from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override
 from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.models import Article
@@ -198,3 +199,42 @@ def test_an_unknown_host_is_404(viewer: Client, two_hosts: SitemapRegistry) -> N
     with override_settings(ALLOWED_HOSTS=["*"]):
         assert viewer.get(reverse(OVERVIEW), {"host": "evil.example"}).status_code == 404
         assert viewer.get(_section("home"), {"host": "x" * 5000}).status_code == 404
+
+
+class OwnHostSource(sitemapx.StaticSource):
+    """A section serving a host of its own, as a Wagtail section serves each site's."""
+
+    def site_hosts(self) -> list[str]:
+        return [*super().site_hosts(), "Shop.Example"]
+
+    def serves(self, origin: Origin) -> bool:
+        return origin.host == "shop.example"
+
+
+def test_a_host_a_section_serves_of_its_own_is_offered_and_browsed(
+    viewer: Client, two_hosts: SitemapRegistry
+) -> None:
+    two_hosts.register("shop", OwnHostSource, url_names=["about"])
+    Override.objects.create(location="/about/", host="shop.example", priority=Decimal("0.3"))
+    response = viewer.get(reverse(OVERVIEW))
+    hosts = [o.host for o in response.context["site"].choices]
+    assert hosts == ["testserver", "example.com", "other.example", "shop.example"]
+    section = viewer.get(_section("shop"), {"host": "shop.example"})
+    assert section.status_code == 200
+    assert section.context["pages"][0]["browse_url"] == _page("shop") + "?host=shop.example"
+    page = viewer.get(_page("shop"), {"host": "shop.example"})
+    assert [(row["loc"], row["priority"]) for row in page.context["rows"]] == [
+        ("http://shop.example/about/", "0.3")
+    ]
+
+
+@pytest.mark.parametrize(
+    "host", ["<script>", "a b.example", "[::1", "shop.example:99999", "\x00", "é" * 300, ""]
+)
+def test_a_hostile_host_is_a_404_not_an_error(
+    viewer: Client, two_hosts: SitemapRegistry, host: str
+) -> None:
+    two_hosts.register("shop", OwnHostSource, url_names=["about"])
+    for url in (reverse(OVERVIEW), _section("shop"), _page("shop")):
+        response = viewer.get(url, {"host": host})
+        assert response.status_code == 404, (url, host)

@@ -13,6 +13,7 @@ again. Needs the wagtail leg (see test_wagtail_source).
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +24,11 @@ skip_unless_in_leg()
 
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.urls import reverse
 from wagtail.models import Page, Site
 
 from django_sitemapx.contrib.wagtail import WagtailPageSource
+from django_sitemapx.export import FolderDestination, export_every_site
 from django_sitemapx.invalidation import invalidate
 from django_sitemapx.models import Override
 from tests.conftest import NS, validate_sitemap
@@ -249,3 +252,69 @@ def test_the_inspector_names_a_host_no_sitemap_is_served_on(
 ) -> None:
     html = inspect(admin, "https://unknown.example/pages/news/")
     assert "No sitemap is served on this URL&#x27;s host" in html
+
+
+# -- browsing in the admin ------------------------------------------------------------------
+
+PAGE = "admin:django_sitemapx_browse_page"
+
+
+def browsed(client: Client, host: str | None = None) -> dict[str, Any]:
+    """Each URL of the Wagtail section's first page as the admin browses it on ``host``."""
+    query = {"host": host} if host else {}
+    response = client.get(reverse(PAGE, kwargs={"section": "wagtail", "number": 1}), query)
+    assert response.status_code == 200
+    return {row["loc"]: row["priority"] for row in response.context["rows"]}
+
+
+def test_the_admin_offers_each_wagtail_sites_host_and_browses_its_pages(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], admin: Client
+) -> None:
+    Site.objects.filter(hostname="b.example").update(port=8080)
+    Override.objects.create(location="/pages/shop", host="b.example:8080", priority=Decimal("0.8"))
+    response = admin.get(reverse("admin:django_sitemapx_overview"))
+    hosts = [origin.host for origin in response.context["site"].choices]
+    # The Django Sites framework's site (installed, unused) is known too: example.com.
+    assert hosts == ["a.example", "example.com", "b.example:8080"]
+    section = admin.get(
+        reverse("admin:django_sitemapx_browse_section", kwargs={"section": "wagtail"}),
+        {"host": "b.example:8080"},
+    )
+    assert section.status_code == 200
+    assert section.context["pages"][0]["browse_url"].endswith("?host=b.example%3A8080")
+    found = browsed(admin, "b.example:8080")
+    assert found["http://b.example:8080/pages/shop/"] == "0.8"
+    assert all(loc.startswith("http://b.example:8080/pages/") for loc in found)
+    assert "http://a.example/pages/news/" in browsed(admin)
+
+
+def test_browsing_the_default_sites_other_name_shows_the_sites_overrides(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    Override.objects.create(location="/pages/news", host="a.example", priority=Decimal("0.9"))
+    user = get_user_model().objects.create_superuser("admin", "admin@example.com", "pw")
+    client = Client(HTTP_HOST="example.com")  # no site has it: the default site serves it
+    client.force_login(user)
+    hosts = [
+        o.host
+        for o in client.get(reverse("admin:django_sitemapx_overview")).context["site"].choices
+    ]
+    assert hosts == ["example.com", "a.example", "b.example"]
+    assert browsed(client)["http://example.com/pages/news/"] == "0.9"
+    assert browsed(client, "a.example")["http://a.example/pages/news/"] == "0.9"
+    assert (
+        client.get(reverse("admin:django_sitemapx_overview"), {"host": "evil.example"}).status_code
+        == 404
+    )
+
+
+def test_every_site_export_writes_each_wagtail_sites_own_pages(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], tmp_path: Path
+) -> None:
+    exports = export_every_site(FolderDestination(tmp_path))
+    written = {export.origin.host: export.result is not None for export in exports}
+    # example.com is the Django Sites framework's site: the default Wagtail site serves it.
+    assert written == {"example.com": True, "a.example": True, "b.example": True}
+    shop = (tmp_path / "b.example" / "sitemap-wagtail-1.xml").read_text()
+    assert "https://b.example/pages/shop/" in shop
+    assert "/pages/news/" not in shop

@@ -292,6 +292,19 @@ class WagtailPageSource(ModelSource):
         own = site_host(tree.hostname, tree.port)
         return own if own != canonical_host(self.origin.host, self.origin.scheme) else None
 
+    def site_hosts(self) -> list[str]:
+        """The hosts its options name, then each Wagtail ``Site``'s, as Wagtail spells it
+        (:func:`.sites.site_host`): the sites the admin offers to browse, and the inspector
+        and ``sitemap_export --all-sites`` know."""
+        from wagtail.models import Site
+
+        sites = Site.objects.order_by("pk").values_list("hostname", "port")
+        return list(
+            dict.fromkeys(
+                [*super().site_hosts(), *(site_host(name, port) for name, port in sites)]
+            )
+        )
+
     def serves(self, origin: Origin) -> bool:
         """Served where a Wagtail ``Site`` matches the host (the default site matches any)."""
         return super().serves(origin) and site_for_host(origin.host, origin.scheme) is not None
