@@ -129,7 +129,8 @@ MERGED_SHARE = 0.8
 # Pages cut for their size hold the rows measured to fit in SPLIT_SHARE of
 # PAGE_BYTES (the rest is room to grow); a page built under MIN_FILL of both
 # limits whose size was an estimate takes more rows when that adds at least
-# REFILL_GAIN of them. A re-cut reaches at most MAX_RUN unmeasured pages on.
+# REFILL_GAIN of them or brings it to MIN_FILL. A re-cut reaches at most MAX_RUN
+# unmeasured pages on.
 SPLIT_SHARE = 0.95
 MIN_FILL = 0.9
 REFILL_GAIN = 1.05
@@ -884,12 +885,15 @@ class PageTable:
         estimate: it takes as many rows as ``SPLIT_SHARE`` of ``PAGE_BYTES``
         holds at the bytes per row measured (at most ``capacity``), from the
         unmeasured pages after it. Nothing changes unless that adds at least
-        ``REFILL_GAIN`` of its rows (False).
+        ``REFILL_GAIN`` of its rows or brings it to ``MIN_FILL`` (False): where a
+        row is a large share of a page, 5% more rows may not fit in
+        ``SPLIT_SHARE`` though one or two more would make it full enough.
         """
         if rows < 1 or size < 1:
             return False
         keep = min(self.capacity, math.floor(rows * SPLIT_SHARE * PAGE_BYTES / size))
-        if keep < rows * REFILL_GAIN:
+        filled = keep * size / rows >= MIN_FILL * PAGE_BYTES or keep >= MIN_FILL * self.capacity
+        if keep <= rows or (keep < rows * REFILL_GAIN and not filled):
             return False
         return self._recut_from(number, keep, size / rows)
 
