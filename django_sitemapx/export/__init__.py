@@ -206,9 +206,10 @@ def export_sitemap(
     files_origin, files_prefix = files_root(origin, files_base_url)
     configuration = configuration_digest(registry, origin)
     told = 0
+    read: dict[str, dict[int, splice.ReadBlocks]] = {}
     if app_settings.EXPORT_SPLICE and not (dry_run or full or gzip):
         # Before the index's pages are read: those told need no count.
-        told = tell_changed_pages(destination, registry, selected, origin, configuration)
+        told = tell_changed_pages(destination, registry, selected, origin, configuration, read)
     listed = listed_pages(registry, origin)
     if not listed:
         raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
@@ -216,6 +217,7 @@ def export_sitemap(
     result = ExportResult(destination.description, dry_run, told=told)
     run = _Run(destination, gzip=gzip, dry_run=dry_run, result=result)
     run.on_file, run.on_progress, run.on_pages = on_file, on_progress, on_pages
+    run.read = read
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -271,12 +273,15 @@ def tell_changed_pages(
     sections: set[str],
     origin: Origin,
     configuration: str,
+    read: dict[str, dict[int, splice.ReadBlocks]] | None = None,
 ) -> int:
     """Tell the page table the summaries of the pages changed since the last export.
 
     From the blocks the destination keeps of each page and the rows of the
     blocks that changed (``splice.settle``), so that listing the pages counts
-    none of them again. Returns how many pages were told.
+    none of them again. With ``read``, the keys of those blocks are kept
+    there by section and page, for the pages written in place. Returns how
+    many pages were told.
     """
     state = destination.read_state()
     if not state.records or not state.changes:
@@ -304,7 +309,8 @@ def tell_changed_pages(
                 return None
             return blocks
 
-        told += len(splice.settle(source, ranges[source.section], blocks_of, log))
+        kept = read.setdefault(source.section, {}) if read is not None else None
+        told += len(splice.settle(source, ranges[source.section], blocks_of, log, kept))
     return told
 
 
@@ -486,6 +492,8 @@ class _Run:
         self._overrides: dict[str, splice.Overrides] = {}
         # Each section's changed rows' elements, rendered once for its spliced pages.
         self._elements: dict[str, dict[str, bytes] | None] = {}
+        # Each section's changed blocks' keys by page, read as their pages were told.
+        self.read: dict[str, dict[int, splice.ReadBlocks]] = {}
 
     def page_name(self, listed_page: ListedPage) -> str:
         return _file_name(page_path(listed_page.section, listed_page.summary.number))
@@ -726,6 +734,7 @@ class _Run:
                     target,
                     overrides,
                     self._changed_elements(section, source, overrides),
+                    self.read.get(section, {}).pop(number, None),
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)

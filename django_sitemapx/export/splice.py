@@ -47,6 +47,7 @@ from ..locations import LocationBuilder, Origin
 from ..overrides import chunk_overrides
 from ..sources import ModelSource, Source
 from ..sources.changes import ChangeLog
+from ..sources.codecs import KeyCodec
 from ..sources.languages import alternate_hosts
 from ..sources.lastmods import W3CDatetime
 from ..sources.pages import State
@@ -181,25 +182,9 @@ class BlockWriter:
         # Whether each block's greatest lastmod is kept (``Blocks.lastmods``).
         self.told = told_by_rows(source, source.get_queryset().db)
 
-    def _bounds(self, low: str, high: str) -> Bounds:
-        decode = self.codec.decode
-        return Bounds(decode(low) if low else None, decode(high) if high else None)
-
     def _rows(self, low: str, high: str) -> QuerySet[Any]:
-        return in_range(self.source, self.source.listed_rows(), self._bounds(low, high))
-
-    def _ranges(self, ranges: list[tuple[str, str]]) -> Q:
-        key = self.source.key_name
-        found = Q()
-        for low, high in ranges:
-            bounds = self._bounds(low, high)
-            part = Q()
-            if bounds.low is not None:
-                part &= Q(**{f"{key}__gte": bounds.low})
-            if bounds.high is not None:
-                part &= Q(**{f"{key}__lt": bounds.high})
-            found |= part
-        return found
+        bounds = _bounds(self.codec, low, high)
+        return in_range(self.source, self.source.listed_rows(), bounds)
 
     def chunks(
         self,
@@ -309,7 +294,7 @@ class BlockWriter:
                 if lastmods is not None:
                     latest[index] = _greatest(latest[index], lastmods[position : position + 1])
 
-        union = self.source.listed_rows().filter(self._ranges(ranges))
+        union = self.source.listed_rows().filter(_in_ranges(self.source, self.codec, ranges))
         before = self.writer.stats.urls
         body = b"".join(list(self.chunks("", "", union, on_keys)))
         pieces = body.split(_ELEMENT)
@@ -325,29 +310,6 @@ class BlockWriter:
             position += count
             offset += size
         return found
-
-    def keys_of(self, ranges: list[tuple[str, str]]) -> list[tuple[list[str], str | None]]:
-        """The keys (encoded) of the rows of each key range (in order), and their greatest
-        lastmod as the database writes it (None: not kept, see ``Blocks.lastmods``): one query.
-        """
-        encode = self.codec.encode
-        lows = [low for low, _high in ranges]
-        keys: list[list[str]] = [[] for _ in ranges]
-        latest: list[str | None] = [None] * len(ranges)
-        key, column = self.source.key_name, self.source.lastmod_column
-        rows = self.source.listed_rows().filter(self._ranges(ranges)).order_by(key)
-        if not self.told or column is None:
-            for value in rows.values_list(key, flat=True):
-                text = encode(value)
-                keys[bisect.bisect_right(lows, text) - 1].append(text)
-            return [(found, None) for found in keys]
-        for value, lastmod in rows.values_list(key, W3CDatetime(F(column))):
-            text = encode(value)
-            index = bisect.bisect_right(lows, text) - 1
-            keys[index].append(text)
-            if lastmod is not None and (latest[index] is None or lastmod > latest[index]):
-                latest[index] = lastmod
-        return list(zip(keys, latest, strict=True))
 
     def elements_of(self, keys: list[str]) -> dict[str, bytes] | None:
         """Each row's ``<url>`` element (less its opening ``<url>``), by key.
@@ -383,6 +345,80 @@ class BlockWriter:
         stats.bytes += len(self.tail)
         _log_skips(self.source.section, self.number, stats)
         self.source.page_measured(where.state, stats.urls, stats.bytes, last=not where.high)
+
+
+def _bounds(codec: KeyCodec, low: str, high: str) -> Bounds:
+    """The key range from ``low`` below ``high`` (encoded; ``""``: no bound), decoded."""
+    decode = codec.decode
+    return Bounds(decode(low) if low else None, decode(high) if high else None)
+
+
+def _in_ranges(source: ModelSource, codec: KeyCodec, ranges: list[tuple[str, str]]) -> Q:
+    """The rows whose key lies in one of ``ranges`` (encoded)."""
+    key = source.key_name
+    found = Q()
+    for low, high in ranges:
+        bounds = _bounds(codec, low, high)
+        part = Q()
+        if bounds.low is not None:
+            part &= Q(**{f"{key}__gte": bounds.low})
+        if bounds.high is not None:
+            part &= Q(**{f"{key}__lt": bounds.high})
+        found |= part
+    return found
+
+
+# Key ranges whose keys one query reads (``block_keys``): two parameters each.
+_RANGES_PER_QUERY = 200
+
+
+def block_keys(
+    source: ModelSource, ranges: list[tuple[str, str]]
+) -> list[tuple[list[str], str | None]]:
+    """The keys (encoded, in order) of the rows of each key range (disjoint, in key order),
+    and their greatest lastmod as the database writes it (None: not kept, see
+    ``Blocks.lastmods``): one query per ``_RANGES_PER_QUERY`` ranges, over their rows alone.
+    """
+    if not ranges:
+        return []
+    codec = source.page_table().codec
+    encode = codec.encode
+    key, column = source.key_name, source.lastmod_column
+    dated = column is not None and told_by_rows(source, source.get_queryset().db)
+    found: list[tuple[list[str], str | None]] = []
+    for start in range(0, len(ranges), _RANGES_PER_QUERY):
+        part = ranges[start : start + _RANGES_PER_QUERY]
+        lows = [low for low, _high in part]
+        keys: list[list[str]] = [[] for _ in part]
+        latest: list[str | None] = [None] * len(part)
+        rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by(key)
+        if not dated:
+            for value in rows.values_list(key, flat=True):
+                text = encode(value)
+                keys[bisect.bisect_right(lows, text) - 1].append(text)
+        else:
+            assert column is not None
+            for value, lastmod in rows.values_list(key, W3CDatetime(F(column))):
+                text = encode(value)
+                index = bisect.bisect_right(lows, text) - 1
+                keys[index].append(text)
+                if lastmod is not None and (latest[index] is None or lastmod > latest[index]):
+                    latest[index] = lastmod
+        found.extend(zip(keys, latest, strict=True))
+    return found
+
+
+@dataclass
+class ReadBlocks:
+    """A page's changed blocks as :func:`settle` read them, for :func:`splice` to write.
+
+    ``keys``: each block's keys and greatest lastmod (:func:`block_keys`), by
+    its range; ``changes``: the page's count of changes when its range was
+    read, before those rows: a page marked since is read again.
+    """
+
+    changes: int
+    keys: dict[tuple[str, str], tuple[list[str], str | None]]
 
 
 def make_whole(
@@ -488,13 +524,15 @@ def splice(
     target: IO[bytes],
     overrides: Overrides = None,
     elements: dict[str, bytes] | None = None,
+    read: ReadBlocks | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
     Each changed block is one query over its key range; one that grew past
     twice ``BLOCK_ROWS`` rows is cut again (:meth:`BlockWriter.cut`).
     ``elements``: the changed rows' elements, rendered already
-    (:func:`changed_elements`; else read here for this page). None
+    (:func:`changed_elements`; else read here for this page); ``read``: the
+    changed blocks' keys, read already (:func:`settle`; else read here). None
     when the page cannot be spliced so (an entry left out, the page emptied):
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
     """
@@ -515,7 +553,9 @@ def splice(
         offsets.append(offsets[-1] + size)
     highs = [*before.starts[1:], where.high]
     bounds = {index: (before.starts[index], highs[index]) for index in changed}
-    in_place = _in_place(blocks, before, bounds, keys, old, offsets, elements)
+    if read is not None and read.changes != where.state.changes:
+        read = None  # marked changed since its blocks were read
+    in_place = _in_place(blocks, before, bounds, keys, old, offsets, elements, read)
     for index, (data, lastmod) in in_place.items():
         made[index] = [(bounds[index][0], data, before.urls[index + 1], lastmod)]
     if stats.bytes + len(blocks.tail) > PROTOCOL_MAX_BYTES:
@@ -616,6 +656,7 @@ def _in_place(
     old: IO[bytes],
     offsets: list[int],
     elements: dict[str, bytes] | None,
+    read: ReadBlocks | None,
 ) -> dict[int, tuple[bytes, str | None]]:
     """The changed blocks whose rows are still the same rows, written again in place.
 
@@ -624,15 +665,18 @@ def _in_place(
     rows is a logged key: none came or went), so only the elements of those
     keys are written again, into the block's old bytes (read from ``old`` at
     ``offsets``), each at its row's place: one query for the keys (and the
-    greatest lastmod) of the blocks, one for the changed rows (none when
-    ``elements`` holds them). Any other
+    greatest lastmod) of the blocks (none for those ``read`` holds), one for
+    the changed rows (none when ``elements`` holds them). Any other
     block is left out, to be written whole. Returns each block's bytes and
     greatest lastmod, by index; the writer's counts include them.
     """
     from .files import read_at
 
     changed = sorted(bounds)
-    now = blocks.keys_of([bounds[index] for index in changed])
+    known = read.keys if read is not None else {}
+    unread = [bounds[index] for index in changed if bounds[index] not in known]
+    known = {**known, **dict(zip(unread, block_keys(blocks.source, unread), strict=True))}
+    now = [known[bounds[index]] for index in changed]
     logged: dict[int, set[str]] = {}
     for key in keys:
         logged.setdefault(bisect.bisect_right(before.starts, key) - 1, set()).add(key)
@@ -651,10 +695,10 @@ def _in_place(
     if elements is not None:
         rendered = {key: elements[key] for key in needed if key in elements}
     else:
-        read = blocks.elements_of(needed)
-        if read is None:
+        fresh = blocks.elements_of(needed)
+        if fresh is None:
             return {}
-        rendered = read
+        rendered = fresh
         # The rows written again are counted by the writer already; the rest of each block is not.
         stats.urls -= len(rendered)
         stats.bytes -= sum(len(_ELEMENT) + len(element) for element in rendered.values())
@@ -675,11 +719,17 @@ def _in_place(
     return result
 
 
+# Changed blocks whose keys :func:`settle` reads and keeps for the pages written
+# in place (about ``BLOCK_ROWS`` keys each); past that, one grouped query sums them up.
+_BLOCKS_READ_AT_ONCE = 2_000
+
+
 def settle(
     source: ModelSource,
     ranges: dict[int, PageRange],
     blocks_of: Callable[[int], Blocks | None],
     log: ChangeLog,
+    read: dict[int, ReadBlocks] | None = None,
 ) -> set[int]:
     """Tell the page table the summaries of ``source``'s changed pages: no page counted.
 
@@ -687,8 +737,11 @@ def settle(
     its range as it is (``Blocks.base``), keep each block's lastmod, and
     whose every change since the log names by key (as :func:`splice` asks)
     is summed up from its blocks: the unchanged ones as recorded, the changed
-    ones read again (``summaries.summarize_ranges``: one grouped query over
-    their rows alone, for every page of the section). ``ranges`` are the
+    ones read again, for every page of the section at once. With ``read``
+    (and up to ``_BLOCKS_READ_AT_ONCE`` blocks) their keys and lastmods are
+    read (:func:`block_keys`) and kept there by page, so that :func:`splice`
+    does not read them again; else one grouped query sums them up
+    (``summaries.summarize_ranges``). ``ranges`` are the
     section's pages as loaded before the log was read (``page_ranges``).
     The page table stores each summary as a count (``PageTable.settle``);
     the other pages are counted as usual. Returns the pages told.
@@ -696,11 +749,10 @@ def settle(
     table = source.page_table()
     if not told_by_rows(source, source.get_queryset().db):
         return set()
-    decode = table.codec.decode
     # Each page's unchanged blocks summed up (rows, greatest lastmod) and how many
     # changed: one page's blocks held at a time.
     plans: dict[int, tuple[int, str | None, int]] = {}
-    wanted: list[Bounds] = []
+    wanted: list[tuple[str, str]] = []
     for number, where in ranges.items():
         if not table.is_stale(where.state):
             continue
@@ -720,19 +772,42 @@ def settle(
         rows = sum(blocks.urls[index + 1] for index in kept)
         plans[number] = (rows, _greatest(None, [blocks.lastmods[i] for i in kept]), len(changed))
         for index in changed:
-            low = blocks.starts[index]
             high = blocks.starts[index + 1] if index + 1 < count else where.high
-            wanted.append(Bounds(decode(low) if low else None, decode(high) if high else None))
-    found = iter(summarize_ranges(source, wanted))
+            wanted.append((blocks.starts[index], high))
+    found = iter(_summarize_blocks(source, wanted, read is not None))
     summaries = {}
     for number, (rows, latest, changed_count) in plans.items():
         known = True
         for _index in range(changed_count):
-            block_rows, lastmod, undated = next(found)
+            bounds, (block_rows, lastmod, undated), keys_read = next(found)
             rows += block_rows
             latest = _greatest(latest, [lastmod])
             # A lastmod out of range (or none) in a block read again: the page is counted.
             known = known and not undated and (lastmod is not None or not block_rows)
+            if read is not None and keys_read is not None:
+                state = ranges[number].state
+                read.setdefault(number, ReadBlocks(state.changes, {})).keys[bounds] = keys_read
         if known or source.lastmod_column is None:
             summaries[number] = summary_of_rows(source, rows, latest)
     return table.settle([where.state for where in ranges.values()], summaries)
+
+
+def _summarize_blocks(
+    source: ModelSource, ranges: list[tuple[str, str]], keep: bool
+) -> Iterator[
+    tuple[tuple[str, str], tuple[int, str | None, int], tuple[list[str], str | None] | None]
+]:
+    """Each of ``ranges`` (encoded, in key order), its summary (``summaries.summarize``),
+    and its keys and greatest lastmod when ``keep`` and they are read (:func:`block_keys`).
+
+    Only for a source :func:`told_by_rows` says so of: no row lacks a lastmod.
+    """
+    if keep and len(ranges) <= _BLOCKS_READ_AT_ONCE:
+        for bounds, (keys, latest) in zip(ranges, block_keys(source, ranges), strict=True):
+            summary = summary_of_rows(source, len(keys), latest)
+            yield bounds, summary, (keys, latest)
+        return
+    codec = source.page_table().codec
+    decoded = [_bounds(codec, low, high) for low, high in ranges]
+    for bounds, summary in zip(ranges, summarize_ranges(source, decoded), strict=True):
+        yield bounds, summary, None

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.db.models import F
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
-from django_sitemapx import ModelSource
+from django_sitemapx import ModelSource, export
 from django_sitemapx.compat import tasks_module
 from django_sitemapx.export import (
     ExportResult,
@@ -117,7 +119,8 @@ class _Runs:
 
     def check(self) -> ExportResult:
         self.counts.clear()
-        result = export_sitemap(FolderDestination(self.folder), origin=ORIGIN)
+        with CaptureQueriesContext(connection) as queries:
+            result = export_sitemap(FolderDestination(self.folder), origin=ORIGIN)
         counted = list(self.counts)
         self.runs += 1
         told = _summaries()
@@ -129,6 +132,10 @@ class _Runs:
         assert exported(self.folder) == exported(reference)
         validate_all(exported(self.folder))
         result.counted = counted  # type: ignore[attr-defined]
+        # The run's queries of the rows (not of the page table, the log or the export's own).
+        table = Article._meta.db_table
+        rows = [query["sql"] for query in queries.captured_queries if table in query["sql"]]
+        result.row_queries = rows  # type: ignore[attr-defined]
         return result
 
 
@@ -406,6 +413,40 @@ def test_the_changed_rows_of_every_page_written_in_place_are_read_at_once(
     _save(commit, 450, 100_002)
     result = runs.check()
     assert result.spliced == 3 and whole == [] and reads == [3]
+
+
+def test_the_changed_blocks_keys_are_read_once_for_telling_and_writing_in_place(
+    runs: _Runs, commit: Callable[..., Any], whole: list[int]
+) -> None:
+    # Three pages, each with a save in place: one query reads their changed blocks' keys
+    # and lastmods (telling the pages' summaries), one their changed rows; none per page.
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    _save(commit, 450, 100_002)
+    result = runs.check()
+    assert result.spliced == 3 and result.told == 3 and whole == []
+    assert len(result.row_queries) == 2, result.row_queries  # type: ignore[attr-defined]
+
+
+def test_a_page_saved_after_it_was_told_has_its_blocks_read_again(
+    runs: _Runs, commit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = export.tell_changed_pages
+
+    def then_saved(*args: Any, **kwargs: Any) -> int:
+        told = real(*args, **kwargs)
+        # The page's greatest lastmod now, saved after its blocks' keys were read.
+        _save(commit, 250, 200_000)
+        return told
+
+    _save(commit, 250, 100_000)
+    monkeypatch.setattr(export, "tell_changed_pages", then_saved)
+    assert runs.check().spliced == 1
+    monkeypatch.setattr(export, "tell_changed_pages", real)
+    # Another block of the page saved: the page is told from the block's lastmod as kept.
+    _save(commit, 330, 100_001)
+    result = runs.check()
+    assert result.told == 1 and result.counted == []  # type: ignore[attr-defined]
 
 
 @pytest.mark.skipif(tasks_module() is None, reason="needs Django's Tasks framework")
