@@ -416,7 +416,7 @@ def test_the_changed_rows_of_every_page_written_in_place_are_read_at_once(
 
 
 def test_the_changed_blocks_keys_are_read_once_for_telling_and_writing_in_place(
-    runs: _Runs, commit: Callable[..., Any], whole: list[int]
+    runs: _Runs, commit: Callable[..., Any], whole: list[int], lastmod_text: None
 ) -> None:
     # Three pages, each with a save in place: one query reads their changed blocks' keys
     # and lastmods (telling the pages' summaries), one their changed rows; none per page.
@@ -429,7 +429,7 @@ def test_the_changed_blocks_keys_are_read_once_for_telling_and_writing_in_place(
 
 
 def test_a_page_saved_after_it_was_told_has_its_blocks_read_again(
-    runs: _Runs, commit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+    runs: _Runs, commit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, lastmod_text: None
 ) -> None:
     real = export.tell_changed_pages
 
