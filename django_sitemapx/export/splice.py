@@ -295,20 +295,14 @@ class BlockWriter:
                     latest[index] = _greatest(latest[index], lastmods[position : position + 1])
 
         union = self.source.listed_rows().filter(_in_ranges(self.source, self.codec, ranges))
-        before = self.writer.stats.urls
-        body = b"".join(list(self.chunks("", "", union, on_keys)))
-        pieces = body.split(_ELEMENT)
-        written = self.writer.stats.urls - before
-        if pieces[0] or len(pieces) - 1 != written or written != sum(counts):
+        elements = self._elements(union, on_keys, lambda: sum(counts))
+        if elements is None:
             return None
-        if self.writer.stats.skipped:
-            return None
-        found, position, offset = [], 1, 0
+        found, position = [], 0
         for count, greatest in zip(counts, latest, strict=True):
-            size = sum(map(len, pieces[position : position + count])) + count * len(_ELEMENT)
-            found.append((body[offset : offset + size], count, greatest))
+            part = elements[position : position + count]
+            found.append((b"".join(_ELEMENT + element for element in part), count, greatest))
             position += count
-            offset += size
         return found
 
     def elements_of(self, keys: list[str]) -> dict[str, bytes] | None:
@@ -325,15 +319,26 @@ class BlockWriter:
         def on_keys(found: list[Any], _lastmods: list[str | None] | None) -> None:
             order.extend(encode(value) for value in found)
 
+        elements = self._elements(rows, on_keys, lambda: len(order))
+        return None if elements is None else dict(zip(order, elements, strict=True))
+
+    def _elements(
+        self, rows: QuerySet[Any], on_keys: KeysCallback, rows_read: Callable[[], int]
+    ) -> list[bytes] | None:
+        """The ``<url>`` elements (less their opening ``<url>``) of ``rows``, in key order.
+
+        ``on_keys`` is given each batch's keys as it is read; ``rows_read`` says how
+        many it was given in all. None when the elements are not one a row read
+        (see :meth:`cut`) or a row was skipped.
+        """
         before = self.writer.stats.urls
-        body = b"".join(list(self.chunks("", "", rows, on_keys)))
-        pieces = body.split(_ELEMENT)
+        pieces = b"".join(list(self.chunks("", "", rows, on_keys))).split(_ELEMENT)
         written = self.writer.stats.urls - before
-        if pieces[0] or len(pieces) - 1 != written or written != len(order):
+        if pieces[0] or len(pieces) - 1 != written or written != rows_read():
             return None
         if self.writer.stats.skipped:
             return None
-        return dict(zip(order, pieces[1:], strict=True))
+        return pieces[1:]
 
     def finish(self, where: PageRange) -> None:
         """What a page's rendering ends with: its skips logged, its size recorded.
