@@ -50,7 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.export_steps import EXPORT, SAVE  # noqa: E402
+from benchmarks.export_steps import EXPORT, SAVE, run_step  # noqa: E402
 
 BASE_URL = "http://localhost"
 
@@ -103,18 +103,7 @@ def _in_process(code: str) -> dict[str, Any]:
         + "\nout['rss_mb'] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)"
         + "\nprint(json.dumps(out))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode:
-        raise SystemExit(f"The step failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return run_step(script, ROOT, _env())
 
 
 def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:

@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.export_steps import EXPORT, SAVE  # noqa: E402
+from benchmarks.export_steps import EXPORT, SAVE, run_step  # noqa: E402
 
 BASE_URL = "http://localhost"
 
@@ -75,16 +74,7 @@ def _run(code: str, splice: bool, checkout: Path | None) -> dict[str, Any]:
     script = _SETUP.format(splice=splice) + code + _DONE
     started = time.perf_counter()
     # ``python -c`` puts its working folder first on the path: the checkout's.
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=checkout or ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode:
-        raise SystemExit(f"The step failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_step(script, checkout or ROOT, env)
     result["seconds"] = round(time.perf_counter() - started, 2)
     result["load_average"] = round(os.getloadavg()[0], 2)
     return result

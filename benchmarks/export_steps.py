@@ -7,6 +7,27 @@ so that ``export_memory.py --code`` can run them against another checkout.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def run_step(script: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Run ``script`` with ``python -c`` in ``cwd``; the JSON object its last line prints.
+
+    Exits with the step's error output when it fails.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    if done.returncode:
+        raise SystemExit(f"The step failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 # The export into ``folder``: its result's figures, the process's CPU seconds (Django's
 # start included) and its PostgreSQL backend's.
 EXPORT = """
