@@ -38,15 +38,6 @@ pytestmark = [
 ORIGIN = Origin("http", "example.com")
 
 
-@pytest.fixture
-def immediate(settings: Any) -> None:
-    module = tasks_module()
-    assert module is not None
-    settings.TASKS = {
-        "default": {"BACKEND": f"{module.__name__}.backends.immediate.ImmediateBackend"}
-    }
-
-
 def _full(folder: Path, gzip: bool) -> dict[str, bytes]:
     export_sitemap(FolderDestination(folder), origin=ORIGIN, gzip=gzip, full=True)
     return exported(folder)

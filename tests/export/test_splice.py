@@ -292,13 +292,8 @@ def test_tasks_splice_too(
     tmp_path: Path,
     spliced: list[int],
     commit: Callable[..., Any],
-    settings: Any,
+    immediate: None,
 ) -> None:
-    module = tasks_module()
-    assert module is not None
-    settings.TASKS = {
-        "default": {"BACKEND": f"{module.__name__}.backends.immediate.ImmediateBackend"}
-    }
     registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
     _documents(commit, range(10, 810, 10))  # 4 pages
     folder = tmp_path / "out"

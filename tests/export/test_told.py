@@ -455,14 +455,9 @@ def test_an_export_split_into_tasks_tells_its_changed_pages_too(
     tmp_path: Path,
     commit: Callable[..., Any],
     counts: list[int],
-    settings: Any,
+    immediate: None,
     lastmod_text: None,
 ) -> None:
-    module = tasks_module()
-    assert module is not None
-    settings.TASKS = {
-        "default": {"BACKEND": f"{module.__name__}.backends.immediate.ImmediateBackend"}
-    }
     registry.register(Article, source_class=_ArticleSource, section="a", limit=20)
     _articles(commit, range(10, 610, 10))
     folder = tmp_path / "out"
