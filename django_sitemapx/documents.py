@@ -147,7 +147,12 @@ def listed_pages(registry: SitemapRegistry, origin: Origin | None = None) -> lis
         for source in sources
         for summary in source.page_summaries()
     ]
-    return adjust_index(listed, None if origin is None else origin.host)
+    if origin is None:
+        return adjust_index(listed)
+    fallbacks = {
+        source.section: fallback for source in sources if (fallback := source.fallback_host())
+    }
+    return adjust_index(listed, origin.host, fallbacks)
 
 
 def render_index(

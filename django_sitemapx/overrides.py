@@ -506,7 +506,11 @@ def _format(row: list[Any]) -> OverrideValues:
     )
 
 
-def adjust_index(listed: list[ListedPage], host: str | None = None) -> list[ListedPage]:
+def adjust_index(
+    listed: list[ListedPage],
+    host: str | None = None,
+    fallback_hosts: Mapping[str, str] | None = None,
+) -> list[ListedPage]:
     """Raise each page's lastmod to the latest forced lastmod placed on it (two queries).
 
     Overrides raise the page they were placed on, those of ``host`` and those
@@ -514,13 +518,17 @@ def adjust_index(listed: list[ListedPage], host: str | None = None) -> list[List
     raises every page of the sections it applies to on ``host`` (every host
     when None): the index cannot tell which pages hold a URL the rule matches
     without reading them, and a page announced as changed that did not is
-    the cheaper mistake.
+    the cheaper mistake. ``fallback_hosts`` maps a section to its document's
+    fallback host (``Source.fallback_host()``), whose overrides and rules apply
+    there too: they were placed on that host's pages, not these, so each raises
+    every page of the section (two more queries).
     """
     if not listed or not app_settings.OVERRIDES or not table_ready():
         return listed
     forced = forced_page_lastmods(host)
     ruled = forced_rule_lastmods(host)
-    if not forced and not ruled:
+    fallen = forced_fallback_lastmods(fallback_hosts) if host and fallback_hosts else {}
+    if not forced and not ruled and not fallen:
         return listed
     adjusted = []
     for listed_page in listed:
@@ -528,6 +536,7 @@ def adjust_index(listed: list[ListedPage], host: str | None = None) -> list[List
             forced.get((listed_page.section, listed_page.summary.number)),
             ruled.get(""),
             ruled.get(listed_page.section),
+            fallen.get(listed_page.section),
         ]
         for latest in candidates:
             if latest is not None and is_later(latest, listed_page.summary.lastmod):
@@ -537,6 +546,46 @@ def adjust_index(listed: list[ListedPage], host: str | None = None) -> list[List
                     listed_page = dataclasses.replace(listed_page, summary=summary)
         adjusted.append(listed_page)
     return adjusted
+
+
+def forced_fallback_lastmods(fallback_hosts: Mapping[str, str]) -> dict[str, datetime.datetime]:
+    """``section -> latest forced lastmod`` of the included overrides (placed on a page)
+    and rules of the section's fallback host (``fallback_hosts``: section -> host)."""
+    from .models import Override, Rule, table_exists
+
+    hosts = {section: canonical_host(name) for section, name in fallback_hosts.items()}
+    latest: dict[str, datetime.datetime] = {}
+
+    def keep(section: str, when: datetime.datetime) -> None:
+        if section not in latest or when > latest[section]:
+            latest[section] = when
+
+    placed = Override.objects.filter(
+        lastmod__isnull=False,
+        exclude=False,
+        page__isnull=False,
+        section__in=list(hosts),
+        host__in=set(hosts.values()),
+    )
+    for section, host, when in (
+        placed.order_by().values_list("section", "host").annotate(latest=Max("lastmod"))
+    ):
+        if hosts[section] == host:
+            keep(section, when)
+    if table_exists(Rule, router.db_for_read(Rule)):
+        rules = Rule.objects.filter(
+            lastmod__isnull=False,
+            exclude=False,
+            section__in=["", *hosts],
+            host__in=set(hosts.values()),
+        )
+        for ruled, host, when in (
+            rules.order_by().values_list("section", "host").annotate(latest=Max("lastmod"))
+        ):
+            for section, fallback in hosts.items():
+                if fallback == host and ruled in ("", section):
+                    keep(section, when)
+    return latest
 
 
 def forced_rule_lastmods(host: str | None) -> dict[str, datetime.datetime]:

@@ -12,6 +12,8 @@ again. Needs the wagtail leg (see test_wagtail_source).
 
 from __future__ import annotations
 
+import datetime
+from datetime import UTC
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,13 +32,14 @@ from wagtail.models import Page, Site
 from django_sitemapx.contrib.wagtail import WagtailPageSource
 from django_sitemapx.export import FolderDestination, export_every_site
 from django_sitemapx.invalidation import invalidate
-from django_sitemapx.models import Override
+from django_sitemapx.models import Override, Rule
 from tests.conftest import NS, validate_sitemap
 from tests.wagtailsite.test_wagtail_source import (  # noqa: F401 - fixtures
     _fresh_site_root_paths,
     _served,
     document,
     every_loc,
+    index,
     invalidated,
     paged,
     two_sites,
@@ -84,6 +87,44 @@ def test_the_default_site_under_another_host_applies_the_sites_overrides(
     invalidate()  # an override written outside the admin
     assert priorities("example.com")["http://example.com/pages/news/"] == "0.3"
     assert priorities("a.example")["http://a.example/pages/news/"] == "0.9"
+
+
+def test_the_default_sites_forced_lastmod_raises_the_index_under_another_host(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    # Placed on a.example's page 1, as the admin places it; example.com has its own
+    # page table, so the override raises every page of the section there.
+    forced = datetime.datetime(2031, 5, 4, tzinfo=UTC)
+    Override.objects.create(
+        location="/pages/news", host="a.example", lastmod=forced, section="wagtail", page=1
+    )
+    invalidate()  # an override written outside the admin
+    expected = "2031-05-04T00:00:00+00:00"
+    assert wagtail_lastmods("a.example") == {"http://a.example/sitemap-wagtail-1.xml": expected}
+    assert wagtail_lastmods("example.com") == {
+        "http://example.com/sitemap-wagtail-1.xml": expected
+    }
+    # Another site's override raises nothing of it.
+    assert expected not in wagtail_lastmods("b.example").values()
+    # A rule of the site raises the section wherever the site is served.
+    Rule.objects.create(
+        pattern="/pages/", host="a.example", lastmod=datetime.datetime(2032, 1, 2, tzinfo=UTC)
+    )
+    invalidate()
+    assert set(wagtail_lastmods("example.com").values()) == {"2032-01-02T00:00:00+00:00"}
+    assert "2032-01-02T00:00:00+00:00" not in wagtail_lastmods("b.example").values()
+
+
+def wagtail_lastmods(host: str) -> dict[str, str | None]:
+    """The index of ``host``: each Wagtail page's location and lastmod."""
+    root = validate_sitemap(index(host))
+    return {
+        str(element.findtext("sm:loc", namespaces=NS)): element.findtext(
+            "sm:lastmod", namespaces=NS
+        )
+        for element in root.iterfind("sm:sitemap", NS)
+        if "sitemap-wagtail-" in str(element.findtext("sm:loc", namespaces=NS))
+    }
 
 
 def test_a_sites_hostname_at_another_port_applies_the_sites_overrides(
@@ -318,3 +359,16 @@ def test_every_site_export_writes_each_wagtail_sites_own_pages(
     shop = (tmp_path / "b.example" / "sitemap-wagtail-1.xml").read_text()
     assert "https://b.example/pages/shop/" in shop
     assert "/pages/news/" not in shop
+
+
+def test_before_wagtails_tables_are_migrated_the_sites_hosts_are_the_options_only(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_sitemapx import models
+    from django_sitemapx.sources import ModelSource
+
+    assert {"a.example", "b.example"} <= set(wagtail.site_hosts())
+    # What migrate's own checks, or a command run before it, meet.
+    monkeypatch.setattr(models, "_FOUND_TABLES", set())
+    monkeypatch.setattr(Site._meta, "db_table", "wagtailcore_site_not_migrated")
+    assert wagtail.site_hosts() == ModelSource.site_hosts(wagtail)

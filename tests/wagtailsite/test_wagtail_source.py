@@ -410,8 +410,12 @@ def test_alternates_are_the_same_read_in_sql_or_per_chunk(
         "fr": french_cafe,
         "x-default": "http://a.example/pages/news/caf%C3%A9",
     }
-    # In SQL, no query per chunk for the alternates.
-    assert len(in_sql) < len(per_chunk)
+    # In SQL (PostgreSQL's only: elsewhere both read per chunk), no query per chunk for
+    # the alternates.
+    if connection.vendor == "postgresql":
+        assert len(in_sql) < len(per_chunk)
+    else:
+        assert len(in_sql) == len(per_chunk)
 
 
 def test_a_version_with_a_control_character_has_no_link(

@@ -295,9 +295,14 @@ class WagtailPageSource(ModelSource):
     def site_hosts(self) -> list[str]:
         """The hosts its options name, then each Wagtail ``Site``'s, as Wagtail spells it
         (:func:`.sites.site_host`): the sites the admin offers to browse, and the inspector
-        and ``sitemap_export --all-sites`` know."""
+        and ``sitemap_export --all-sites`` know. Only the options' before Wagtail's tables
+        are migrated."""
         from wagtail.models import Site
 
+        from ...models import table_exists
+
+        if not table_exists(Site, router.db_for_read(Site)):
+            return super().site_hosts()
         sites = Site.objects.order_by("pk").values_list("hostname", "port")
         return list(
             dict.fromkeys(
