@@ -50,15 +50,18 @@ from tests.wagtailsite.test_wagtail_source import (  # noqa: F401 - fixtures
 pytestmark = pytest.mark.django_db
 
 
+def by_loc(data: bytes, element: str, field: str) -> dict[str, str | None]:
+    """Each ``<element>`` of the document ``data`` (validated): its location, its ``field``."""
+    root = validate_sitemap(data)
+    return {
+        str(found.findtext("sm:loc", namespaces=NS)): found.findtext(f"sm:{field}", namespaces=NS)
+        for found in root.iterfind(f"sm:{element}", NS)
+    }
+
+
 def priorities(host: str) -> dict[str, str | None]:
     """Each URL of ``host``'s first Wagtail page, with its priority."""
-    root = validate_sitemap(document(host))
-    return {
-        str(element.findtext("sm:loc", namespaces=NS)): element.findtext(
-            "sm:priority", namespaces=NS
-        )
-        for element in root.iterfind("sm:url", NS)
-    }
+    return by_loc(document(host), "url", "priority")
 
 
 def move(site: Site, commits: Any, **fields: Any) -> None:
@@ -117,14 +120,8 @@ def test_the_default_sites_forced_lastmod_raises_the_index_under_another_host(
 
 def wagtail_lastmods(host: str) -> dict[str, str | None]:
     """The index of ``host``: each Wagtail page's location and lastmod."""
-    root = validate_sitemap(index(host))
-    return {
-        str(element.findtext("sm:loc", namespaces=NS)): element.findtext(
-            "sm:lastmod", namespaces=NS
-        )
-        for element in root.iterfind("sm:sitemap", NS)
-        if "sitemap-wagtail-" in str(element.findtext("sm:loc", namespaces=NS))
-    }
+    listed = by_loc(index(host), "sitemap", "lastmod")
+    return {loc: lastmod for loc, lastmod in listed.items() if "sitemap-wagtail-" in loc}
 
 
 def test_a_sites_hostname_at_another_port_applies_the_sites_overrides(
@@ -137,11 +134,7 @@ def test_a_sites_hostname_at_another_port_applies_the_sites_overrides(
     )
     assert response.status_code == 200
     loc = "http://b.example:8080/pages/shop/"
-    root = validate_sitemap(b"".join(response.streaming_content))
-    found = {
-        element.findtext("sm:loc", namespaces=NS): element.findtext("sm:priority", namespaces=NS)
-        for element in root.iterfind("sm:url", NS)
-    }
+    found = by_loc(b"".join(response.streaming_content), "url", "priority")
     assert found[loc] == "0.7"
 
 
