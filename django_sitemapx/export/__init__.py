@@ -60,6 +60,7 @@ from ..locations.origins import origin_from_url as url_origin
 from ..registry import SitemapRegistry, default_registry
 from ..sources import ListedPage, ModelSource, Source
 from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_changes
+from ..sources.pages import PageTable
 from . import splice
 from .destinations import (
     BLOCKS_SUFFIX,
@@ -490,6 +491,8 @@ class _Run:
         # Each section's page ranges, read once (a page split since is made whole).
         self._ranges: dict[str, dict[int, splice.PageRange]] = {}
         self._overrides: dict[str, splice.Overrides] = {}
+        # Each section's page table, made once for its pages (``splice.BlockWriter``).
+        self._tables: dict[str, PageTable] = {}
         # Each section's changed rows' elements, rendered once for its spliced pages.
         self._elements: dict[str, dict[str, bytes] | None] = {}
         # Each section's changed blocks' keys by page, read as their pages were told.
@@ -632,7 +635,10 @@ class _Run:
         if not self._in_blocks[section]:
             return None
         if section not in self._ranges:
-            self._ranges[section] = splice.page_ranges(source, self.configuration)
+            self._tables[section] = source.page_table()
+            self._ranges[section] = splice.page_ranges(
+                source, self.configuration, self._tables[section]
+            )
             # Read once for the section's pages, as they are for one page.
             assert source.origin is not None
             self._overrides[section] = splice.section_overrides(source, source.origin)
@@ -648,7 +654,13 @@ class _Run:
                     target.seek(0)
                     target.truncate()
                     made = splice.make_whole(
-                        source, number, source.origin, where, target, overrides
+                        source,
+                        number,
+                        source.origin,
+                        where,
+                        target,
+                        overrides,
+                        self._tables[section],
                     )
         except splice.NotInBlocks:
             staged.discard()
@@ -735,6 +747,7 @@ class _Run:
                     overrides,
                     self._changed_elements(section, source, overrides),
                     self.read.get(section, {}).pop(number, None),
+                    self._tables[section],
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)
@@ -751,7 +764,7 @@ class _Run:
             assert self.changes is not None and source.origin is not None
             keys = self.changes.keys.get(section, [])
             self._elements[section] = splice.changed_elements(
-                source, source.origin, keys, overrides
+                source, source.origin, keys, overrides, self._tables.get(section)
             )
         return self._elements[section]
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Lookup, QuerySet
 
 from ..conf import PROTOCOL_MAX_BYTES
 from ..documents import _log_skips, read_chunks, stylesheet_url
@@ -50,7 +50,7 @@ from ..sources.changes import ChangeLog
 from ..sources.codecs import KeyCodec
 from ..sources.languages import alternate_hosts
 from ..sources.lastmods import W3CDatetime
-from ..sources.pages import State
+from ..sources.pages import PageTable, State
 from ..sources.rows import KeysCallback, model_entries
 from ..sources.summaries import (
     Bounds,
@@ -107,9 +107,14 @@ class PageRange:
     state: State
 
 
-def page_ranges(source: ModelSource, configuration: str) -> dict[int, PageRange]:
-    """Every page's range as the page table holds it now (one query, no page counted)."""
-    table = source.page_table()
+def page_ranges(
+    source: ModelSource, configuration: str, table: PageTable | None = None
+) -> dict[int, PageRange]:
+    """Every page's range as the page table holds it now (one query, no page counted).
+
+    ``table``: the section's ``source.page_table()``, when made already.
+    """
+    table = table or source.page_table()
     states = table.states(set())
     ranges = {}
     for position, state in enumerate(states):
@@ -155,15 +160,24 @@ _ELEMENT = b"<url>"
 
 
 class BlockWriter:
-    """Writes the blocks of one page of ``source`` with one ``DocumentWriter``."""
+    """Writes the blocks of one page of ``source`` with one ``DocumentWriter``.
+
+    ``table`` is the section's ``source.page_table()`` when an export made it
+    already: one for all its pages, not one (two queries compiled) per page.
+    """
 
     def __init__(
-        self, source: ModelSource, number: int, origin: Origin, overrides: Overrides = None
+        self,
+        source: ModelSource,
+        number: int,
+        origin: Origin,
+        overrides: Overrides = None,
+        table: PageTable | None = None,
     ) -> None:
         self.source = source
         self.number = number
         self.origin = origin
-        self.table = source.page_table()
+        self.table = table or source.page_table()
         self.codec = self.table.codec
         self.writer: DocumentWriter = urlset_writer(
             max_urls=source.get_limit(),
@@ -349,7 +363,9 @@ class BlockWriter:
         stats = self.writer.stats
         stats.bytes += len(self.tail)
         _log_skips(self.source.section, self.number, stats)
-        self.source.page_measured(where.state, stats.urls, stats.bytes, last=not where.high)
+        self.source.page_measured(
+            where.state, stats.urls, stats.bytes, last=not where.high, table=self.table
+        )
 
 
 def _bounds(codec: KeyCodec, low: str, high: str) -> Bounds:
@@ -358,19 +374,42 @@ def _bounds(codec: KeyCodec, low: str, high: str) -> Bounds:
     return Bounds(decode(low) if low else None, decode(high) if high else None)
 
 
-def _in_ranges(source: ModelSource, codec: KeyCodec, ranges: list[tuple[str, str]]) -> Q:
+def _in_ranges(source: ModelSource, codec: KeyCodec, ranges: list[tuple[str, str]]) -> KeyRanges:
     """The rows whose key lies in one of ``ranges`` (encoded)."""
-    key = source.key_name
-    found = Q()
-    for low, high in ranges:
-        bounds = _bounds(codec, low, high)
-        part = Q()
-        if bounds.low is not None:
-            part &= Q(**{f"{key}__gte": bounds.low})
-        if bounds.high is not None:
-            part &= Q(**{f"{key}__lt": bounds.high})
-        found |= part
-    return found
+    return KeyRanges(F(source.key_name), [_bounds(codec, low, high) for low, high in ranges])
+
+
+class KeyRanges(Lookup):
+    """A filter: the column (``lhs``) lies in one of the ranges of ``rhs`` (``Bounds``).
+
+    ``(key >= %s AND key < %s) OR ...``, as a ``Q`` of one ``gte`` and one ``lt``
+    lookup per range would write it, but written in one pass: Django builds and
+    compiles each lookup of a ``Q`` apart, about 0.3 ms per range, which for
+    the hundreds of changed blocks of an incremental export cost more than the
+    query (docs/performance.md, "Incremental export"). A lookup, so that every
+    database takes it as a condition (MySQL compares other expressions with true).
+    """
+
+    lookup_name = "sitemapx_key_ranges"
+    prepare_rhs = False
+
+    def get_prep_lookup(self) -> Any:
+        return self.rhs
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        column, column_params = self.process_lhs(compiler, connection)
+        field = self.lhs.output_field
+        parts: list[str] = []
+        params: list[Any] = []
+        for bounds in self.rhs:
+            conditions = []
+            for value, operator in ((bounds.low, ">="), (bounds.high, "<")):
+                if value is not None:
+                    conditions.append(f"{column} {operator} %s")
+                    params.extend(column_params)
+                    params.append(field.get_db_prep_value(value, connection, prepared=False))
+            parts.append(f"({' AND '.join(conditions)})" if conditions else "(1 = 1)")
+        return f"({' OR '.join(parts) or '1 = 0'})", tuple(params)
 
 
 # Key ranges whose keys one query reads (``block_keys``): two parameters each.
@@ -433,13 +472,14 @@ def make_whole(
     where: PageRange,
     target: IO[bytes],
     overrides: Overrides = None,
+    table: PageTable | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``, recording its blocks; None when it has no URL.
 
     Raises ``NotInBlocks`` for a page to make the usual way (``target`` is then
-    to be discarded).
+    to be discarded). ``table``: as :class:`BlockWriter` takes it.
     """
-    blocks = BlockWriter(source, number, origin, overrides)
+    blocks = BlockWriter(source, number, origin, overrides, table)
     target.write(blocks.head)
     cut, exact = blocks.cut(where.low, where.high, target)
     if not blocks.writer.stats.urls:
@@ -450,7 +490,9 @@ def make_whole(
         blocks,
         where,
         [block[0] for block in cut],
-        [block[1:4] for block in cut],
+        [block[1] for block in cut],
+        [block[2] for block in cut],
+        [block[3] for block in cut],
         [block[4] for block in cut],
     )
     if not exact:
@@ -484,38 +526,38 @@ def _made(
     blocks: BlockWriter,
     where: PageRange,
     starts: list[str],
-    segments: list[tuple[int, int, str]],
+    sizes: list[int],
+    urls: list[int],
+    digests: list[str],
     lastmods: list[str | None],
 ) -> Made:
-    # An empty block's range goes to its neighbour (the first block keeps the page's low).
-    kept_starts, kept, kept_lastmods = [], [], []
-    for start, segment, lastmod in zip(starts, segments, lastmods, strict=True):
-        if segment[0] == 0 and len(segments) > 1:
-            continue
-        kept_starts.append(start)
-        kept.append(segment)
-        kept_lastmods.append(lastmod)
-    if kept_starts and kept_starts[0] != where.low:
-        kept_starts[0] = where.low
-    head = (len(blocks.head), 0, digest(blocks.head))
-    tail = (len(blocks.tail), 0, digest(blocks.tail))
-    every = [head, *kept, tail]
-    sizes = tuple(segment[0] for segment in every)
-    urls = tuple(segment[1] for segment in every)
-    digests = tuple(segment[2] for segment in every)
+    """The page's ``Made`` from its blocks' columns (the opening and closing tags added)."""
+    if 0 in sizes and len(sizes) > 1:
+        # An empty block's range goes to its neighbour (the first block keeps the page's low).
+        kept = [index for index, size in enumerate(sizes) if size]
+        starts = [starts[index] for index in kept]
+        sizes = [sizes[index] for index in kept]
+        urls = [urls[index] for index in kept]
+        digests = [digests[index] for index in kept]
+        lastmods = [lastmods[index] for index in kept]
+    if starts and starts[0] != where.low:
+        starts = [where.low, *starts[1:]]
+    every_size = (len(blocks.head), *sizes, len(blocks.tail))
+    every_urls = (0, *urls, 0)
+    every_digest = (digest(blocks.head), *digests, digest(blocks.tail))
     # Entries left out are counted per page: a page with some is not spliced.
     spliced = None
     if not blocks.writer.stats.skipped:
         spliced = Blocks.of(
             where.base,
-            kept_starts,
-            sizes,
-            urls,
-            digests,
+            starts,
+            every_size,
+            every_urls,
+            every_digest,
             where.state.changes,
-            kept_lastmods if blocks.told else None,
+            lastmods if blocks.told else None,
         )
-    return Made(spliced, file_digest(digests), sum(sizes), sum(urls))
+    return Made(spliced, file_digest(every_digest), sum(every_size), sum(every_urls))
 
 
 def splice(
@@ -530,6 +572,7 @@ def splice(
     overrides: Overrides = None,
     elements: dict[str, bytes] | None = None,
     read: ReadBlocks | None = None,
+    table: PageTable | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
@@ -540,6 +583,7 @@ def splice(
     changed blocks' keys, read already (:func:`settle`; else read here). None
     when the page cannot be spliced so (an entry left out, the page emptied):
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
+    ``table``: as :class:`BlockWriter` takes it.
     """
     from .files import write_spliced
 
@@ -547,7 +591,7 @@ def splice(
     if not changed or changed[0] < 0:
         return None
     count = len(before.starts)
-    blocks = BlockWriter(source, number, origin, overrides)
+    blocks = BlockWriter(source, number, origin, overrides, table)
     stats = blocks.writer.stats
     # The writer counts the page's other blocks as written: its limits hold for the page.
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
@@ -589,30 +633,39 @@ def splice(
     if stats.skipped or not stats.urls:
         return None
     old_lastmods = before.lastmods or [None] * count
+    # The new page's blocks: runs of the old one's (segment i + 1 is block i) and those made again.
     new_starts: list[str] = []
-    segments: list[tuple[int, int, str]] = []
+    sizes: list[int] = []
+    counts: list[int] = []
+    digests: list[str] = []
     lastmods: list[str | None] = []
     # The new file: runs of the old one's bytes (offset, length) and the blocks made again.
     pieces: list[bytes | tuple[int, int]] = []
     copy_from = 0  # the old bytes not copied yet start here
-    for index in range(count):
+    kept = 0  # the first old block not taken yet
+    for index in [*sorted(made), count]:
+        new_starts += before.starts[kept:index]
+        sizes += before.sizes[kept + 1 : index + 1]
+        counts += before.urls[kept + 1 : index + 1]
+        digests += before.digests[kept + 1 : index + 1]
+        lastmods += old_lastmods[kept:index]
+        if index == count:
+            break
         segment = index + 1
-        if index not in made:
-            new_starts.append(before.starts[index])
-            segments.append((before.sizes[segment], before.urls[segment], before.digests[segment]))
-            lastmods.append(old_lastmods[index])
-            continue
         pieces.append((copy_from, offsets[segment] - copy_from))
         for start, data, urls, lastmod in made[index]:
             pieces.append(data)
             new_starts.append(start)
-            segments.append((len(data), urls, digest(data)))
+            sizes.append(len(data))
+            counts.append(urls)
+            digests.append(digest(data))
             lastmods.append(lastmod)
         copy_from = offsets[segment + 1]
+        kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
     write_spliced(old, target, pieces)
     blocks.finish(where)
-    made_now = _made(blocks, where, new_starts, segments, lastmods)
+    made_now = _made(blocks, where, new_starts, sizes, counts, digests, lastmods)
     if made_now.blocks is not None and before.lastmods is None:
         # The unchanged blocks' lastmods are not known: none are kept.
         made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
@@ -626,7 +679,11 @@ _ELEMENTS_PER_QUERY = 1_000
 
 
 def changed_elements(
-    source: ModelSource, origin: Origin, keys: list[str], overrides: Overrides = None
+    source: ModelSource,
+    origin: Origin,
+    keys: list[str],
+    overrides: Overrides = None,
+    table: PageTable | None = None,
 ) -> dict[str, bytes] | None:
     """The ``<url>`` element (less its opening ``<url>``) of each of ``keys`` still listed.
 
@@ -634,7 +691,8 @@ def changed_elements(
     query per ``_ELEMENTS_PER_QUERY`` keys, not two per page. An element is
     written from its row alone, so the same bytes as a page's own query.
     None when there are more than ``_ELEMENTS_AT_ONCE`` keys (each page
-    then reads its own) or the elements are not one a row.
+    then reads its own) or the elements are not one a row. ``table``: as
+    :class:`BlockWriter` takes it.
     """
     if len(keys) > _ELEMENTS_AT_ONCE:
         return None
@@ -642,7 +700,7 @@ def changed_elements(
     # At most a page's URLs per query: each query has a writer of its own, with a page's limits.
     size = min(_ELEMENTS_PER_QUERY, source.get_limit())
     for start in range(0, len(keys), size):
-        writer = BlockWriter(source, 0, origin, overrides)
+        writer = BlockWriter(source, 0, origin, overrides, table)
         try:
             part = writer.elements_of(keys[start : start + size])
         except NotInBlocks:
