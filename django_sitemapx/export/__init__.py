@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -208,9 +209,13 @@ def export_sitemap(
     configuration = configuration_digest(registry, origin)
     told = 0
     read: dict[str, dict[int, splice.ReadBlocks]] = {}
+    # Each page's path, reversed once for the run (it is asked for three times a page).
+    paths = functools.cache(page_path)
     if app_settings.EXPORT_SPLICE and not (dry_run or full or gzip):
         # Before the index's pages are read: those told need no count.
-        told = tell_changed_pages(destination, registry, selected, origin, configuration, read)
+        told = tell_changed_pages(
+            destination, registry, selected, origin, configuration, read, paths
+        )
     listed = listed_pages(registry, origin)
     if not listed:
         raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
@@ -219,6 +224,7 @@ def export_sitemap(
     run = _Run(destination, gzip=gzip, dry_run=dry_run, result=result)
     run.on_file, run.on_progress, run.on_pages = on_file, on_progress, on_pages
     run.read = read
+    run.paths = paths
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -275,14 +281,16 @@ def tell_changed_pages(
     origin: Origin,
     configuration: str,
     read: dict[str, dict[int, splice.ReadBlocks]] | None = None,
+    paths: Callable[[str, int], str] = page_path,
 ) -> int:
     """Tell the page table the summaries of the pages changed since the last export.
 
     From the blocks the destination keeps of each page and the rows of the
     blocks that changed (``splice.settle``), so that listing the pages counts
     none of them again. With ``read``, the keys of those blocks are kept
-    there by section and page, for the pages written in place. Returns how
-    many pages were told.
+    there by section and page, for the pages written in place. ``paths``
+    gives a page's path (``documents.page_path``). Returns how many pages
+    were told.
     """
     state = destination.read_state()
     if not state.records or not state.changes:
@@ -301,7 +309,7 @@ def tell_changed_pages(
     for source in sources:
 
         def blocks_of(number: int, section: str = source.section) -> Blocks | None:
-            name = _file_name(page_path(section, number))
+            name = _file_name(paths(section, number))
             record = state.records.get(name)
             if record is None or record.blocks is None:
                 return None
@@ -470,6 +478,8 @@ class _Run:
     changes: ChangeLog | None = None
     # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
     splicing = False
+    # A page's path (``documents.page_path``), memoized by the export for its run.
+    paths: Callable[[str, int], str] = staticmethod(page_path)
 
     def __init__(
         self, destination: Destination, *, gzip: bool, dry_run: bool, result: ExportResult
@@ -499,7 +509,7 @@ class _Run:
         self.read: dict[str, dict[int, splice.ReadBlocks]] = {}
 
     def page_name(self, listed_page: ListedPage) -> str:
-        return _file_name(page_path(listed_page.section, listed_page.summary.number))
+        return _file_name(self.paths(listed_page.section, listed_page.summary.number))
 
     def usable(self, records: dict[str, FileRecord]) -> dict[str, FileRecord]:
         """The manifest's ``records`` this run can use: without blocks when it splices none.
@@ -808,7 +818,7 @@ class _Run:
         suffix = GZIP_SUFFIX if self.gzip else ""
 
         def file_path(section: str, page: int) -> str:
-            return files_prefix + page_path(section, page) + suffix
+            return files_prefix + self.paths(section, page) + suffix
 
         parts = index_parts(listed)
         if not parts:

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from django.db import connections
 from django.db.models import F, Lookup, QuerySet
 
 from ..conf import PROTOCOL_MAX_BYTES
@@ -416,39 +417,139 @@ class KeyRanges(Lookup):
 _RANGES_PER_QUERY = 200
 
 
+@dataclass(frozen=True)
+class BlockRows:
+    """A changed block's rows as read again: their count, the place (0 on) of each
+    changed key asked for among them, and their greatest lastmod as the database
+    writes it (None: none, or not kept, see ``Blocks.lastmods``)."""
+
+    count: int
+    places: dict[str, int]
+    latest: str | None
+
+
 def block_keys(
-    source: ModelSource, ranges: list[tuple[str, str]]
-) -> list[tuple[list[str], str | None]]:
-    """The keys (encoded, in order) of the rows of each key range (disjoint, in key order),
-    and their greatest lastmod as the database writes it (None: not kept, see
-    ``Blocks.lastmods``): one query per ``_RANGES_PER_QUERY`` ranges, over their rows alone.
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]] | None = None
+) -> list[BlockRows]:
+    """The rows of each key range (disjoint, in key order): one query per
+    ``_RANGES_PER_QUERY`` ranges, over their rows alone.
+
+    ``keys`` are each range's changed keys (encoded, sorted, inside it), whose
+    places are wanted. On PostgreSQL the rows are not sent: each range is cut
+    at its changed keys and the pieces are counted in SQL (``width_bucket``),
+    so that a key's place is the count of the rows before it, if it is one of
+    the rows (the elements written in place are only of rows still listed).
+    Elsewhere the keys are read and the places found among them.
     """
     if not ranges:
         return []
+    wanted = keys if keys is not None else [[] for _ in ranges]
     codec = source.page_table().codec
-    encode = codec.encode
     key, column = source.key_name, source.lastmod_column
     dated = column is not None and told_by_rows(source, source.get_queryset().db)
-    found: list[tuple[list[str], str | None]] = []
+    grouped = connections[source.get_queryset().db].vendor == "postgresql"
+    found: list[BlockRows] = []
     for start in range(0, len(ranges), _RANGES_PER_QUERY):
         part = ranges[start : start + _RANGES_PER_QUERY]
-        lows = [low for low, _high in part]
-        keys: list[list[str]] = [[] for _ in part]
-        latest: list[str | None] = [None] * len(part)
-        rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by(key)
-        if not dated:
-            for value in rows.values_list(key, flat=True):
-                text = encode(value)
-                keys[bisect.bisect_right(lows, text) - 1].append(text)
+        part_keys = wanted[start : start + _RANGES_PER_QUERY]
+        rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by()
+        if grouped:
+            found.extend(_counted_rows(source, rows, part, part_keys, dated))
         else:
-            assert column is not None
-            for value, lastmod in rows.values_list(key, W3CDatetime(F(column))):
-                text = encode(value)
-                index = bisect.bisect_right(lows, text) - 1
-                keys[index].append(text)
-                if lastmod is not None and (latest[index] is None or lastmod > latest[index]):
-                    latest[index] = lastmod
-        found.extend(zip(keys, latest, strict=True))
+            found.extend(_read_rows(source, rows.order_by(key), part, part_keys, dated))
+    return found
+
+
+def _read_rows(
+    source: ModelSource,
+    rows: QuerySet[Any],
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
+) -> list[BlockRows]:
+    """``block_keys`` of ``ranges`` from their ``rows``' keys, read in key order."""
+    encode = source.page_table().codec.encode
+    key, column = source.key_name, source.lastmod_column
+    lows = [low for low, _high in ranges]
+    found: list[list[str]] = [[] for _ in ranges]
+    latest: list[str | None] = [None] * len(ranges)
+    if not dated:
+        for value in rows.values_list(key, flat=True):
+            text = encode(value)
+            found[bisect.bisect_right(lows, text) - 1].append(text)
+    else:
+        assert column is not None
+        for value, lastmod in rows.values_list(key, W3CDatetime(F(column))):
+            text = encode(value)
+            index = bisect.bisect_right(lows, text) - 1
+            found[index].append(text)
+            if lastmod is not None and (latest[index] is None or lastmod > latest[index]):
+                latest[index] = lastmod
+    result = []
+    for texts, wanted, greatest in zip(found, keys, latest, strict=True):
+        asked = set(wanted)
+        places = {text: place for place, text in enumerate(texts) if text in asked}
+        result.append(BlockRows(len(texts), places, greatest))
+    return result
+
+
+def _counted_rows(
+    source: ModelSource,
+    rows: QuerySet[Any],
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
+) -> list[BlockRows]:
+    """``block_keys`` of the ranges ``rows`` is filtered on, counted in pieces (PostgreSQL).
+
+    Each range is cut at its changed keys; ``width_bucket`` numbers the piece
+    each row falls in (the pieces' lower bounds, but the first's, are its
+    thresholds: the rows lie only in the ranges, so a row of piece *i* is at
+    or above *i* of them); one row comes back per piece, with its count and
+    greatest lastmod (compared as bytes, ``COLLATE "C"``, as Python compares
+    the texts).
+    """
+    codec = source.page_table().codec
+    key, column = source.key_name, source.lastmod_column
+    thresholds: list[Any] = []
+    pieces = 0
+    for (low, _high), wanted in zip(ranges, keys, strict=True):
+        for text in [low, *wanted]:
+            if pieces:
+                thresholds.append(codec.decode(text))
+            pieces += 1
+    if dated:
+        assert column is not None
+        inner = rows.values_list(key, W3CDatetime(F(column)))
+        latest = 'max(sitemapx_rows.lastmod COLLATE "C")'
+    else:
+        inner = rows.values_list(key)
+        latest = "NULL"
+    sql, params = inner.query.sql_with_params()
+    names = "key, lastmod" if dated else "key"
+    bucket = "width_bucket(sitemapx_rows.key, %s)" if thresholds else "0"
+    query = (
+        f"SELECT {bucket}, count(*), {latest} FROM ({sql}) AS sitemapx_rows({names}) GROUP BY 1"
+    )
+    counts = [0] * pieces
+    greatest: list[str | None] = [None] * pieces
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(query, [thresholds, *params] if thresholds else list(params))
+        for piece, count, lastmod in cursor.fetchall():
+            counts[piece] = count
+            greatest[piece] = lastmod
+    found = []
+    piece = 0
+    for wanted in keys:
+        block = counts[piece : piece + len(wanted) + 1]
+        places = {}
+        before = block[0]
+        for position, text in enumerate(wanted, 1):
+            places[text] = before
+            before += block[position]
+        latest_text = _greatest(None, greatest[piece : piece + len(wanted) + 1])
+        found.append(BlockRows(sum(block), places, latest_text))
+        piece += len(wanted) + 1
     return found
 
 
@@ -456,13 +557,13 @@ def block_keys(
 class ReadBlocks:
     """A page's changed blocks as :func:`settle` read them, for :func:`splice` to write.
 
-    ``keys``: each block's keys and greatest lastmod (:func:`block_keys`), by
-    its range; ``changes``: the page's count of changes when its range was
-    read, before those rows: a page marked since is read again.
+    ``keys``: each block's rows (:func:`block_keys`), by its range; ``changes``:
+    the page's count of changes when its range was read, before those rows: a
+    page marked since is read again.
     """
 
     changes: int
-    keys: dict[tuple[str, str], tuple[list[str], str | None]]
+    keys: dict[tuple[str, str], BlockRows]
 
 
 def make_whole(
@@ -736,21 +837,25 @@ def _in_place(
     from .files import read_at
 
     changed = sorted(bounds)
-    known = read.keys if read is not None else {}
-    unread = [bounds[index] for index in changed if bounds[index] not in known]
-    known = {**known, **dict(zip(unread, block_keys(blocks.source, unread), strict=True))}
-    now = [known[bounds[index]] for index in changed]
     logged: dict[int, set[str]] = {}
     for key in keys:
         logged.setdefault(bisect.bisect_right(before.starts, key) - 1, set()).add(key)
+    known = read.keys if read is not None else {}
+    unread = [index for index in changed if bounds[index] not in known]
+    read_now = block_keys(
+        blocks.source,
+        [bounds[index] for index in unread],
+        [sorted(logged.get(index, ())) for index in unread],
+    )
+    known = {**known, **{bounds[i]: rows for i, rows in zip(unread, read_now, strict=True)}}
     kept: dict[int, tuple[dict[str, int], set[str]]] = {}
     greatest: dict[int, str | None] = {}
-    for index, (found, lastmod) in zip(changed, now, strict=True):
+    for index in changed:
+        found = known[bounds[index]]
         wanted = logged.get(index, set())
-        places = {key: place for place, key in enumerate(found)}
-        if wanted and len(found) == before.urls[index + 1] and wanted <= places.keys():
-            kept[index] = (places, wanted)
-            greatest[index] = lastmod
+        if wanted and found.count == before.urls[index + 1] and wanted <= found.places.keys():
+            kept[index] = (found.places, wanted)
+            greatest[index] = found.latest
     if not kept:
         return {}
     needed = sorted(set().union(*(wanted for _, wanted in kept.values())))
@@ -816,6 +921,8 @@ def settle(
     # changed: one page's blocks held at a time.
     plans: dict[int, tuple[int, str | None, int]] = {}
     wanted: list[tuple[str, str]] = []
+    # The changed keys of each block of ``wanted``, whose places are kept for ``splice``.
+    wanted_keys: list[list[str]] = []
     for number, where in ranges.items():
         if not table.is_stale(where.state):
             continue
@@ -827,7 +934,10 @@ def settle(
         marks = where.state.changes - blocks.changes
         if keys is None or log.marks(source.section, number) < marks:
             continue
-        changed = sorted({bisect.bisect_right(blocks.starts, key) - 1 for key in keys})
+        in_block: dict[int, list[str]] = {}
+        for key in keys:
+            in_block.setdefault(bisect.bisect_right(blocks.starts, key) - 1, []).append(key)
+        changed = sorted(in_block)
         if changed and changed[0] < 0:
             continue
         count, again = len(blocks.starts), set(changed)
@@ -837,7 +947,8 @@ def settle(
         for index in changed:
             high = blocks.starts[index + 1] if index + 1 < count else where.high
             wanted.append((blocks.starts[index], high))
-    found = iter(_summarize_blocks(source, wanted, read is not None))
+            wanted_keys.append(sorted(in_block[index]))
+    found = iter(_summarize_blocks(source, wanted, wanted_keys, read is not None))
     summaries = {}
     for number, (rows, latest, changed_count) in plans.items():
         known = True
@@ -856,19 +967,17 @@ def settle(
 
 
 def _summarize_blocks(
-    source: ModelSource, ranges: list[tuple[str, str]], keep: bool
-) -> Iterator[
-    tuple[tuple[str, str], tuple[int, str | None, int], tuple[list[str], str | None] | None]
-]:
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], keep: bool
+) -> Iterator[tuple[tuple[str, str], tuple[int, str | None, int], BlockRows | None]]:
     """Each of ``ranges`` (encoded, in key order), its summary (``summaries.summarize``),
-    and its keys and greatest lastmod when ``keep`` and they are read (:func:`block_keys`).
+    and its rows (:func:`block_keys`, the places of its changed ``keys``) when ``keep``
+    and they are read.
 
     Only for a source :func:`told_by_rows` says so of: no row lacks a lastmod.
     """
     if keep and len(ranges) <= _BLOCKS_READ_AT_ONCE:
-        for bounds, (keys, latest) in zip(ranges, block_keys(source, ranges), strict=True):
-            summary = summary_of_rows(source, len(keys), latest)
-            yield bounds, summary, (keys, latest)
+        for bounds, rows in zip(ranges, block_keys(source, ranges, keys), strict=True):
+            yield bounds, summary_of_rows(source, rows.count, rows.latest), rows
         return
     codec = source.page_table().codec
     decoded = [_bounds(codec, low, high) for low, high in ranges]
