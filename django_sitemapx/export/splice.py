@@ -32,6 +32,7 @@ byte limit (made the usual way, ``render_page``), gzip copies, a dry run.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -39,7 +40,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import F, Lookup, QuerySet
 
 from ..conf import PROTOCOL_MAX_BYTES
@@ -447,17 +448,45 @@ def block_keys(
     codec = source.page_table().codec
     key, column = source.key_name, source.lastmod_column
     dated = column is not None and told_by_rows(source, source.get_queryset().db)
-    grouped = connections[source.get_queryset().db].vendor == "postgresql"
+    using = source.get_queryset().db
+    grouped = connections[using].vendor == "postgresql"
     found: list[BlockRows] = []
-    for start in range(0, len(ranges), _RANGES_PER_QUERY):
-        part = ranges[start : start + _RANGES_PER_QUERY]
-        part_keys = wanted[start : start + _RANGES_PER_QUERY]
-        rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by()
-        if grouped:
-            found.extend(_counted_rows(source, rows, part, part_keys, dated))
-        else:
-            found.extend(_read_rows(source, rows.order_by(key), part, part_keys, dated))
+    with _serial_plans(using) if grouped else contextlib.nullcontext():
+        for start in range(0, len(ranges), _RANGES_PER_QUERY):
+            part = ranges[start : start + _RANGES_PER_QUERY]
+            part_keys = wanted[start : start + _RANGES_PER_QUERY]
+            rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by()
+            if grouped:
+                found.extend(_counted_rows(source, rows, part, part_keys, dated))
+            else:
+                found.extend(_read_rows(source, rows.order_by(key), part, part_keys, dated))
     return found
+
+
+# What the grouped queries of ``block_keys`` run with on PostgreSQL: no parallel workers, no JIT.
+_SERIAL_PLANS = (
+    "SELECT set_config('max_parallel_workers_per_gather', %s, true), set_config('jit', %s, true)"
+)
+
+
+@contextlib.contextmanager
+def _serial_plans(using: str) -> Iterator[None]:
+    """In a transaction on PostgreSQL: no parallel workers and no JIT for the queries inside.
+
+    The planner's estimate for hundreds of key ranges is far above the rows they
+    hold (about 100 each): it starts parallel workers and compiles the query,
+    which cost several times the query itself (docs/performance.md,
+    "Incremental export"). Set for the transaction only (``set_config(...,
+    true)``), and set back after, for a caller whose transaction goes on.
+    """
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('max_parallel_workers_per_gather'), current_setting('jit')"
+        )
+        before = cursor.fetchone()
+        cursor.execute(_SERIAL_PLANS, ["0", "off"])
+        yield
+        cursor.execute(_SERIAL_PLANS, list(before))
 
 
 def _read_rows(

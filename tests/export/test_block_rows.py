@@ -190,3 +190,20 @@ def test_store_many_stores_each_page_only_while_its_range_is_as_loaded(
     untouched = PageState.objects.get(section="a", number=second.number)
     assert untouched.rows == loaded != 8
     assert untouched.counted != untouched.changes
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's planner settings")
+def test_counted_without_parallel_workers_or_jit_and_set_back_after() -> None:
+    def settings() -> tuple[str, str]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('max_parallel_workers_per_gather'), current_setting('jit')"
+            )
+            found = cursor.fetchone()
+        return found[0], found[1]
+
+    before = settings()
+    assert before != ("0", "off")  # the server's defaults, or the test proves nothing
+    with splice._serial_plans("default"):
+        assert settings() == ("0", "off")
+    assert settings() == before
