@@ -779,8 +779,9 @@ class PageTable:
         Only the rows whose ``first`` and ``changes`` are as loaded match; each
         takes its own values through a ``CASE`` on its number. ``counted`` is
         the ``changes`` the row matched on. Written as SQL, not built with
-        ``Case``/``When``: Django's expressions cost about 2 ms a page here
-        (docs/performance.md, "Incremental export"), the statement is the same.
+        ``Case``/``When``, whose expressions cost Django more than the statement
+        costs the database (docs/performance.md, "Counted in pieces, written as
+        SQL"); the statement is the same.
         """
         connection = connections[self.using]
         quote = connection.ops.quote_name
