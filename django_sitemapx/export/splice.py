@@ -386,7 +386,7 @@ class KeyRanges(Lookup):
 
     ``(key >= %s AND key < %s) OR ...``, as a ``Q`` of one ``gte`` and one ``lt``
     lookup per range would write it, but written in one pass: Django builds and
-    compiles each lookup of a ``Q`` apart, about 0.3 ms per range, which for
+    compiles each lookup of a ``Q`` apart, about 0.3 ms per range under the profiler, which for
     the hundreds of changed blocks of an incremental export cost more than the
     query (docs/performance.md, "Incremental export"). A lookup, so that every
     database takes it as a condition (MySQL compares other expressions with true).
