@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -60,6 +61,7 @@ from ..locations.origins import origin_from_url as url_origin
 from ..registry import SitemapRegistry, default_registry
 from ..sources import ListedPage, ModelSource, Source
 from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_changes
+from ..sources.pages import PageTable
 from . import splice
 from .destinations import (
     BLOCKS_SUFFIX,
@@ -207,9 +209,13 @@ def export_sitemap(
     configuration = configuration_digest(registry, origin)
     told = 0
     read: dict[str, dict[int, splice.ReadBlocks]] = {}
+    # Each page's path, reversed once for the run (it is asked for three times a page).
+    paths = functools.cache(page_path)
     if app_settings.EXPORT_SPLICE and not (dry_run or full or gzip):
         # Before the index's pages are read: those told need no count.
-        told = tell_changed_pages(destination, registry, selected, origin, configuration, read)
+        told = tell_changed_pages(
+            destination, registry, selected, origin, configuration, read, paths
+        )
     listed = listed_pages(registry, origin)
     if not listed:
         raise NothingToExport(f"The sitemap has no URL yet on {origin.host}: nothing to export.")
@@ -218,6 +224,7 @@ def export_sitemap(
     run = _Run(destination, gzip=gzip, dry_run=dry_run, result=result)
     run.on_file, run.on_progress, run.on_pages = on_file, on_progress, on_pages
     run.read = read
+    run.paths = paths
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -274,14 +281,16 @@ def tell_changed_pages(
     origin: Origin,
     configuration: str,
     read: dict[str, dict[int, splice.ReadBlocks]] | None = None,
+    paths: Callable[[str, int], str] = page_path,
 ) -> int:
     """Tell the page table the summaries of the pages changed since the last export.
 
     From the blocks the destination keeps of each page and the rows of the
     blocks that changed (``splice.settle``), so that listing the pages counts
     none of them again. With ``read``, the keys of those blocks are kept
-    there by section and page, for the pages written in place. Returns how
-    many pages were told.
+    there by section and page, for the pages written in place. ``paths``
+    gives a page's path (``documents.page_path``). Returns how many pages
+    were told.
     """
     state = destination.read_state()
     if not state.records or not state.changes:
@@ -300,7 +309,7 @@ def tell_changed_pages(
     for source in sources:
 
         def blocks_of(number: int, section: str = source.section) -> Blocks | None:
-            name = _file_name(page_path(section, number))
+            name = _file_name(paths(section, number))
             record = state.records.get(name)
             if record is None or record.blocks is None:
                 return None
@@ -469,6 +478,8 @@ class _Run:
     changes: ChangeLog | None = None
     # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
     splicing = False
+    # A page's path (``documents.page_path``), memoized by the export for its run.
+    paths: Callable[[str, int], str] = staticmethod(page_path)
 
     def __init__(
         self, destination: Destination, *, gzip: bool, dry_run: bool, result: ExportResult
@@ -490,13 +501,15 @@ class _Run:
         # Each section's page ranges, read once (a page split since is made whole).
         self._ranges: dict[str, dict[int, splice.PageRange]] = {}
         self._overrides: dict[str, splice.Overrides] = {}
+        # Each section's page table, made once for its pages (``splice.BlockWriter``).
+        self._tables: dict[str, PageTable] = {}
         # Each section's changed rows' elements, rendered once for its spliced pages.
         self._elements: dict[str, dict[str, bytes] | None] = {}
         # Each section's changed blocks' keys by page, read as their pages were told.
         self.read: dict[str, dict[int, splice.ReadBlocks]] = {}
 
     def page_name(self, listed_page: ListedPage) -> str:
-        return _file_name(page_path(listed_page.section, listed_page.summary.number))
+        return _file_name(self.paths(listed_page.section, listed_page.summary.number))
 
     def usable(self, records: dict[str, FileRecord]) -> dict[str, FileRecord]:
         """The manifest's ``records`` this run can use: without blocks when it splices none.
@@ -632,7 +645,10 @@ class _Run:
         if not self._in_blocks[section]:
             return None
         if section not in self._ranges:
-            self._ranges[section] = splice.page_ranges(source, self.configuration)
+            self._tables[section] = source.page_table()
+            self._ranges[section] = splice.page_ranges(
+                source, self.configuration, self._tables[section]
+            )
             # Read once for the section's pages, as they are for one page.
             assert source.origin is not None
             self._overrides[section] = splice.section_overrides(source, source.origin)
@@ -648,7 +664,13 @@ class _Run:
                     target.seek(0)
                     target.truncate()
                     made = splice.make_whole(
-                        source, number, source.origin, where, target, overrides
+                        source,
+                        number,
+                        source.origin,
+                        where,
+                        target,
+                        overrides,
+                        self._tables[section],
                     )
         except splice.NotInBlocks:
             staged.discard()
@@ -735,6 +757,7 @@ class _Run:
                     overrides,
                     self._changed_elements(section, source, overrides),
                     self.read.get(section, {}).pop(number, None),
+                    self._tables[section],
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)
@@ -751,7 +774,7 @@ class _Run:
             assert self.changes is not None and source.origin is not None
             keys = self.changes.keys.get(section, [])
             self._elements[section] = splice.changed_elements(
-                source, source.origin, keys, overrides
+                source, source.origin, keys, overrides, self._tables.get(section)
             )
         return self._elements[section]
 
@@ -795,7 +818,7 @@ class _Run:
         suffix = GZIP_SUFFIX if self.gzip else ""
 
         def file_path(section: str, page: int) -> str:
-            return files_prefix + page_path(section, page) + suffix
+            return files_prefix + self.paths(section, page) + suffix
 
         parts = index_parts(listed)
         if not parts:

@@ -362,17 +362,23 @@ class Blocks:
         lastmods: Sequence[str | None] | None = None,
     ) -> Blocks | None:
         """The blocks of these lists; None when they cannot be kept (a key holding a comma)."""
-        if any("," in start for start in starts):
+        starts_text = ",".join(starts)
+        # A comma in a key adds one to the count of the commas that join them.
+        if starts_text.count(",") != max(len(starts) - 1, 0):
             return None
-        texts = None if lastmods is None else [lastmod or "" for lastmod in lastmods]
+        lastmods_text = None
+        if lastmods is not None:
+            lastmods_text = ",".join([lastmod or "" for lastmod in lastmods])
+            if lastmods_text.count(",") != max(len(lastmods) - 1, 0):
+                lastmods_text = None
         return cls(
             base,
-            ",".join(starts),
+            starts_text,
             ",".join(map(str, sizes)),
             ",".join(map(str, urls)),
             "".join(digests),
             changes,
-            None if texts is None or any("," in text for text in texts) else ",".join(texts),
+            lastmods_text,
         )
 
     @functools.cached_property
@@ -381,11 +387,11 @@ class Blocks:
 
     @functools.cached_property
     def sizes(self) -> list[int]:
-        return [int(size) for size in self.sizes_text.split(",")]
+        return list(map(int, self.sizes_text.split(",")))
 
     @functools.cached_property
     def urls(self) -> list[int]:
-        return [int(count) for count in self.urls_text.split(",")]
+        return list(map(int, self.urls_text.split(",")))
 
     @functools.cached_property
     def lastmods(self) -> list[str | None] | None:

@@ -32,6 +32,7 @@ byte limit (made the usual way, ``render_page``), gzip copies, a dry run.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -39,7 +40,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db.models import F, Q, QuerySet
+from django.db import connections, transaction
+from django.db.models import F, Lookup, QuerySet
 
 from ..conf import PROTOCOL_MAX_BYTES
 from ..documents import _log_skips, read_chunks, stylesheet_url
@@ -50,7 +52,7 @@ from ..sources.changes import ChangeLog
 from ..sources.codecs import KeyCodec
 from ..sources.languages import alternate_hosts
 from ..sources.lastmods import W3CDatetime
-from ..sources.pages import State
+from ..sources.pages import PageTable, State
 from ..sources.rows import KeysCallback, model_entries
 from ..sources.summaries import (
     Bounds,
@@ -107,9 +109,14 @@ class PageRange:
     state: State
 
 
-def page_ranges(source: ModelSource, configuration: str) -> dict[int, PageRange]:
-    """Every page's range as the page table holds it now (one query, no page counted)."""
-    table = source.page_table()
+def page_ranges(
+    source: ModelSource, configuration: str, table: PageTable | None = None
+) -> dict[int, PageRange]:
+    """Every page's range as the page table holds it now (one query, no page counted).
+
+    ``table``: the section's ``source.page_table()``, when made already.
+    """
+    table = table or source.page_table()
     states = table.states(set())
     ranges = {}
     for position, state in enumerate(states):
@@ -155,15 +162,24 @@ _ELEMENT = b"<url>"
 
 
 class BlockWriter:
-    """Writes the blocks of one page of ``source`` with one ``DocumentWriter``."""
+    """Writes the blocks of one page of ``source`` with one ``DocumentWriter``.
+
+    ``table`` is the section's ``source.page_table()`` when an export made it
+    already: one for all its pages, not one (two queries compiled) per page.
+    """
 
     def __init__(
-        self, source: ModelSource, number: int, origin: Origin, overrides: Overrides = None
+        self,
+        source: ModelSource,
+        number: int,
+        origin: Origin,
+        overrides: Overrides = None,
+        table: PageTable | None = None,
     ) -> None:
         self.source = source
         self.number = number
         self.origin = origin
-        self.table = source.page_table()
+        self.table = table or source.page_table()
         self.codec = self.table.codec
         self.writer: DocumentWriter = urlset_writer(
             max_urls=source.get_limit(),
@@ -349,7 +365,9 @@ class BlockWriter:
         stats = self.writer.stats
         stats.bytes += len(self.tail)
         _log_skips(self.source.section, self.number, stats)
-        self.source.page_measured(where.state, stats.urls, stats.bytes, last=not where.high)
+        self.source.page_measured(
+            where.state, stats.urls, stats.bytes, last=not where.high, table=self.table
+        )
 
 
 def _bounds(codec: KeyCodec, low: str, high: str) -> Bounds:
@@ -358,58 +376,209 @@ def _bounds(codec: KeyCodec, low: str, high: str) -> Bounds:
     return Bounds(decode(low) if low else None, decode(high) if high else None)
 
 
-def _in_ranges(source: ModelSource, codec: KeyCodec, ranges: list[tuple[str, str]]) -> Q:
+def _in_ranges(source: ModelSource, codec: KeyCodec, ranges: list[tuple[str, str]]) -> KeyRanges:
     """The rows whose key lies in one of ``ranges`` (encoded)."""
-    key = source.key_name
-    found = Q()
-    for low, high in ranges:
-        bounds = _bounds(codec, low, high)
-        part = Q()
-        if bounds.low is not None:
-            part &= Q(**{f"{key}__gte": bounds.low})
-        if bounds.high is not None:
-            part &= Q(**{f"{key}__lt": bounds.high})
-        found |= part
-    return found
+    return KeyRanges(F(source.key_name), [_bounds(codec, low, high) for low, high in ranges])
+
+
+class KeyRanges(Lookup):
+    """A filter: the column (``lhs``) lies in one of the ranges of ``rhs`` (``Bounds``).
+
+    ``(key >= %s AND key < %s) OR ...``, as a ``Q`` of one ``gte`` and one ``lt``
+    lookup per range would write it, but written in one pass: Django builds and
+    compiles each lookup of a ``Q`` apart, about 0.3 ms per range under the profiler, which for
+    the hundreds of changed blocks of an incremental export cost more than the
+    query (docs/performance.md, "Incremental export"). A lookup, so that every
+    database takes it as a condition (MySQL compares other expressions with true).
+    """
+
+    lookup_name = "sitemapx_key_ranges"
+    prepare_rhs = False
+
+    def get_prep_lookup(self) -> Any:
+        return self.rhs
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        column, column_params = self.process_lhs(compiler, connection)
+        field = self.lhs.output_field
+        parts: list[str] = []
+        params: list[Any] = []
+        for bounds in self.rhs:
+            conditions = []
+            for value, operator in ((bounds.low, ">="), (bounds.high, "<")):
+                if value is not None:
+                    conditions.append(f"{column} {operator} %s")
+                    params.extend(column_params)
+                    params.append(field.get_db_prep_value(value, connection, prepared=False))
+            parts.append(f"({' AND '.join(conditions)})" if conditions else "(1 = 1)")
+        return f"({' OR '.join(parts) or '1 = 0'})", tuple(params)
 
 
 # Key ranges whose keys one query reads (``block_keys``): two parameters each.
 _RANGES_PER_QUERY = 200
 
 
+@dataclass(frozen=True)
+class BlockRows:
+    """A changed block's rows as read again: their count, the place (0 on) of each
+    changed key asked for among them, and their greatest lastmod as the database
+    writes it (None: none, or not kept, see ``Blocks.lastmods``)."""
+
+    count: int
+    places: dict[str, int]
+    latest: str | None
+
+
 def block_keys(
-    source: ModelSource, ranges: list[tuple[str, str]]
-) -> list[tuple[list[str], str | None]]:
-    """The keys (encoded, in order) of the rows of each key range (disjoint, in key order),
-    and their greatest lastmod as the database writes it (None: not kept, see
-    ``Blocks.lastmods``): one query per ``_RANGES_PER_QUERY`` ranges, over their rows alone.
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]] | None = None
+) -> list[BlockRows]:
+    """The rows of each key range (disjoint, in key order): one query per
+    ``_RANGES_PER_QUERY`` ranges, over their rows alone.
+
+    ``keys`` are each range's changed keys (encoded, sorted, inside it), whose
+    places are wanted. On PostgreSQL the rows are not sent: each range is cut
+    at its changed keys and the pieces are counted in SQL (``width_bucket``),
+    so that a key's place is the count of the rows before it, if it is one of
+    the rows (the elements written in place are only of rows still listed).
+    Elsewhere the keys are read and the places found among them.
     """
     if not ranges:
         return []
+    wanted = keys if keys is not None else [[] for _ in ranges]
     codec = source.page_table().codec
-    encode = codec.encode
     key, column = source.key_name, source.lastmod_column
     dated = column is not None and told_by_rows(source, source.get_queryset().db)
-    found: list[tuple[list[str], str | None]] = []
-    for start in range(0, len(ranges), _RANGES_PER_QUERY):
-        part = ranges[start : start + _RANGES_PER_QUERY]
-        lows = [low for low, _high in part]
-        keys: list[list[str]] = [[] for _ in part]
-        latest: list[str | None] = [None] * len(part)
-        rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by(key)
-        if not dated:
-            for value in rows.values_list(key, flat=True):
-                text = encode(value)
-                keys[bisect.bisect_right(lows, text) - 1].append(text)
-        else:
-            assert column is not None
-            for value, lastmod in rows.values_list(key, W3CDatetime(F(column))):
-                text = encode(value)
-                index = bisect.bisect_right(lows, text) - 1
-                keys[index].append(text)
-                if lastmod is not None and (latest[index] is None or lastmod > latest[index]):
-                    latest[index] = lastmod
-        found.extend(zip(keys, latest, strict=True))
+    using = source.get_queryset().db
+    grouped = connections[using].vendor == "postgresql"
+    found: list[BlockRows] = []
+    with _serial_plans(using) if grouped else contextlib.nullcontext():
+        for start in range(0, len(ranges), _RANGES_PER_QUERY):
+            part = ranges[start : start + _RANGES_PER_QUERY]
+            part_keys = wanted[start : start + _RANGES_PER_QUERY]
+            rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by()
+            if grouped:
+                found.extend(_counted_rows(source, rows, part, part_keys, dated))
+            else:
+                found.extend(_read_rows(source, rows.order_by(key), part, part_keys, dated))
+    return found
+
+
+# What the grouped queries of ``block_keys`` run with on PostgreSQL: no parallel workers, no JIT.
+_SERIAL_PLANS = (
+    "SELECT set_config('max_parallel_workers_per_gather', %s, true), set_config('jit', %s, true)"
+)
+
+
+@contextlib.contextmanager
+def _serial_plans(using: str) -> Iterator[None]:
+    """In a transaction on PostgreSQL: no parallel workers and no JIT for the queries inside.
+
+    The planner's estimate for hundreds of key ranges is far above the rows they
+    hold (about 100 each): it starts parallel workers and compiles the query,
+    which cost several times the query itself (docs/performance.md,
+    "Incremental export"). Set for the transaction only (``set_config(...,
+    true)``), and set back after, for a caller whose transaction goes on.
+    """
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('max_parallel_workers_per_gather'), current_setting('jit')"
+        )
+        before = cursor.fetchone()
+        cursor.execute(_SERIAL_PLANS, ["0", "off"])
+        yield
+        cursor.execute(_SERIAL_PLANS, list(before))
+
+
+def _read_rows(
+    source: ModelSource,
+    rows: QuerySet[Any],
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
+) -> list[BlockRows]:
+    """``block_keys`` of ``ranges`` from their ``rows``' keys, read in key order."""
+    encode = source.page_table().codec.encode
+    key, column = source.key_name, source.lastmod_column
+    lows = [low for low, _high in ranges]
+    found: list[list[str]] = [[] for _ in ranges]
+    latest: list[str | None] = [None] * len(ranges)
+    if not dated:
+        for value in rows.values_list(key, flat=True):
+            text = encode(value)
+            found[bisect.bisect_right(lows, text) - 1].append(text)
+    else:
+        assert column is not None
+        for value, lastmod in rows.values_list(key, W3CDatetime(F(column))):
+            text = encode(value)
+            index = bisect.bisect_right(lows, text) - 1
+            found[index].append(text)
+            if lastmod is not None and (latest[index] is None or lastmod > latest[index]):
+                latest[index] = lastmod
+    result = []
+    for texts, wanted, greatest in zip(found, keys, latest, strict=True):
+        asked = set(wanted)
+        places = {text: place for place, text in enumerate(texts) if text in asked}
+        result.append(BlockRows(len(texts), places, greatest))
+    return result
+
+
+def _counted_rows(
+    source: ModelSource,
+    rows: QuerySet[Any],
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
+) -> list[BlockRows]:
+    """``block_keys`` of the ranges ``rows`` is filtered on, counted in pieces (PostgreSQL).
+
+    Each range is cut at its changed keys; ``width_bucket`` numbers the piece
+    each row falls in (the pieces' lower bounds, but the first's, are its
+    thresholds: the rows lie only in the ranges, so a row of piece *i* is at
+    or above *i* of them); one row comes back per piece, with its count and
+    greatest lastmod (compared as bytes, ``COLLATE "C"``, as Python compares
+    the texts).
+    """
+    codec = source.page_table().codec
+    key, column = source.key_name, source.lastmod_column
+    thresholds: list[Any] = []
+    pieces = 0
+    for (low, _high), wanted in zip(ranges, keys, strict=True):
+        for text in [low, *wanted]:
+            if pieces:
+                thresholds.append(codec.decode(text))
+            pieces += 1
+    if dated:
+        assert column is not None
+        inner = rows.values_list(key, W3CDatetime(F(column)))
+        latest = 'max(sitemapx_rows.lastmod COLLATE "C")'
+    else:
+        inner = rows.values_list(key)
+        latest = "NULL"
+    sql, params = inner.query.sql_with_params()
+    names = "key, lastmod" if dated else "key"
+    bucket = "width_bucket(sitemapx_rows.key, %s)" if thresholds else "0"
+    query = (
+        f"SELECT {bucket}, count(*), {latest} FROM ({sql}) AS sitemapx_rows({names}) GROUP BY 1"
+    )
+    counts = [0] * pieces
+    greatest: list[str | None] = [None] * pieces
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(query, [thresholds, *params] if thresholds else list(params))
+        for piece, count, lastmod in cursor.fetchall():
+            counts[piece] = count
+            greatest[piece] = lastmod
+    found = []
+    piece = 0
+    for wanted in keys:
+        block = counts[piece : piece + len(wanted) + 1]
+        places = {}
+        before = block[0]
+        for position, text in enumerate(wanted, 1):
+            places[text] = before
+            before += block[position]
+        latest_text = _greatest(None, greatest[piece : piece + len(wanted) + 1])
+        found.append(BlockRows(sum(block), places, latest_text))
+        piece += len(wanted) + 1
     return found
 
 
@@ -417,13 +586,13 @@ def block_keys(
 class ReadBlocks:
     """A page's changed blocks as :func:`settle` read them, for :func:`splice` to write.
 
-    ``keys``: each block's keys and greatest lastmod (:func:`block_keys`), by
-    its range; ``changes``: the page's count of changes when its range was
-    read, before those rows: a page marked since is read again.
+    ``keys``: each block's rows (:func:`block_keys`), by its range; ``changes``:
+    the page's count of changes when its range was read, before those rows: a
+    page marked since is read again.
     """
 
     changes: int
-    keys: dict[tuple[str, str], tuple[list[str], str | None]]
+    keys: dict[tuple[str, str], BlockRows]
 
 
 def make_whole(
@@ -433,13 +602,14 @@ def make_whole(
     where: PageRange,
     target: IO[bytes],
     overrides: Overrides = None,
+    table: PageTable | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``, recording its blocks; None when it has no URL.
 
     Raises ``NotInBlocks`` for a page to make the usual way (``target`` is then
-    to be discarded).
+    to be discarded). ``table``: as :class:`BlockWriter` takes it.
     """
-    blocks = BlockWriter(source, number, origin, overrides)
+    blocks = BlockWriter(source, number, origin, overrides, table)
     target.write(blocks.head)
     cut, exact = blocks.cut(where.low, where.high, target)
     if not blocks.writer.stats.urls:
@@ -450,7 +620,9 @@ def make_whole(
         blocks,
         where,
         [block[0] for block in cut],
-        [block[1:4] for block in cut],
+        [block[1] for block in cut],
+        [block[2] for block in cut],
+        [block[3] for block in cut],
         [block[4] for block in cut],
     )
     if not exact:
@@ -484,38 +656,38 @@ def _made(
     blocks: BlockWriter,
     where: PageRange,
     starts: list[str],
-    segments: list[tuple[int, int, str]],
+    sizes: list[int],
+    urls: list[int],
+    digests: list[str],
     lastmods: list[str | None],
 ) -> Made:
-    # An empty block's range goes to its neighbour (the first block keeps the page's low).
-    kept_starts, kept, kept_lastmods = [], [], []
-    for start, segment, lastmod in zip(starts, segments, lastmods, strict=True):
-        if segment[0] == 0 and len(segments) > 1:
-            continue
-        kept_starts.append(start)
-        kept.append(segment)
-        kept_lastmods.append(lastmod)
-    if kept_starts and kept_starts[0] != where.low:
-        kept_starts[0] = where.low
-    head = (len(blocks.head), 0, digest(blocks.head))
-    tail = (len(blocks.tail), 0, digest(blocks.tail))
-    every = [head, *kept, tail]
-    sizes = tuple(segment[0] for segment in every)
-    urls = tuple(segment[1] for segment in every)
-    digests = tuple(segment[2] for segment in every)
+    """The page's ``Made`` from its blocks' columns (the opening and closing tags added)."""
+    if 0 in sizes and len(sizes) > 1:
+        # An empty block's range goes to its neighbour (the first block keeps the page's low).
+        kept = [index for index, size in enumerate(sizes) if size]
+        starts = [starts[index] for index in kept]
+        sizes = [sizes[index] for index in kept]
+        urls = [urls[index] for index in kept]
+        digests = [digests[index] for index in kept]
+        lastmods = [lastmods[index] for index in kept]
+    if starts and starts[0] != where.low:
+        starts = [where.low, *starts[1:]]
+    every_size = (len(blocks.head), *sizes, len(blocks.tail))
+    every_urls = (0, *urls, 0)
+    every_digest = (digest(blocks.head), *digests, digest(blocks.tail))
     # Entries left out are counted per page: a page with some is not spliced.
     spliced = None
     if not blocks.writer.stats.skipped:
         spliced = Blocks.of(
             where.base,
-            kept_starts,
-            sizes,
-            urls,
-            digests,
+            starts,
+            every_size,
+            every_urls,
+            every_digest,
             where.state.changes,
-            kept_lastmods if blocks.told else None,
+            lastmods if blocks.told else None,
         )
-    return Made(spliced, file_digest(digests), sum(sizes), sum(urls))
+    return Made(spliced, file_digest(every_digest), sum(every_size), sum(every_urls))
 
 
 def splice(
@@ -530,6 +702,7 @@ def splice(
     overrides: Overrides = None,
     elements: dict[str, bytes] | None = None,
     read: ReadBlocks | None = None,
+    table: PageTable | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
@@ -540,6 +713,7 @@ def splice(
     changed blocks' keys, read already (:func:`settle`; else read here). None
     when the page cannot be spliced so (an entry left out, the page emptied):
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
+    ``table``: as :class:`BlockWriter` takes it.
     """
     from .files import write_spliced
 
@@ -547,7 +721,7 @@ def splice(
     if not changed or changed[0] < 0:
         return None
     count = len(before.starts)
-    blocks = BlockWriter(source, number, origin, overrides)
+    blocks = BlockWriter(source, number, origin, overrides, table)
     stats = blocks.writer.stats
     # The writer counts the page's other blocks as written: its limits hold for the page.
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
@@ -589,30 +763,39 @@ def splice(
     if stats.skipped or not stats.urls:
         return None
     old_lastmods = before.lastmods or [None] * count
+    # The new page's blocks: runs of the old one's (segment i + 1 is block i) and those made again.
     new_starts: list[str] = []
-    segments: list[tuple[int, int, str]] = []
+    sizes: list[int] = []
+    counts: list[int] = []
+    digests: list[str] = []
     lastmods: list[str | None] = []
     # The new file: runs of the old one's bytes (offset, length) and the blocks made again.
     pieces: list[bytes | tuple[int, int]] = []
     copy_from = 0  # the old bytes not copied yet start here
-    for index in range(count):
+    kept = 0  # the first old block not taken yet
+    for index in [*sorted(made), count]:
+        new_starts += before.starts[kept:index]
+        sizes += before.sizes[kept + 1 : index + 1]
+        counts += before.urls[kept + 1 : index + 1]
+        digests += before.digests[kept + 1 : index + 1]
+        lastmods += old_lastmods[kept:index]
+        if index == count:
+            break
         segment = index + 1
-        if index not in made:
-            new_starts.append(before.starts[index])
-            segments.append((before.sizes[segment], before.urls[segment], before.digests[segment]))
-            lastmods.append(old_lastmods[index])
-            continue
         pieces.append((copy_from, offsets[segment] - copy_from))
         for start, data, urls, lastmod in made[index]:
             pieces.append(data)
             new_starts.append(start)
-            segments.append((len(data), urls, digest(data)))
+            sizes.append(len(data))
+            counts.append(urls)
+            digests.append(digest(data))
             lastmods.append(lastmod)
         copy_from = offsets[segment + 1]
+        kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
     write_spliced(old, target, pieces)
     blocks.finish(where)
-    made_now = _made(blocks, where, new_starts, segments, lastmods)
+    made_now = _made(blocks, where, new_starts, sizes, counts, digests, lastmods)
     if made_now.blocks is not None and before.lastmods is None:
         # The unchanged blocks' lastmods are not known: none are kept.
         made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
@@ -626,7 +809,11 @@ _ELEMENTS_PER_QUERY = 1_000
 
 
 def changed_elements(
-    source: ModelSource, origin: Origin, keys: list[str], overrides: Overrides = None
+    source: ModelSource,
+    origin: Origin,
+    keys: list[str],
+    overrides: Overrides = None,
+    table: PageTable | None = None,
 ) -> dict[str, bytes] | None:
     """The ``<url>`` element (less its opening ``<url>``) of each of ``keys`` still listed.
 
@@ -634,7 +821,8 @@ def changed_elements(
     query per ``_ELEMENTS_PER_QUERY`` keys, not two per page. An element is
     written from its row alone, so the same bytes as a page's own query.
     None when there are more than ``_ELEMENTS_AT_ONCE`` keys (each page
-    then reads its own) or the elements are not one a row.
+    then reads its own) or the elements are not one a row. ``table``: as
+    :class:`BlockWriter` takes it.
     """
     if len(keys) > _ELEMENTS_AT_ONCE:
         return None
@@ -642,7 +830,7 @@ def changed_elements(
     # At most a page's URLs per query: each query has a writer of its own, with a page's limits.
     size = min(_ELEMENTS_PER_QUERY, source.get_limit())
     for start in range(0, len(keys), size):
-        writer = BlockWriter(source, 0, origin, overrides)
+        writer = BlockWriter(source, 0, origin, overrides, table)
         try:
             part = writer.elements_of(keys[start : start + size])
         except NotInBlocks:
@@ -678,21 +866,25 @@ def _in_place(
     from .files import read_at
 
     changed = sorted(bounds)
-    known = read.keys if read is not None else {}
-    unread = [bounds[index] for index in changed if bounds[index] not in known]
-    known = {**known, **dict(zip(unread, block_keys(blocks.source, unread), strict=True))}
-    now = [known[bounds[index]] for index in changed]
     logged: dict[int, set[str]] = {}
     for key in keys:
         logged.setdefault(bisect.bisect_right(before.starts, key) - 1, set()).add(key)
+    known = read.keys if read is not None else {}
+    unread = [index for index in changed if bounds[index] not in known]
+    read_now = block_keys(
+        blocks.source,
+        [bounds[index] for index in unread],
+        [sorted(logged.get(index, ())) for index in unread],
+    )
+    known = {**known, **{bounds[i]: rows for i, rows in zip(unread, read_now, strict=True)}}
     kept: dict[int, tuple[dict[str, int], set[str]]] = {}
     greatest: dict[int, str | None] = {}
-    for index, (found, lastmod) in zip(changed, now, strict=True):
+    for index in changed:
+        found = known[bounds[index]]
         wanted = logged.get(index, set())
-        places = {key: place for place, key in enumerate(found)}
-        if wanted and len(found) == before.urls[index + 1] and wanted <= places.keys():
-            kept[index] = (places, wanted)
-            greatest[index] = lastmod
+        if wanted and found.count == before.urls[index + 1] and wanted <= found.places.keys():
+            kept[index] = (found.places, wanted)
+            greatest[index] = found.latest
     if not kept:
         return {}
     needed = sorted(set().union(*(wanted for _, wanted in kept.values())))
@@ -758,6 +950,8 @@ def settle(
     # changed: one page's blocks held at a time.
     plans: dict[int, tuple[int, str | None, int]] = {}
     wanted: list[tuple[str, str]] = []
+    # The changed keys of each block of ``wanted``, whose places are kept for ``splice``.
+    wanted_keys: list[list[str]] = []
     for number, where in ranges.items():
         if not table.is_stale(where.state):
             continue
@@ -769,7 +963,10 @@ def settle(
         marks = where.state.changes - blocks.changes
         if keys is None or log.marks(source.section, number) < marks:
             continue
-        changed = sorted({bisect.bisect_right(blocks.starts, key) - 1 for key in keys})
+        in_block: dict[int, list[str]] = {}
+        for key in keys:
+            in_block.setdefault(bisect.bisect_right(blocks.starts, key) - 1, []).append(key)
+        changed = sorted(in_block)
         if changed and changed[0] < 0:
             continue
         count, again = len(blocks.starts), set(changed)
@@ -779,7 +976,8 @@ def settle(
         for index in changed:
             high = blocks.starts[index + 1] if index + 1 < count else where.high
             wanted.append((blocks.starts[index], high))
-    found = iter(_summarize_blocks(source, wanted, read is not None))
+            wanted_keys.append(sorted(in_block[index]))
+    found = iter(_summarize_blocks(source, wanted, wanted_keys, read is not None))
     summaries = {}
     for number, (rows, latest, changed_count) in plans.items():
         known = True
@@ -798,19 +996,17 @@ def settle(
 
 
 def _summarize_blocks(
-    source: ModelSource, ranges: list[tuple[str, str]], keep: bool
-) -> Iterator[
-    tuple[tuple[str, str], tuple[int, str | None, int], tuple[list[str], str | None] | None]
-]:
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], keep: bool
+) -> Iterator[tuple[tuple[str, str], tuple[int, str | None, int], BlockRows | None]]:
     """Each of ``ranges`` (encoded, in key order), its summary (``summaries.summarize``),
-    and its keys and greatest lastmod when ``keep`` and they are read (:func:`block_keys`).
+    and its rows (:func:`block_keys`, the places of its changed ``keys``) when ``keep``
+    and they are read.
 
     Only for a source :func:`told_by_rows` says so of: no row lacks a lastmod.
     """
     if keep and len(ranges) <= _BLOCKS_READ_AT_ONCE:
-        for bounds, (keys, latest) in zip(ranges, block_keys(source, ranges), strict=True):
-            summary = summary_of_rows(source, len(keys), latest)
-            yield bounds, summary, (keys, latest)
+        for bounds, rows in zip(ranges, block_keys(source, ranges, keys), strict=True):
+            yield bounds, summary_of_rows(source, rows.count, rows.latest), rows
         return
     codec = source.page_table().codec
     decoded = [_bounds(codec, low, high) for low, high in ranges]

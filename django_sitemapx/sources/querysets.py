@@ -344,15 +344,24 @@ class ModelSource(Source):
         state, last = served
         self.page_measured(state, urls, size, last=last)
 
-    def page_measured(self, state: pages.State, urls: int, size: int, *, last: bool) -> None:
+    def page_measured(
+        self,
+        state: pages.State,
+        urls: int,
+        size: int,
+        *,
+        last: bool,
+        table: pages.PageTable | None = None,
+    ) -> None:
         """Record that the page of ``state`` was built with ``urls`` URLs in ``size`` bytes.
 
         :meth:`page_built` for a page built from its state in the page table
         rather than by :meth:`page` (the export's pages made in blocks,
-        ``export.splice``); ``last`` says whether it is the section's last page.
+        ``export.splice``); ``last`` says whether it is the section's last page;
+        ``table`` is the section's :meth:`page_table` when made already.
         """
         number = state.number
-        table = self.page_table()
+        table = table or self.page_table()
         table.record_size(state, size)
         if (
             not last
