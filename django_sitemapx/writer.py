@@ -223,12 +223,14 @@ def _extension_elements(extras: Extras, declared: Collection[str]) -> str:
     parts: list[str] = []
     if extras.alternates:
         link = _LINK if "xhtml" in declared else _LINK_DECLARING
-        pairs = "".join([hreflang + href for hreflang, href in extras.alternates])
-        escape = needs_escape(pairs)
-        for hreflang, href in extras.alternates:
-            if escape:
-                hreflang, href = hreflang.translate(_ESCAPES), href.translate(_ESCAPES)
-            parts += [link, hreflang, '" href="', href, '"/>']
+        alternates = extras.alternates
+        if needs_escape("".join(map("".join, alternates))):
+            alternates = tuple(
+                (hreflang.translate(_ESCAPES), href.translate(_ESCAPES))
+                for hreflang, href in alternates
+            )
+        # One f-string per link: the writer's hot path on a translated site.
+        parts += [f'{link}{hreflang}" href="{href}"/>' for hreflang, href in alternates]
     if extras.images:
         image = "<image:image>" if "image" in declared else _IMAGE_DECLARING
         uris = extras.images
