@@ -161,7 +161,18 @@ def url_elements(
             if found is None:
                 found = rendered[id(extras)] = _extension_elements(extras, declared)
             children = found
-        elements.append(_url_element(loc, lastmod, changefreq, priority, children))
+        # _url_element()'s two common shapes, without a call per entry.
+        if lastmod is None:
+            elements.append(_url_element(loc, lastmod, changefreq, priority, children))
+        elif changefreq is None and priority is None:
+            elements.append(f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>{children}</url>\n")
+        elif changefreq is not None and priority is not None:
+            elements.append(
+                f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
+                f"</changefreq><priority>{priority}</priority>{children}</url>\n"
+            )
+        else:
+            elements.append(_url_element(loc, lastmod, changefreq, priority, children))
     return elements
 
 
