@@ -435,42 +435,6 @@ def test_alternates_are_the_same_read_per_locale_or_aggregated(
     assert set(links[translated["story"].get_full_url()]) == {"en", "fr", "de", "x-default"}
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="locations are made in SQL on PostgreSQL only"
-)
-def test_locations_made_in_sql_are_the_ones_python_makes(
-    wagtail: WagtailPageSource, translated: dict[str, Page]
-) -> None:
-    from django_sitemapx.contrib.wagtail.sources import MAX_URI
-    from django_sitemapx.entries import SkipCounter
-    from django_sitemapx.locations import LocationBuilder, Origin
-
-    bound = wagtail.for_origin(Origin("http", "a.example"))
-    assert isinstance(bound, WagtailPageSource) and bound.tree is not None
-    locator = _Locator(bound, bound.tree, LocationBuilder(Origin("http", "a.example")))
-    # In SQL: letters, digits, "-", "_" and "/" below a root, within MAX_URI.
-    made = ["", "news/", "a-b_c/D9/", "x" * (MAX_URI - 40)]
-    # In Python: any other character, too long, or under no root of the site.
-    left = ["a.b/", "x~y/", "café/", "Ω/", "a b/", "A%20/", "x/\n", "\n", "x" * MAX_URI]
-    roots = [root.url_path for root in bound.tree.roots]
-    assert len(roots) == 2
-    url_paths = [root + rest for root in roots for rest in made + left] + ["/elsewhere/x/"]
-    expression, params = locator.location_sql("p.url_path")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT p.url_path, {expression} FROM UNNEST(%s::text[]) p (url_path)",
-            [*params, url_paths],
-        )
-        in_sql = dict(cursor.fetchall())
-    for url_path in url_paths:
-        rest = next((url_path[len(r) :] for r in roots if url_path.startswith(r)), None)
-        if rest in made:
-            assert in_sql[url_path] == locator.locate(url_path, SkipCounter()), url_path
-            assert in_sql[url_path] is not None
-        else:
-            assert in_sql[url_path] is None, url_path
-
-
 def test_a_version_with_a_control_character_has_no_link(
     wagtail: WagtailPageSource, translated: dict[str, Page], versions_read: str
 ) -> None:

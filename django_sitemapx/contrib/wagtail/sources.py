@@ -55,9 +55,6 @@ if TYPE_CHECKING:
 
 # What an ASCII slug's path is made of: written into a URI as it is.
 _PLAIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/"
-# A text of those characters only, as a PostgreSQL regular expression (each character
-# listed: no range, which a collation could read otherwise; "-" first, a literal).
-_PLAIN_PATTERN = "^[-" + _PLAIN.replace("-", "") + "]*$"
 MAX_URI = PROTOCOL_MAX_LOC_LENGTH
 
 # The methods whose override makes a page type's URLs its own business.
@@ -448,7 +445,7 @@ class WagtailPageSource(ModelSource):
         uri = writer.locate if in_sql else writer.uri
         extras_of: Callable[[Any], Extras | None]
         batches = (
-            writer.versioned_rows(queryset, page_rows, conf.CHUNK_SIZE, locations=lastmod_sql)
+            writer.versioned_rows(queryset, page_rows, conf.CHUNK_SIZE)
             if in_sql
             else row_batches(queryset, conf.CHUNK_SIZE)
         )
@@ -581,15 +578,10 @@ class _Locator:
         return is_postgresql(using) and self.cut > 0
 
     def versioned_rows(
-        self,
-        rows: models.QuerySet[Any],
-        page_rows: models.QuerySet[Any],
-        size: int,
-        locations: bool = False,
+        self, rows: models.QuerySet[Any], page_rows: models.QuerySet[Any], size: int
     ) -> Iterator[list[tuple[Any, ...]]]:
         """The rows of ``rows`` (``ROW_FIELDS``, then lastmod) in lists of at most ``size``,
-        each row's translation key replaced by its listed versions (:meth:`versions`),
-        then (with ``locations``) its absolute URI where SQL makes it (:meth:`location_sql`).
+        each row's translation key replaced by its listed versions (:meth:`versions`).
 
         One query, set-based: the versions of the page's translation keys, grouped by
         key, hash-joined to the page's rows. A correlated subquery per row (Wagtail's
@@ -624,46 +616,17 @@ class _Locator:
         key = ROW_FIELDS.index("translation_key")
         columns = [f"r.{name}" for name in names]
         columns[key] = "COALESCE(v.versions, '')"
-        location_params: tuple[Any, ...] = ()
-        if locations:
-            location, location_params = self.location_sql(f"r.c{ROW_FIELDS.index('url_path')}")
-            columns.append(location)
         sql = (
             f"SELECT {', '.join(columns)} FROM ({rows_sql}) r ({', '.join(names)}) "
             f"LEFT JOIN (SELECT t.key, {aggregate} AS versions "
             f"FROM ({versions_sql}) t ({columns_of_t}) GROUP BY t.key) v "
             f"ON v.key = r.c{key} ORDER BY r.c0"
         )
-        params = (*location_params, *rows_params, *aggregate_params, *versions_params)
+        params = (*rows_params, *aggregate_params, *versions_params)
         with connections[using].cursor() as cursor:
             cursor.execute(sql, params)
             while batch := cursor.fetchmany(size):
                 yield batch
-
-    def location_sql(self, url_path: str) -> tuple[str, tuple[Any, ...]]:
-        """SQL for the absolute URI of the page whose ``url_path`` is column ``url_path``,
-        where :meth:`locate` needs no call to ``href()``; NULL elsewhere.
-
-        What :meth:`locate` gives: the first root (the longest ``url_path``) the page
-        lies under, and the path below it of letters, digits, "-", "_" and "/" only,
-        within ``MAX_URI``. Every other page (NULL) is located in Python.
-        """
-        if any(uri_base is None for _root, uri_base in self.starts):
-            return "NULL", ()
-        cases = []
-        params: list[Any] = []
-        for root, uri_base in self.starts:
-            assert uri_base is not None
-            start = len(root.url_path) + 1
-            rest = f"SUBSTR({url_path}, {start})"
-            cases.append(
-                f"WHEN STARTS_WITH({url_path}, %s) THEN CASE WHEN {rest} ~ %s "
-                f"AND LENGTH({rest}) <= {MAX_URI - len(uri_base)} THEN %s || {rest} END"
-            )
-            params += [root.url_path, _PLAIN_PATTERN, uri_base]
-        if not cases:
-            return "NULL", ()
-        return f"CASE {' '.join(cases)} END", tuple(params)
 
     def locales(self, using: str) -> list[int]:
         """The IDs of Wagtail's locales (a key's versions are one per locale at most)."""
@@ -709,15 +672,15 @@ class _Locator:
     ) -> Iterator[list[EntryTuple]]:
         """The entries of a batch of :meth:`versioned_rows` (lastmods W3C text), in chunks.
 
-        What the rows loop of ``WagtailPageSource.entries()`` gives, with the calls
-        per row inlined: the hot path of a translated site.
+        What the rows loop of ``WagtailPageSource.entries()`` gives, calling nothing
+        per row but :meth:`locate` and :meth:`links`: the hot path of a translated site.
         """
         links_of = self.links
         locate = self.locate
         new = tuple.__new__
         chunk: list[EntryTuple] = []
         append = chunk.append
-        for key, url_path, content_type, versions, lastmod, loc in batch:
+        for key, url_path, content_type, versions, lastmod in batch:
             if len(chunk) >= ENTRIES_PER_CHUNK:
                 yield chunk
                 chunk = []
@@ -726,10 +689,9 @@ class _Locator:
                 for own_loc, own_lastmod, freq, prio in own.get(key, ()):
                     append((own_loc, own_lastmod, freq or changefreq, prio or priority, None))
                 continue
+            loc = locate(url_path, skipped)
             if loc is None:
-                loc = locate(url_path, skipped)
-                if loc is None:
-                    continue
+                continue
             extra = None
             if SEPARATOR in versions:
                 links = links_of(versions.split(SEPARATOR))
