@@ -161,7 +161,18 @@ def url_elements(
             if found is None:
                 found = rendered[id(extras)] = _extension_elements(extras, declared)
             children = found
-        elements.append(_url_element(loc, lastmod, changefreq, priority, children))
+        # _url_element()'s two common shapes, without a call per entry.
+        if lastmod is None:
+            elements.append(_url_element(loc, lastmod, changefreq, priority, children))
+        elif changefreq is None and priority is None:
+            elements.append(f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>{children}</url>\n")
+        elif changefreq is not None and priority is not None:
+            elements.append(
+                f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod><changefreq>{changefreq}"
+                f"</changefreq><priority>{priority}</priority>{children}</url>\n"
+            )
+        else:
+            elements.append(_url_element(loc, lastmod, changefreq, priority, children))
     return elements
 
 
@@ -223,12 +234,14 @@ def _extension_elements(extras: Extras, declared: Collection[str]) -> str:
     parts: list[str] = []
     if extras.alternates:
         link = _LINK if "xhtml" in declared else _LINK_DECLARING
-        pairs = "".join([hreflang + href for hreflang, href in extras.alternates])
-        escape = needs_escape(pairs)
-        for hreflang, href in extras.alternates:
-            if escape:
-                hreflang, href = hreflang.translate(_ESCAPES), href.translate(_ESCAPES)
-            parts += [link, hreflang, '" href="', href, '"/>']
+        alternates = extras.alternates
+        if needs_escape("".join(map("".join, alternates))):
+            alternates = tuple(
+                (hreflang.translate(_ESCAPES), href.translate(_ESCAPES))
+                for hreflang, href in alternates
+            )
+        # One f-string per link: the writer's hot path on a translated site.
+        parts += [f'{link}{hreflang}" href="{href}"/>' for hreflang, href in alternates]
     if extras.images:
         image = "<image:image>" if "image" in declared else _IMAGE_DECLARING
         uris = extras.images

@@ -418,6 +418,27 @@ def test_alternates_are_the_same_read_in_sql_or_per_chunk(
         assert len(in_sql) == len(per_chunk)
 
 
+def test_alternates_are_the_same_read_per_locale_or_aggregated(
+    wagtail: WagtailPageSource, translated: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_sitemapx.contrib.wagtail import sources
+
+    german = Locale.objects.create(language_code="de")
+    publish(translated["story"].copy_for_translation(german, copy_parents=True))
+    document("a.example")  # counts the pages
+    cache.clear()
+    per_locale = document("a.example")
+    # More locales than columns: the versions are aggregated with STRING_AGG.
+    monkeypatch.setattr(sources, "MAX_LOCALE_COLUMNS", 2)
+    cache.clear()
+    assert document("a.example") == per_locale
+    monkeypatch.setattr(_Locator, "versions_in_sql", lambda self, using: False)
+    cache.clear()
+    assert document("a.example") == per_locale
+    links = _links(per_locale)
+    assert set(links[translated["story"].get_full_url()]) == {"en", "fr", "de", "x-default"}
+
+
 def test_a_version_with_a_control_character_has_no_link(
     wagtail: WagtailPageSource, translated: dict[str, Page], versions_read: str
 ) -> None:

@@ -70,6 +70,8 @@ SEPARATOR = "\x1f"
 # full collections per document, each over the whole process (140,000 objects with
 # Django and Wagtail loaded, 60 to 130 ms). A chunk this size is written before it ages.
 ENTRIES_PER_CHUNK = 256
+# The most locales whose versions are read as a column each (``_Locator.versioned_rows``).
+MAX_LOCALE_COLUMNS = 16
 
 
 def i18n_enabled() -> bool:
@@ -432,7 +434,8 @@ class WagtailPageSource(ModelSource):
         in_sql = self.translated() and writer.versions_in_sql(page_rows.db)
         queryset = self.rows_queryset(page_rows, named=False, fields=ROW_FIELDS).order_by("pk")
         index = len(ROW_FIELDS)
-        if lastmod_in_sql(self, queryset.db):
+        lastmod_sql = lastmod_in_sql(self, queryset.db)
+        if lastmod_sql:
             lastmod_of: Any = lambda row: row[index]  # noqa: E731 - already W3C text
         else:
             lastmod_of = checked_reader(lambda row: row[index], "lastmod", skipped.count)
@@ -463,6 +466,12 @@ class WagtailPageSource(ModelSource):
                 own = {}
                 if own_urls is not None and any(row[2] in specific for row in batch):
                     own = own_urls.of(batch, lastmod_of)
+                if in_sql and lastmod_sql:
+                    yield from writer.versioned_entries(
+                        batch, own, specific, changefreq, priority, skipped
+                    )
+                    yield from skipped.flush()
+                    continue
                 chunk: list[EntryTuple] = []
                 for row in batch:
                     if len(chunk) >= ENTRIES_PER_CHUNK:
@@ -520,7 +529,6 @@ class _Locator:
             )
             for root in tree.roots
         }
-        self.shared: dict[str, tuple[tuple[str, str], ...] | None] = {}
         self.starts = [(root, self.bases[root.path][2]) for root in tree.roots]
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
@@ -583,34 +591,61 @@ class _Locator:
         One query, set-based: the versions of the page's translation keys, grouped by
         key, hash-joined to the page's rows. A correlated subquery per row (Wagtail's
         (translation_key, locale) index probed once a row) took twice the time.
+
+        With at most ``MAX_LOCALE_COLUMNS`` locales, a key's versions are one column
+        per locale (Wagtail keeps one page per key and locale), joined: an aggregate
+        of fixed size, which PostgreSQL groups in a hash table. ``STRING_AGG`` (for
+        more locales) has it sort the versions by key first, on disk at the default
+        ``work_mem`` for a full page, and sort each key's versions again.
         """
         using = rows.db
         query = rows.order_by().query
         count = len(query.values_select) + len(query.annotation_select)
         rows_sql, rows_params = query.sql_with_params()
         keys = page_rows.order_by().values("translation_key")
-        versions_sql, versions_params = self.versions(keys).query.sql_with_params()
+        locales = self.locales(using)
+        versions = self.versions(keys)
+        aggregate_params: tuple[Any, ...]
+        if 0 < len(locales) <= MAX_LOCALE_COLUMNS:
+            versions = versions.values_list("translation_key", "locale_id", "sitemapx_version")
+            per_locale = ", ".join(["MAX(t.version) FILTER (WHERE t.locale = %s)"] * len(locales))
+            aggregate = f"CONCAT_WS(%s, {per_locale})"
+            aggregate_params = (SEPARATOR, *locales)
+            columns_of_t = "key, locale, version"
+        else:
+            aggregate = "STRING_AGG(t.version, %s ORDER BY t.version)"
+            aggregate_params = (SEPARATOR,)
+            columns_of_t = "key, version"
+        versions_sql, versions_params = versions.query.sql_with_params()
         names = [f"c{number}" for number in range(count)]
         key = ROW_FIELDS.index("translation_key")
         columns = [f"r.{name}" for name in names]
         columns[key] = "COALESCE(v.versions, '')"
         sql = (
             f"SELECT {', '.join(columns)} FROM ({rows_sql}) r ({', '.join(names)}) "
-            f"LEFT JOIN (SELECT t.key, STRING_AGG(t.version, %s ORDER BY t.version) AS versions "
-            f"FROM ({versions_sql}) t (key, version) GROUP BY t.key) v "
+            f"LEFT JOIN (SELECT t.key, {aggregate} AS versions "
+            f"FROM ({versions_sql}) t ({columns_of_t}) GROUP BY t.key) v "
             f"ON v.key = r.c{key} ORDER BY r.c0"
         )
+        params = (*rows_params, *aggregate_params, *versions_params)
         with connections[using].cursor() as cursor:
-            cursor.execute(sql, (*rows_params, SEPARATOR, *versions_params))
+            cursor.execute(sql, params)
             while batch := cursor.fetchmany(size):
                 yield batch
+
+    def locales(self, using: str) -> list[int]:
+        """The IDs of Wagtail's locales (a key's versions are one per locale at most)."""
+        from wagtail.models import Locale
+
+        return list(Locale.objects.using(using).order_by("pk").values_list("pk", flat=True))
 
     def versions(self, keys: models.QuerySet[Any]) -> models.QuerySet[Any]:
         """The listed versions of translation keys ``keys``: (key, version) rows.
 
         A version is its root's tree path then its ``url_path``, filtered as
         ``get_queryset()`` filters the rows (live, unexpired, unrestricted, in the
-        site's trees).
+        site's trees): the annotation ``sitemapx_version``, which
+        :meth:`versioned_rows` reads with each version's locale.
         """
         from django.db.models.functions import Concat, Left
 
@@ -628,24 +663,64 @@ class _Locator:
         for path in self.tree.nested + self.restricted:
             versions = versions.exclude(path__startswith=path)
         version = Concat(Left("path", self.cut), "url_path", output_field=models.TextField())
-        return versions.order_by().values_list("translation_key", version)
+        listed: models.QuerySet[Any] = versions.order_by().annotate(sitemapx_version=version)
+        return listed.values_list("translation_key", "sitemapx_version")
+
+    def versioned_entries(
+        self,
+        batch: Sequence[tuple[Any, ...]],
+        own: dict[Any, list[tuple[str, str | None, str | None, str | None]]],
+        specific: dict[int, type[models.Model]],
+        changefreq: str | None,
+        priority: str | None,
+        skipped: SkipCounter,
+    ) -> Iterator[list[EntryTuple]]:
+        """The entries of a batch of :meth:`versioned_rows` (lastmods W3C text), in chunks.
+
+        What the rows loop of ``WagtailPageSource.entries()`` gives, calling nothing
+        per row but :meth:`locate` and :meth:`links`: the hot path of a translated site.
+        """
+        links_of = self.links
+        locate = self.locate
+        new = tuple.__new__
+        chunk: list[EntryTuple] = []
+        append = chunk.append
+        for key, url_path, content_type, versions, lastmod in batch:
+            if len(chunk) >= ENTRIES_PER_CHUNK:
+                yield chunk
+                chunk = []
+                append = chunk.append
+            if content_type in specific:
+                for own_loc, own_lastmod, freq, prio in own.get(key, ()):
+                    append((own_loc, own_lastmod, freq or changefreq, prio or priority, None))
+                continue
+            loc = locate(url_path, skipped)
+            if loc is None:
+                continue
+            extra = None
+            if SEPARATOR in versions:
+                links = links_of(versions.split(SEPARATOR))
+                if links is not None:
+                    # Extras(alternates=links), without the keyword call: the same tuple.
+                    extra = new(Extras, (links, (), (), None))
+            append((loc, lastmod, changefreq, priority, extra))
+        if chunk:
+            yield chunk
 
     def shared_extras(self, versions: str) -> Extras | None:
         """The extras of a row whose versions are ``versions``.
 
-        The versions of one page are listed with each of them, often on one
-        document: their alternates are built once and kept for the document, as
-        tuples of strings, which the garbage collector stops tracking. The
-        ``Extras`` holding them is the row's own: a ``NamedTuple`` is never
-        untracked, and 22,000 of them kept for a document made the collector
-        walk the whole process once more (see ``ENTRIES_PER_CHUNK``).
+        Built for each row, not kept for the document: the versions of one page are
+        its translations' rows, on other documents or far apart on this one. Kept
+        (23,000 sets of four tuples each on a full page), they were what set the
+        garbage collector off: 165 young collections for the two pages of
+        ``benchmarks/wagtail_bench.py`` and, with them, a full collection over the
+        whole process (140,000 objects with Django and Wagtail loaded, 60 to 130
+        ms), against 34 and none now; building each set again costs less.
         """
         if SEPARATOR not in versions:  # the page alone
             return None
-        try:
-            links = self.shared[versions]
-        except KeyError:
-            links = self.shared[versions] = self.links(versions.split(SEPARATOR))
+        links = self.links(versions.split(SEPARATOR))
         return Extras(alternates=links) if links else None
 
     def extras_of(self, alternates: dict[Any, tuple[tuple[str, str], ...]]) -> Any:
