@@ -12,7 +12,6 @@ the one loaded.
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
 import pytest
 from django.db import connection
@@ -26,18 +25,11 @@ from django_sitemapx.sources.lastmods import formats_lastmod_in_sql
 from django_sitemapx.sources.pages import MARKED
 from django_sitemapx.sources.summaries import Bounds
 from example_project.articles.models import Article, Category
+from tests.support.exports import DatedArticleSource
 
 pytestmark = pytest.mark.django_db
 
 START = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
-
-
-class _ArticleSource(ModelSource):
-    fields = ("slug",)
-    lastmod_field = "updated_at"
-
-    def location(self, row: Any) -> str:
-        return f"/a/{row.slug}/"
 
 
 @pytest.fixture
@@ -53,7 +45,7 @@ def source(registry: SitemapRegistry) -> ModelSource:
             updated_at=START + datetime.timedelta(minutes=(key * 7) % 601),
             is_published=True,
         )
-    return registry.register(Article, source_class=_ArticleSource, section="a", limit=20)
+    return registry.register(Article, source_class=DatedArticleSource, section="a", limit=20)
 
 
 def _encode(source: ModelSource, key: int) -> str:

@@ -38,23 +38,13 @@ from django_sitemapx.sources.lastmods import formats_lastmod_in_sql
 from django_sitemapx.sources.pages import PageTable
 from django_sitemapx.sources.summaries import Bounds, summarize, summarize_ranges
 from example_project.articles.models import Article, Category
-from tests.support.exports import exported, validate_all
+from tests.support.exports import DatedArticleSource, exported, validate_all
 from tests.testapp.models import Document
 
 pytestmark = pytest.mark.django_db
 
 ORIGIN = Origin("http", "example.com")
 START = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
-
-
-class _ArticleSource(ModelSource):
-    """A lastmod column that is never NULL, written as W3C text by the database."""
-
-    fields = ("slug",)
-    lastmod_field = "updated_at"
-
-    def location(self, row: Any) -> str:
-        return f"/a/{row.slug}/"
 
 
 class _UndatedSource(ModelSource):
@@ -74,7 +64,7 @@ def splice_on(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _lastmod_text() -> bool:
-    """Whether the database writes ``_ArticleSource``'s lastmod as W3C text (not MariaDB)."""
+    """Whether the database writes ``DatedArticleSource``'s lastmod as W3C text (not MariaDB)."""
     return formats_lastmod_in_sql(Article._meta.get_field("updated_at"), "default")
 
 
@@ -181,7 +171,7 @@ def runs(
     registry: SitemapRegistry, tmp_path: Path, commit: Callable[..., Any], counts: list[int]
 ) -> Iterator[_Runs]:
     """Section "a": 60 articles in pages of 20 (5 blocks of 4 each), exported once."""
-    registry.register(Article, source_class=_ArticleSource, section="a", limit=20)
+    registry.register(Article, source_class=DatedArticleSource, section="a", limit=20)
     _articles(commit, range(10, 610, 10))
     found = _Runs(tmp_path, counts)
     first = found.check()
@@ -302,7 +292,7 @@ def test_a_section_with_no_lastmod_column_is_told_its_row_counts(
 
 def test_summarize_ranges_is_summarize_of_each_range(commit: Callable[..., Any]) -> None:
     _articles(commit, range(10, 310, 10))
-    source = _ArticleSource(model=Article, section="a")
+    source = DatedArticleSource(model=Article, section="a")
     ranges = [Bounds(None, 40), Bounds(100, 130), Bounds(200, 201), Bounds(250, 260)]
     ranges += [Bounds(280, None)]
     assert summarize_ranges(source, ranges) == [summarize(source, bounds) for bounds in ranges]
@@ -458,7 +448,7 @@ def test_an_export_split_into_tasks_tells_its_changed_pages_too(
     immediate: None,
     lastmod_text: None,
 ) -> None:
-    registry.register(Article, source_class=_ArticleSource, section="a", limit=20)
+    registry.register(Article, source_class=DatedArticleSource, section="a", limit=20)
     _articles(commit, range(10, 610, 10))
     folder = tmp_path / "out"
     parallel.start_export(str(folder), origin=ORIGIN, pages_per_task=1)

@@ -10,10 +10,21 @@ from typing import Any
 from django.core.management import call_command
 
 from django_sitemapx.registry import SitemapRegistry
-from django_sitemapx.sources import ItemSource
+from django_sitemapx.sources import ItemSource, ModelSource
 from tests.conftest import validate_sitemap
 
 BASE = "http://example.com"
+
+
+class DatedArticleSource(ModelSource):
+    """Articles (``example_project.articles``) by slug, their lastmod ``updated_at``: a
+    column that is never NULL, written as W3C text by the database (not MariaDB)."""
+
+    fields = ("slug",)
+    lastmod_field = "updated_at"
+
+    def location(self, row: Any) -> str:
+        return f"/a/{row.slug}/"
 
 
 def run(*args: str, **options: Any) -> tuple[str, str]:
