@@ -2,7 +2,10 @@
 
 No browser is downloaded: Playwright drives ``/usr/bin/chromium`` (or
 ``SITEMAPX_CHROMIUM``). Without it the test is skipped, except in CI or when
-``SITEMAPX_REQUIRE_SERVICES`` is set, where it fails. ``SITEMAPX_SCREENSHOTS=docs/images``
+``SITEMAPX_REQUIRE_SERVICES`` is set, where it fails. ``SITEMAPX_TEST_BROWSER=0`` skips
+it: scripts/test sets it in the legs whose Django release another leg already drives the
+browser on (what the browser adds, the admin's pages and scripts, is the same on every
+database; the test client covers the views on each). ``SITEMAPX_SCREENSHOTS=docs/images``
 refreshes the documentation's screenshots.
 """
 
