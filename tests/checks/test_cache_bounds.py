@@ -7,6 +7,7 @@ import io
 import pytest
 from django.core.management import call_command
 from django.test import override_settings
+from django.utils import timezone
 
 from django_sitemapx.registry import SitemapRegistry
 from example_project.articles.factories import ArticleFactory
@@ -66,8 +67,10 @@ def test_w005_the_default_max_entries_cannot_hold_the_sitemap(registry: SitemapR
 
     registry.register("article", ArticleSitemap, limit=10)
     category = ArticleFactory().category
-    Article.objects.bulk_create(
-        ArticleFactory.build(category=category, slug=f"a-{n}") for n in range(1_999)
+    now = timezone.now()
+    Article.objects.bulk_create(  # made directly: factory-boy's build costs 0.3 to 0.6 ms a row
+        Article(category=category, slug=f"a-{n}", title="Bulk", updated_at=now, is_published=True)
+        for n in range(1_999)
     )
     locmem = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     with override_settings(CACHES=locmem):

@@ -15,6 +15,7 @@ from asgiref.sync import async_to_sync
 from django.core.cache import caches
 from django.core.signals import request_finished
 from django.test import AsyncClient, Client, override_settings
+from django.utils import timezone
 from django.utils.http import http_date
 
 from django_sitemapx import conf
@@ -536,8 +537,16 @@ def test_every_builtin_backend_caches_and_invalidates(
     local_copies.clear()
     # Enough rows for a document over 1 MB, stored in several parts.
     category = ArticleFactory().category
-    Article.objects.bulk_create(
-        ArticleFactory.build(category=category, slug=f"bulk-{n}-{'x' * 60}") for n in range(9_000)
+    now = timezone.now()
+    Article.objects.bulk_create(  # made directly: factory-boy's build costs 0.3 to 0.6 ms a row
+        Article(
+            category=category,
+            slug=f"bulk-{n}-{'x' * 60}",
+            title="Bulk",
+            updated_at=now,
+            is_published=True,
+        )
+        for n in range(9_000)
     )
     sitemapx_invalidate()
     first = client.get("/sitemap-article-1.xml")
