@@ -118,7 +118,7 @@ def _changed_uris(before: list[Listing], after: list[Listing]) -> list[str]:
     return list(dict.fromkeys(changed))
 
 
-def _queue_listed(
+def queue_listed(
     uris: list[str], removed_uris: Sequence[str] = (), returned: Sequence[str] = ()
 ) -> None:
     """Queue ``uris`` for IndexNow and record ``removed_uris`` (and ``returned``) for the
@@ -179,7 +179,7 @@ def _queue_after_commit(
         after = _listings(instance, sources)
         listed_after = list(dict.fromkeys(uri for uri, _values in after))
         gone = [uri for uri, _values in before if uri not in listed_after]
-        _queue_listed(_changed_uris(before, after), gone, listed_after)
+        queue_listed(_changed_uris(before, after), gone, listed_after)
 
     transaction.on_commit(run, using=using, robust=True)
 
@@ -223,7 +223,7 @@ def row_deleting(sender: type[models.Model], instance: models.Model, **kwargs: A
     listings = _listings_before_change(instance, sources, using)
     if listings:
         uris = list(dict.fromkeys(uri for uri, _values in listings))
-        transaction.on_commit(lambda: _queue_listed(uris, uris), using=using, robust=True)
+        transaction.on_commit(lambda: queue_listed(uris, uris), using=using, robust=True)
 
 
 @receiver(overrides_changed, dispatch_uid="django_sitemapx.indexnow.overrides")

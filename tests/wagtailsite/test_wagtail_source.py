@@ -11,6 +11,7 @@ import datetime
 from collections.abc import Iterator
 from io import StringIO
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -716,6 +717,59 @@ def test_publishing_queues_the_pages_url_for_indexnow(
     with django_capture_on_commit_callbacks(execute=True):
         page = publish(two_sites["news"].add_child(instance=ArticlePage(title="N", slug="n")))
     assert list(PendingUrl.objects.values_list("url", flat=True)) == [page.get_full_url()]
+
+
+@override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
+def test_indexnow_is_never_told_of_a_page_the_sitemap_does_not_list(
+    wagtail: WagtailPageSource,
+    two_sites: dict[str, Page],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from django_sitemapx.models import Override
+
+    PageViewRestriction.objects.create(
+        page=two_sites["news"], restriction_type=PageViewRestriction.PASSWORD, password="x"
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        # Behind a view restriction: published, moved and unpublished, never announced.
+        secret = publish(two_sites["news"].add_child(instance=ArticlePage(title="S", slug="s")))
+        secret.get_latest_revision().publish()
+        secret.unpublish()
+    assert not PendingUrl.objects.exists()
+
+    shop = two_sites["shop"]
+    Override.objects.create(location=urlsplit(shop.get_full_url()).path, exclude=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        shop.get_latest_revision().publish()  # excluded by the editor: not announced
+        story = two_sites["story"]
+        story.move(two_sites["a.example"], pos="last-child")  # out of the restricted news
+    story.refresh_from_db()
+    # Its URL under the restricted page was never listed; its new one is.
+    assert list(PendingUrl.objects.values_list("url", flat=True)) == [story.get_full_url()]
+
+
+@override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
+def test_a_sites_new_hostname_announces_every_url_it_lists_there(
+    wagtail: WagtailPageSource,
+    two_sites: dict[str, Page],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    listed = every_loc("b.example")
+    site = Site.objects.get(hostname="b.example")
+    site.hostname = "example.com"
+    with django_capture_on_commit_callbacks(execute=True):
+        site.save()
+    pending = set(PendingUrl.objects.values_list("url", flat=True))
+    moved = {loc.replace("//b.example/", "//example.com/") for loc in listed}
+    # b.example is still served (ALLOWED_HOSTS): what it listed changed there too.
+    assert pending == moved | listed
+    assert moved == every_loc("example.com")
+
+    PendingUrl.objects.all().delete()
+    site.site_name = "renamed"  # nothing the sitemap says changed: nothing is announced
+    with django_capture_on_commit_callbacks(execute=True):
+        site.save()
+    assert not PendingUrl.objects.exists()
 
 
 # -- checks ---------------------------------------------------------------------------------

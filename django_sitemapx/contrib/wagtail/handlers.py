@@ -9,27 +9,38 @@ one, in the transaction of the change, and invalidates those two hosts'
 documents only. Any other change of a site's (its root page, the default site,
 a site added or deleted) or of a view restriction can change any URL: the whole
 section. With ``SITEMAPX_INDEXNOW_KEY`` set, the page's URLs before and after
-are queued for IndexNow.
+are queued for IndexNow, less those the sitemap never lists: a page behind a
+view restriction, or one an override or rule excludes on that host. A site's
+new hostname or port queues every URL the site lists there (and the old
+host's, while the site still serves it), once committed.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 from django.db import router, transaction
 
+from ...documents import read_chunks
 from ...exceptions import Skip
-from ...indexnow import queue_urls
+from ...indexnow import is_enabled
+from ...indexnow.handlers import queue_listed
 from ...invalidation import invalidate
 from ...locations import LocationBuilder, Origin
-from ...locations.origins import scheme_for
+from ...locations.hosts import canonical_host
+from ...locations.origins import scheme_for, served_hosts
 from ...registry import SitemapRegistry, default_registry
 from .sites import move_overrides, site_host
 from .sources import WagtailPageSource, page_model
 
 # More pages than this moved at once (a subtree): the whole section is invalidated.
 MOST_KEYS = 100
+# URLs of a moved site whose overrides and rules are read at once before they are queued.
+ANNOUNCE_CHUNK = 1_000
+
+logger = logging.getLogger("django_sitemapx.indexnow")
 
 
 def wagtail_sources(registry: SitemapRegistry | None = None) -> list[WagtailPageSource]:
@@ -63,32 +74,54 @@ def pages_changed(
     ``pages`` are ``(key, tree path)`` pairs, read when the event happens (a
     deleted page's are gone at commit). ``url_paths`` are Wagtail ``url_path``
     values whose URLs changed (before and after an event): their URLs on
-    every host go to IndexNow.
+    every host go to IndexNow, unless the page is not public there (callers
+    leave out the ``url_path`` of a page behind a view restriction, see
+    :func:`public`) or an override or rule of the host excludes the URL.
     """
     pages = list(dict.fromkeys(pages))
     url_paths = list(dict.fromkeys(url_paths))
     sources = wagtail_sources(registry)
     if not sources:
         return
-    urls: list[str] = []
-    for source in sources:
-        for bound in _bound(source):
-            assert bound.tree is not None and bound.origin is not None
-            builder = LocationBuilder(bound.origin)
-            for url_path in url_paths:
-                path = bound.tree.location(url_path)
-                if path is not None:
-                    try:
-                        urls.append(builder.absolute(path))
-                    except Skip:
-                        continue
-    queue_urls(dict.fromkeys(urls))
+    if url_paths and is_enabled():
+        urls: list[str] = []
+        for source in sources:
+            for bound in _bound(source):
+                assert bound.tree is not None and bound.origin is not None
+                builder = LocationBuilder(bound.origin)
+                for url_path in url_paths:
+                    path = bound.tree.location(url_path)
+                    if path is not None:
+                        try:
+                            urls.append(builder.absolute(path))
+                        except Skip:
+                            continue
+        queue_listed(list(dict.fromkeys(urls)))
 
     def run() -> None:
         for source in sources:
             _invalidate(source, pages)
 
     transaction.on_commit(run, using=router.db_for_write(page_model()))
+
+
+def restricted_url_paths() -> list[str]:
+    """The ``url_path`` of each page under a view restriction (its subtree is not public).
+
+    Read only while IndexNow is on: nothing else needs them.
+    """
+    if not is_enabled():
+        return []
+    from wagtail.models import PageViewRestriction
+
+    return list(PageViewRestriction.objects.values_list("page__url_path", flat=True).distinct())
+
+
+def public(url_paths: Iterable[str], restricted: Iterable[str]) -> list[str]:
+    """``url_paths`` less those at or under a ``restricted`` one (Wagtail's url_paths end
+    in ``/``, so a prefix is an ancestor)."""
+    prefixes = tuple(restricted)
+    return [url_path for url_path in url_paths if not url_path.startswith(prefixes)]
 
 
 def _bound(source: WagtailPageSource) -> list[WagtailPageSource]:
@@ -177,12 +210,14 @@ def _subtree(page: Any) -> tuple[list[tuple[Any, str]], list[str]]:
 
 def page_published(sender: Any, instance: Any, **kwargs: Any) -> None:
     """A page was published: its page and its translations' pages."""
-    pages_changed([(instance.pk, instance.path), *_translations(instance)], [instance.url_path])
+    url_paths = public([instance.url_path], restricted_url_paths())
+    pages_changed([(instance.pk, instance.path), *_translations(instance)], url_paths)
 
 
 def page_unpublished(sender: Any, instance: Any, **kwargs: Any) -> None:
     """A page was unpublished: its page and its translations' pages."""
-    pages_changed([(instance.pk, instance.path), *_translations(instance)], [instance.url_path])
+    url_paths = public([instance.url_path], restricted_url_paths())
+    pages_changed([(instance.pk, instance.path), *_translations(instance)], url_paths)
 
 
 def page_moved(
@@ -195,10 +230,21 @@ def page_moved(
     """A page was moved: its page, its descendants' and its translations' pages."""
     keys, paths = _subtree(instance)
     befores = [url_path_before + path[len(url_path_after) :] for path in paths]
+    restricted = restricted_url_paths()
+    # A restriction inside the moved subtree moved with it; one above it did not.
+    restricted_before = [_before(path, url_path_before, url_path_after) for path in restricted]
     pages_changed(
         [(instance.pk, instance.path), *keys, *_translations(instance)],
-        [url_path_before, url_path_after, *befores, *paths],
+        [
+            *public([url_path_before, *befores], restricted_before),
+            *public([url_path_after, *paths], restricted),
+        ],
     )
+
+
+def _before(url_path: str, before: str, after: str) -> str:
+    """``url_path`` as it was before a move of ``before`` to ``after``."""
+    return before + url_path[len(after) :] if after and url_path.startswith(after) else url_path
 
 
 def page_slug_changed(sender: Any, instance: Any, instance_before: Any, **kwargs: Any) -> None:
@@ -207,14 +253,20 @@ def page_slug_changed(sender: Any, instance: Any, instance_before: Any, **kwargs
     before = instance_before.url_path
     after = instance.url_path
     befores = [before + path[len(after) :] for path in paths]
-    pages_changed([(instance.pk, instance.path), *keys], [before, after, *befores, *paths])
+    restricted = restricted_url_paths()
+    restricted_before = [_before(path, before, after) for path in restricted]
+    pages_changed(
+        [(instance.pk, instance.path), *keys],
+        [*public([before, *befores], restricted_before), *public([after, *paths], restricted)],
+    )
 
 
 def page_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     """A page row was deleted (each of a specific page's rows sends this: one is enough)."""
     if sender is not page_model():
         return
-    pages_changed([(instance.pk, instance.path)], [instance.url_path] if instance.live else [])
+    url_paths = public([instance.url_path], restricted_url_paths()) if instance.live else []
+    pages_changed([(instance.pk, instance.path)], url_paths)
 
 
 # What a site's documents depend on, read before a save (``site_saving``).
@@ -260,6 +312,50 @@ def site_saved(sender: Any, instance: Any, raw: bool = False, **kwargs: Any) -> 
     if not shared:
         move_overrides(old, new)
     hosts_changed([old, new])
+    if is_enabled():
+        transaction.on_commit(
+            lambda: _announce_moved_site(old, new),
+            using=router.db_for_write(sender),
+            robust=True,
+        )
+
+
+def _announce_moved_site(old: str, new: str) -> None:
+    """Queue for IndexNow every URL a site lists on its ``new`` host, and the same URLs on
+    its ``old`` host while this project still serves it (they are gone or changed there).
+
+    Every document of the site on the new host is read: a hostname change is rare, and
+    each of its URLs is new to search engines. A host the project does not serve
+    (``served_hosts()``) is not announced: IndexNow could not find its key there.
+    """
+    served = {canonical_host(host) for host in served_hosts()}
+    if new not in served:
+        logger.warning("IndexNow: %s is not a host this site serves; its URLs are not sent.", new)
+        return
+    uris: list[str] = []
+    for source in wagtail_sources():
+        for bound in _bound(source):
+            assert bound.origin is not None
+            if canonical_host(bound.origin.host, bound.origin.scheme) != new:
+                continue
+            builder = LocationBuilder(bound.origin)
+            for summary in bound.page_summaries():
+                page = bound.page(summary.number, summary)
+                if page is not None:
+                    for chunk in read_chunks(page.entries(builder), {}):
+                        uris.extend(entry[0] for entry in chunk)
+    uris = list(dict.fromkeys(uris))
+    if old in served:
+        uris += [_on_host(uri, new, old) for uri in uris]
+    for start in range(0, len(uris), ANNOUNCE_CHUNK):
+        # Each batch's overrides and rules are read in one query, as a save's are.
+        queue_listed(uris[start : start + ANNOUNCE_CHUNK])
+
+
+def _on_host(uri: str, host: str, other: str) -> str:
+    """``uri`` of ``host`` with ``other`` in its place."""
+    scheme, _, rest = uri.partition("://")
+    return f"{scheme}://{other}{rest[len(host) :]}"
 
 
 def site_deleted(sender: Any, **kwargs: Any) -> None:
