@@ -167,7 +167,7 @@ def _host_of(uri: str) -> str:
     return canonical_host(parts.netloc, parts.scheme)
 
 
-def _active() -> bool:
+def active() -> bool:
     """Whether anyone listens: IndexNow, or a removed-pages section."""
     return is_enabled() or bool(removed.sections())
 
@@ -189,7 +189,7 @@ def row_saving(
     sender: type[models.Model], instance: models.Model, raw: bool = False, **kwargs: Any
 ) -> None:
     """Remember the URLs of a row about to change, which the change may move."""
-    if not _active() or raw or instance._state.adding or instance.pk is None:
+    if not active() or raw or instance._state.adding or instance.pk is None:
         return
     sources = _sources_of(instance)
     if sources:
@@ -204,7 +204,7 @@ def row_saved(
 ) -> None:
     """Queue the row's URLs whose entry the save changed (moved, added, removed, re-dated)."""
     before = instance.__dict__.pop(_BEFORE, [])
-    if not _active() or raw or before is None:
+    if not active() or raw or before is None:
         return
     sources = _sources_of(instance)
     if sources:
@@ -214,7 +214,7 @@ def row_saved(
 @receiver(pre_delete, dispatch_uid="django_sitemapx.indexnow.row_deleting")
 def row_deleting(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
     """Queue the URLs of a row being deleted, once the delete commits."""
-    if not _active():
+    if not active():
         return
     sources = _sources_of(instance)
     if not sources:
@@ -244,7 +244,7 @@ def overrides_changed_queue(
     excluded URL is not announced. An override of one host is announced on that
     host only; one of every host on each host without an override of its own.
     """
-    if not _active():
+    if not active():
         return
     if host_locations is None:  # a sender that predates Override.host: every host
         host_locations = frozenset(("", key) for key in locations)

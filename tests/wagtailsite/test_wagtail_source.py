@@ -749,6 +749,53 @@ def test_indexnow_is_never_told_of_a_page_the_sitemap_does_not_list(
 
 
 @override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
+def test_a_moved_draft_is_not_announced_its_live_descendants_are(
+    wagtail: WagtailPageSource,
+    two_sites: dict[str, Page],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    news = two_sites["news"]
+    draft = news.add_child(instance=ArticlePage(title="D", slug="d", live=False))
+    with django_capture_on_commit_callbacks(execute=True):
+        draft.move(two_sites["a.example"], pos="last-child")
+        news.move(two_sites["event"], pos="last-child")  # with its live story
+    story = Page.objects.get(pk=two_sites["story"].pk)
+    assert sorted(PendingUrl.objects.values_list("url", flat=True)) == sorted(
+        [
+            "http://a.example/pages/news/",
+            "http://a.example/pages/news/story/",
+            "http://a.example/pages/fair/news/",
+            story.get_full_url(),
+        ]
+    )
+
+
+def test_a_removed_pages_section_records_what_wagtail_stops_listing(
+    wagtail: WagtailPageSource,
+    two_sites: dict[str, Page],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from django_sitemapx.models import RemovedUrl
+    from django_sitemapx.registry import default_registry
+    from django_sitemapx.removed import RemovedSource
+
+    default_registry.register("removed", RemovedSource, days=30)
+    try:
+        story, shop = two_sites["story"], two_sites["shop"]
+        url = story.get_full_url()
+        with django_capture_on_commit_callbacks(execute=True):
+            story.unpublish()
+            shop.delete()  # with its café
+        shop_urls = ["http://b.example/pages/shop/", "http://b.example/pages/shop/caf%C3%A9/"]
+        assert sorted(RemovedUrl.objects.values_list("url", flat=True)) == [url, *shop_urls]
+        with django_capture_on_commit_callbacks(execute=True):
+            publish(story)  # listed again: no longer removed
+        assert sorted(RemovedUrl.objects.values_list("url", flat=True)) == shop_urls
+    finally:
+        default_registry.unregister("removed")
+
+
+@override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
 def test_a_sites_new_hostname_announces_every_url_it_lists_there(
     wagtail: WagtailPageSource,
     two_sites: dict[str, Page],

@@ -9,8 +9,9 @@ one, in the transaction of the change, and invalidates those two hosts'
 documents only. Any other change of a site's (its root page, the default site,
 a site added or deleted) or of a view restriction can change any URL: the whole
 section. With ``SITEMAPX_INDEXNOW_KEY`` set, the page's URLs before and after
-are queued for IndexNow, less those the sitemap never lists: a page behind a
-view restriction, or one an override or rule excludes on that host. A site's
+are queued for IndexNow (and those it stopped listing recorded in a
+removed-pages section), less those the sitemap never lists: a draft, a page
+behind a view restriction, or one an override or rule excludes on that host. A site's
 new hostname or port queues every URL the site lists there (and the old
 host's, while the site still serves it), once committed.
 """
@@ -26,7 +27,7 @@ from django.db import router, transaction
 from ...documents import read_chunks
 from ...exceptions import Skip
 from ...indexnow import is_enabled
-from ...indexnow.handlers import queue_listed
+from ...indexnow.handlers import active, queue_listed
 from ...invalidation import invalidate
 from ...locations import LocationBuilder, Origin
 from ...locations.hosts import canonical_host
@@ -65,38 +66,33 @@ def site_origins(source: WagtailPageSource) -> list[Origin]:
 
 def pages_changed(
     pages: Iterable[tuple[Any, str]],
-    url_paths: Iterable[str] = (),
+    listed: Iterable[str] = (),
+    gone: Iterable[str] = (),
     *,
     registry: SitemapRegistry | None = None,
 ) -> None:
     """Invalidate the pages holding ``pages`` on the hosts listing them, once committed.
 
     ``pages`` are ``(key, tree path)`` pairs, read when the event happens (a
-    deleted page's are gone at commit). ``url_paths`` are Wagtail ``url_path``
-    values whose URLs changed (before and after an event): their URLs on
-    every host go to IndexNow, unless the page is not public there (callers
-    leave out the ``url_path`` of a page behind a view restriction, see
-    :func:`public`) or an override or rule of the host excludes the URL.
+    deleted page's are gone at commit). ``listed`` and ``gone`` are the Wagtail
+    ``url_path`` values of live, public pages whose URLs the event changed: listed
+    after it, or listed before it only (callers leave out a draft's and a page's
+    behind a view restriction, see :func:`public`). Their URLs on every host go to
+    IndexNow, and those gone to the removed-pages section, once committed, less
+    those an override or rule of the host excludes (``queue_listed``).
     """
     pages = list(dict.fromkeys(pages))
-    url_paths = list(dict.fromkeys(url_paths))
     sources = wagtail_sources(registry)
     if not sources:
         return
-    if url_paths and is_enabled():
-        urls: list[str] = []
-        for source in sources:
-            for bound in _bound(source):
-                assert bound.tree is not None and bound.origin is not None
-                builder = LocationBuilder(bound.origin)
-                for url_path in url_paths:
-                    path = bound.tree.location(url_path)
-                    if path is not None:
-                        try:
-                            urls.append(builder.absolute(path))
-                        except Skip:
-                            continue
-        queue_listed(list(dict.fromkeys(urls)))
+    listed, gone = list(dict.fromkeys(listed)), list(dict.fromkeys(gone))
+    if (listed or gone) and active():
+        listed_uris, gone_uris = _uris(sources, listed), _uris(sources, gone)
+        transaction.on_commit(
+            lambda: queue_listed([*listed_uris, *gone_uris], gone_uris, listed_uris),
+            using=router.db_for_write(page_model()),
+            robust=True,
+        )
 
     def run() -> None:
         for source in sources:
@@ -105,12 +101,29 @@ def pages_changed(
     transaction.on_commit(run, using=router.db_for_write(page_model()))
 
 
+def _uris(sources: list[WagtailPageSource], url_paths: list[str]) -> list[str]:
+    """The URL of each of ``url_paths`` on every host whose site's trees hold it."""
+    uris: list[str] = []
+    for source in sources:
+        for bound in _bound(source):
+            assert bound.tree is not None and bound.origin is not None
+            builder = LocationBuilder(bound.origin)
+            for url_path in url_paths:
+                path = bound.tree.location(url_path)
+                if path is not None:
+                    try:
+                        uris.append(builder.absolute(path))
+                    except Skip:
+                        continue
+    return list(dict.fromkeys(uris))
+
+
 def restricted_url_paths() -> list[str]:
     """The ``url_path`` of each page under a view restriction (its subtree is not public).
 
-    Read only while IndexNow is on: nothing else needs them.
+    Read only while IndexNow or a removed-pages section listens: nothing else needs them.
     """
-    if not is_enabled():
+    if not active():
         return []
     from wagtail.models import PageViewRestriction
 
@@ -198,26 +211,29 @@ def _translations(page: Any) -> list[tuple[Any, str]]:
 
 
 def _subtree(page: Any) -> tuple[list[tuple[Any, str]], list[str]]:
-    """``(key, path)`` and url_paths of ``page``'s descendants (at most ``MOST_KEYS`` + 1)."""
+    """``(key, path)`` of ``page``'s descendants (at most ``MOST_KEYS`` + 1), and the
+    url_paths of the live ones among them."""
     rows = list(
         page_model()
         ._default_manager.filter(path__startswith=page.path, depth__gt=page.depth)
         .order_by("path")
-        .values_list("pk", "path", "url_path")[: MOST_KEYS + 1]
+        .values_list("pk", "path", "url_path", "live")[: MOST_KEYS + 1]
     )
-    return [(key, path) for key, path, _ in rows], [url_path for _, _, url_path in rows]
+    return [(key, path) for key, path, _, _ in rows], [
+        url_path for _, _, url_path, live in rows if live
+    ]
 
 
 def page_published(sender: Any, instance: Any, **kwargs: Any) -> None:
     """A page was published: its page and its translations' pages."""
-    url_paths = public([instance.url_path], restricted_url_paths())
-    pages_changed([(instance.pk, instance.path), *_translations(instance)], url_paths)
+    listed = public([instance.url_path], restricted_url_paths())
+    pages_changed([(instance.pk, instance.path), *_translations(instance)], listed)
 
 
 def page_unpublished(sender: Any, instance: Any, **kwargs: Any) -> None:
     """A page was unpublished: its page and its translations' pages."""
-    url_paths = public([instance.url_path], restricted_url_paths())
-    pages_changed([(instance.pk, instance.path), *_translations(instance)], url_paths)
+    gone = public([instance.url_path], restricted_url_paths())
+    pages_changed([(instance.pk, instance.path), *_translations(instance)], gone=gone)
 
 
 def page_moved(
@@ -229,44 +245,38 @@ def page_moved(
 ) -> None:
     """A page was moved: its page, its descendants' and its translations' pages."""
     keys, paths = _subtree(instance)
-    befores = [url_path_before + path[len(url_path_after) :] for path in paths]
-    restricted = restricted_url_paths()
-    # A restriction inside the moved subtree moved with it; one above it did not.
-    restricted_before = [_before(path, url_path_before, url_path_after) for path in restricted]
-    pages_changed(
-        [(instance.pk, instance.path), *keys, *_translations(instance)],
-        [
-            *public([url_path_before, *befores], restricted_before),
-            *public([url_path_after, *paths], restricted),
-        ],
-    )
-
-
-def _before(url_path: str, before: str, after: str) -> str:
-    """``url_path`` as it was before a move of ``before`` to ``after``."""
-    return before + url_path[len(after) :] if after and url_path.startswith(after) else url_path
+    pages = [(instance.pk, instance.path), *keys, *_translations(instance)]
+    _moved(pages, url_path_before, url_path_after, paths, live=instance.live)
 
 
 def page_slug_changed(sender: Any, instance: Any, instance_before: Any, **kwargs: Any) -> None:
     """A live page's slug changed: its descendants' URLs changed with it."""
     keys, paths = _subtree(instance)
-    before = instance_before.url_path
-    after = instance.url_path
-    befores = [before + path[len(after) :] for path in paths]
+    pages = [(instance.pk, instance.path), *keys]
+    _moved(pages, instance_before.url_path, instance.url_path, paths, live=instance.live)
+
+
+def _moved(
+    pages: list[tuple[Any, str]], before: str, after: str, paths: list[str], *, live: bool
+) -> None:
+    """The page at ``before`` is at ``after`` now, with its live descendants' ``paths``."""
+    afters = [after, *paths] if live else paths
+    befores = [before + path[len(after) :] for path in afters]
     restricted = restricted_url_paths()
-    restricted_before = [_before(path, before, after) for path in restricted]
-    pages_changed(
-        [(instance.pk, instance.path), *keys],
-        [*public([before, *befores], restricted_before), *public([after, *paths], restricted)],
-    )
+    # A restriction inside the moved subtree moved with it; one above it did not.
+    restricted_before = [
+        before + path[len(after) :] if after and path.startswith(after) else path
+        for path in restricted
+    ]
+    pages_changed(pages, public(afters, restricted), public(befores, restricted_before))
 
 
 def page_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     """A page row was deleted (each of a specific page's rows sends this: one is enough)."""
     if sender is not page_model():
         return
-    url_paths = public([instance.url_path], restricted_url_paths()) if instance.live else []
-    pages_changed([(instance.pk, instance.path)], url_paths)
+    gone = public([instance.url_path], restricted_url_paths()) if instance.live else []
+    pages_changed([(instance.pk, instance.path)], gone=gone)
 
 
 # What a site's documents depend on, read before a save (``site_saving``).
