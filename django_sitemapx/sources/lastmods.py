@@ -56,6 +56,22 @@ class W3CDatetime(Func):
         )
 
 
+def greatest_w3c_sql(values: str) -> str:
+    """PostgreSQL: the ``W3CDatetime`` text of the greatest of ``values`` within the lastmod range.
+
+    An aggregate over a column of rows (``values`` is its SQL): the same text
+    as the greatest of the rows' ``W3CDatetime`` texts (fixed-width UTC text
+    sorts as the moments do; a value out of range has none), formatted once
+    for the group rather than once per row.
+    """
+    in_range = _IN_RANGE % {"expressions": values}
+    greatest = f"max({values}) FILTER (WHERE {in_range})"
+    return (
+        f"to_char({greatest} AT TIME ZONE 'UTC', "
+        '\'YYYY-MM-DD"T"HH24:MI:SS"+00:00"\')'
+    )
+
+
 class LastmodInRange(Func):
     """A date or timestamp as it is when within the lastmod range, else NULL.
 
