@@ -22,6 +22,9 @@ _IN_RANGE = (
     "%(expressions)s >= '0001-01-02 00:00:00+00' AND %(expressions)s < '9999-12-31 00:00:00+00'"
 )
 
+# PostgreSQL's to_char() pattern of W3C Datetime text (seconds, UTC).
+_W3C_FORMAT = """'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'"""
+
 
 class W3CDatetime(Func):
     """A timestamp rendered as W3C Datetime text in UTC by the database itself.
@@ -41,8 +44,8 @@ class W3CDatetime(Func):
             compiler,
             connection,
             template=(
-                f"CASE WHEN {_IN_RANGE} THEN to_char(%(expressions)s AT TIME ZONE 'UTC', "
-                '\'YYYY-MM-DD"T"HH24:MI:SS"+00:00"\') END'
+                f"CASE WHEN {_IN_RANGE} THEN "
+                f"to_char(%(expressions)s AT TIME ZONE 'UTC', {_W3C_FORMAT}) END"
             ),
             **extra,
         )
@@ -66,10 +69,7 @@ def greatest_w3c_sql(values: str) -> str:
     """
     in_range = _IN_RANGE % {"expressions": values}
     greatest = f"max({values}) FILTER (WHERE {in_range})"
-    return (
-        f"to_char({greatest} AT TIME ZONE 'UTC', "
-        '\'YYYY-MM-DD"T"HH24:MI:SS"+00:00"\')'
-    )
+    return f"to_char({greatest} AT TIME ZONE 'UTC', {_W3C_FORMAT})"
 
 
 class LastmodInRange(Func):
