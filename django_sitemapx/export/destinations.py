@@ -554,8 +554,8 @@ class FolderDestination(Destination):
                 file.synced = True
 
     def put_aside(self, name: str, data: bytes) -> StagedFile | None:
-        # In place: a staging file and a rename per changed page cost more than the
-        # digest check that makes a blocks file written halfway harmless.
+        # In place, without a staging file and a rename per changed page: its digest,
+        # checked on every read, makes one a failed run wrote halfway harmless.
         target = self.root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
