@@ -689,7 +689,7 @@ class _Run:
         return True
 
     def _stage_blocks(self, name: str, blocks: Blocks | None) -> str | None:
-        """Stage the blocks file of page ``name`` unless it holds ``blocks``; its digest."""
+        """Write the blocks file of page ``name`` unless it holds ``blocks``; its digest."""
         if blocks is None:
             return None
         data = blocks.to_bytes()
@@ -702,16 +702,9 @@ class _Run:
             and self.destination.size(side) == len(data)
         ):
             return digest
-        staged = self.destination.stage(side)
-        # Not synced before it is put in place: a blocks file a crash left short
-        # does not hold the digest the manifest records, and its page is made whole.
-        staged.synced = True
-        try:
-            staged.path.write_bytes(data)
-        except BaseException:
-            staged.discard()
-            raise
-        self.staged.append(staged)
+        staged = self.destination.put_aside(side, data)
+        if staged is not None:
+            self.staged.append(staged)
         return digest
 
     def _spliced(

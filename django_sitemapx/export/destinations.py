@@ -170,6 +170,24 @@ class Destination:
     def sync(self, staged: Sequence[StagedFile]) -> None:
         """Make complete staging files durable ahead of their :meth:`commit` (optional)."""
 
+    def put_aside(self, name: str, data: bytes) -> StagedFile | None:
+        """Write ``data`` as ``name``, a file only exports read (a page's blocks).
+
+        Its digest in the manifest says whether it holds what a page was made
+        from: a file a crash or a failed export left short or newer than the
+        manifest's record is not used, and its page is made whole. Here it is
+        staged and not synced: the returned file is to be committed with the
+        pages. A folder writes it in place (None).
+        """
+        staged = self.stage(name)
+        staged.synced = True
+        try:
+            staged.path.write_bytes(data)
+        except BaseException:
+            staged.discard()
+            raise
+        return staged
+
     @contextlib.contextmanager
     def workspace(self) -> Iterator[None]:
         """Held while a worker of an export split into tasks stages files (no lock)."""
@@ -411,9 +429,10 @@ class Blocks:
             sizes, counts = self.sizes, self.urls
         except ValueError:
             return False
+        # The digests' text is not cut up here: telling a page's summary needs none of them.
         return (
-            len(self.starts) + 2 == len(sizes) == len(counts) == len(self.digests)
-            and len(self.digests_text) == 32 * len(self.digests)
+            len(self.starts) + 2 == len(sizes) == len(counts)
+            and len(self.digests_text) == 32 * len(sizes)
             and min(sizes) >= 0
             and min(counts) >= 0
             and sum(sizes) == size
@@ -534,6 +553,14 @@ class FolderDestination(Destination):
             for file in waiting:
                 file.synced = True
 
+    def put_aside(self, name: str, data: bytes) -> StagedFile | None:
+        # In place, without a staging file and a rename per changed page: its digest,
+        # checked on every read, makes one a failed run wrote halfway harmless.
+        target = self.root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        return None
+
     def commit(self, staged: StagedFile) -> None:
         if not staged.synced:
             _sync(staged.path)
@@ -576,7 +603,7 @@ class FolderDestination(Destination):
 
 
 # fsync() calls in flight at once (``FolderDestination.sync``).
-_SYNC_THREADS = 8
+_SYNC_THREADS = 32
 
 
 def _sync(path: Path) -> None:

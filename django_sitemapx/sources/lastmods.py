@@ -22,6 +22,9 @@ _IN_RANGE = (
     "%(expressions)s >= '0001-01-02 00:00:00+00' AND %(expressions)s < '9999-12-31 00:00:00+00'"
 )
 
+# PostgreSQL's to_char() pattern of W3C Datetime text (seconds, UTC).
+_W3C_FORMAT = """'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'"""
+
 
 class W3CDatetime(Func):
     """A timestamp rendered as W3C Datetime text in UTC by the database itself.
@@ -41,8 +44,8 @@ class W3CDatetime(Func):
             compiler,
             connection,
             template=(
-                f"CASE WHEN {_IN_RANGE} THEN to_char(%(expressions)s AT TIME ZONE 'UTC', "
-                '\'YYYY-MM-DD"T"HH24:MI:SS"+00:00"\') END'
+                f"CASE WHEN {_IN_RANGE} THEN "
+                f"to_char(%(expressions)s AT TIME ZONE 'UTC', {_W3C_FORMAT}) END"
             ),
             **extra,
         )
@@ -54,6 +57,19 @@ class W3CDatetime(Func):
             template="strftime('%%%%Y-%%%%m-%%%%dT%%%%H:%%%%M:%%%%S+00:00', %(expressions)s)",
             **extra,
         )
+
+
+def greatest_w3c_sql(values: str) -> str:
+    """PostgreSQL: the ``W3CDatetime`` text of the greatest of ``values`` within the lastmod range.
+
+    An aggregate over a column of rows (``values`` is its SQL): the same text
+    as the greatest of the rows' ``W3CDatetime`` texts (fixed-width UTC text
+    sorts as the moments do; a value out of range has none), formatted once
+    for the group rather than once per row.
+    """
+    in_range = _IN_RANGE % {"expressions": values}
+    greatest = f"max({values}) FILTER (WHERE {in_range})"
+    return f"to_char({greatest} AT TIME ZONE 'UTC', {_W3C_FORMAT})"
 
 
 class LastmodInRange(Func):

@@ -199,3 +199,28 @@ def test_counted_without_parallel_workers_or_jit_and_set_back_after() -> None:
     with splice._serial_plans("default"):
         assert settings() == ("0", "off")
     assert settings() == before
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="counted in pieces on PostgreSQL")
+def test_pieces_counted_in_sql_date_only_their_rows_in_the_lastmod_range(
+    source: ModelSource,
+) -> None:
+    """A piece's greatest lastmod is formatted once in SQL: of its rows in range, as read."""
+    beyond = datetime.datetime(9999, 12, 31, 12, tzinfo=datetime.UTC)
+    before = datetime.datetime(1, 1, 1, 12, tzinfo=datetime.UTC)
+    # Block 3 has no row in range; blocks 4 and 5 have their greatest out of it.
+    Article.objects.filter(id__in=[300, 310, 320, 330, 410, 590]).update(updated_at=beyond)
+    Article.objects.filter(id__in=[420, 580]).update(updated_at=before)
+    ranges, keys = _ranges(source)
+    rows = source.listed_rows().filter(
+        splice._in_ranges(source, source.page_table().codec, ranges)
+    )
+    counted = splice._counted_rows(source, rows.order_by(), ranges, keys, True)
+    read = splice._read_rows(source, rows.order_by("id"), ranges, keys, True)
+    assert counted == read
+    assert read[3].latest is None
+    # Of 400, 430, 440, 450 (minutes 396, 5, 75, 145), and of 560, 570, 600 (314, 384, 594).
+    assert [read[4].latest, read[5].latest] == [
+        "2024-01-01T06:36:00+00:00",
+        "2024-01-01T09:54:00+00:00",
+    ]

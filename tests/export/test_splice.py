@@ -370,6 +370,45 @@ def test_a_blocks_file_not_the_one_recorded_makes_the_page_whole(
     assert exports.check().spliced == 0 and side.exists()
 
 
+def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_page(
+    registry: SitemapRegistry,
+    tmp_path: Path,
+    spliced: list[int],
+    commit: Callable[..., Any],
+) -> None:
+    exports = _exported(registry, commit, tmp_path)
+    name = f"sitemap-d-{_page_of(50)}.xml"
+    side = exports.folder / blocks_name(name)
+    before = side.read_bytes()
+    visible = exported(exports.folder)
+    staged: list[str] = []
+    real_stage = FolderDestination.stage
+
+    def stage(destination: FolderDestination, file_name: str) -> Any:
+        staged.append(file_name)
+        return real_stage(destination, file_name)
+
+    def fail(*args: Any) -> None:
+        raise OSError("disk full")
+
+    _save(commit, 50)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FolderDestination, "stage", stage)
+        # A run that fails once its pages are staged: readers still see the previous export.
+        patch.setattr(FolderDestination, "sync", fail)
+        with pytest.raises(OSError, match="disk full"):
+            exports.export()
+    assert exported(exports.folder) == visible
+    assert not list(exports.folder.glob(".*.sitemapx-tmp"))
+    # Its blocks file was written in place, not staged: newer than the manifest's record.
+    assert name in staged and not any(n.endswith(BLOCKS_SUFFIX) for n in staged)
+    assert side.read_bytes() != before
+    # So the next run makes that page whole (byte for byte, as ``check`` compares), once.
+    assert exports.check().spliced == 0
+    _save(commit, 60)
+    assert exports.check().spliced == 1
+
+
 def test_off_saves_log_nothing_and_exports_record_no_blocks(
     registry: SitemapRegistry,
     tmp_path: Path,
