@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import functools
 import inspect
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,9 @@ if TYPE_CHECKING:
 
 # What an ASCII slug's path is made of: written into a URI as it is.
 _PLAIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/"
+# A row's versions, all of plain characters (their separator too): one match for the
+# set, where str.strip(_PLAIN) scans the 65 characters for each of a string's.
+_plain = re.compile(r"[a-zA-Z0-9_/\x1f-]*").fullmatch
 MAX_URI = PROTOCOL_MAX_LOC_LENGTH
 
 # The methods whose override makes a page type's URLs its own business.
@@ -530,6 +534,27 @@ class _Locator:
             for root in tree.roots
         }
         self.starts = [(root, self.bases[root.path][2]) for root in tree.roots]
+        # What links() needs of each root, resolved once for the document: the head
+        # of its versions (its tree path, then its url_path), where a version's path
+        # below it starts, its hreflang, the start of its pages' URIs and whether it
+        # is the default locale's (x-default).
+        self.links_by_root = {
+            path: (
+                root.path + root.url_path,
+                start,
+                hreflang,
+                uri_base or "",  # only read for plain versions, with WAGTAIL_APPEND_SLASH
+                hreflang == self.default,
+            )
+            for path, (root, hreflang, uri_base, start) in self.bases.items()
+        }
+        # Versions of plain characters no longer than this make URIs of at most
+        # MAX_URI characters (none without WAGTAIL_APPEND_SLASH: href() strips it).
+        self.plain_room = (
+            MAX_URI - max(len(base[3]) for base in self.links_by_root.values())
+            if tree.slash and self.bases
+            else -1
+        )
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` on this host; None (counted) off it."""
@@ -699,7 +724,7 @@ class _Locator:
                 continue
             extra = None
             if SEPARATOR in versions:
-                links = links_of(versions.split(SEPARATOR))
+                links = links_of(versions)
                 if links is not None:
                     # Extras(alternates=links), without the keyword call: the same tuple.
                     extra = new(Extras, (links, (), (), None))
@@ -720,7 +745,7 @@ class _Locator:
         """
         if SEPARATOR not in versions:  # the page alone
             return None
-        links = self.links(versions.split(SEPARATOR))
+        links = self.links(versions)
         return Extras(alternates=links) if links else None
 
     def extras_of(self, alternates: dict[Any, tuple[tuple[str, str], ...]]) -> Any:
@@ -732,35 +757,54 @@ class _Locator:
 
         return extras
 
-    def links(self, versions: Sequence[str]) -> tuple[tuple[str, str], ...] | None:
-        """The alternates of a page whose versions are ``versions`` (see :meth:`versions`)."""
+    def links(self, versions: str) -> tuple[tuple[str, str], ...] | None:
+        """The alternates of a page whose versions are ``versions`` (see :meth:`versions`),
+        joined by ``SEPARATOR``.
+
+        Each root's part resolved once per document (``links_by_root``), and the
+        versions' characters checked once for them all: a set of plain versions
+        (an ASCII slug's) makes each URI by one concatenation.
+        """
         cut = self.cut
-        bases = self.bases
-        href = self.href
+        roots = self.links_by_root
+        plain = len(versions) <= self.plain_room and _plain(versions) is not None
         found = []
-        for version in versions:
-            base = bases.get(version[:cut])
-            if base is None:
+        defaults = []
+        for version in versions.split(SEPARATOR):
+            base = roots.get(version[:cut])
+            if base is None or not version.startswith(base[0]):
                 continue
-            root, hreflang, uri_base, start = base
-            if not version.startswith(root.url_path, cut):
-                continue
-            rest = version[start:]
-            if (
-                uri_base is not None
-                and not rest.strip(_PLAIN)
-                and len(uri_base) + len(rest) <= MAX_URI
-            ):
-                uri: str | None = uri_base + rest  # what href() gives, without a call
+            _head, start, hreflang, uri_base, default = base
+            if plain:
+                uri = uri_base + version[start:]  # what href() gives
             else:
-                uri = href(root, version[cut:])
-            if uri is not None:
-                found.append((hreflang, uri))
+                checked = self.link_uri(version)
+                if checked is None:
+                    continue
+                uri = checked
+            found.append((hreflang, uri))
+            if default:
+                defaults.append(uri)
         if len(found) < 2:
             return None
         found.sort()
-        default = self.default
-        return (*found, *[("x-default", uri) for code, uri in found if code == default])
+        if len(defaults) == 1:
+            found.append(("x-default", defaults[0]))
+        elif defaults:
+            found += [("x-default", uri) for uri in sorted(defaults)]
+        return tuple(found)
+
+    def link_uri(self, version: str) -> str | None:
+        """The URI of one version (under one of the site's roots), checked as locate() does."""
+        root, _hreflang, uri_base, start = self.bases[version[: self.cut]]
+        rest = version[start:]
+        if (
+            uri_base is not None
+            and not rest.strip(_PLAIN)
+            and len(uri_base) + len(rest) <= MAX_URI
+        ):
+            return uri_base + rest  # what href() gives, without a call
+        return self.href(root, version[self.cut :])
 
     # -- alternates, per batch ----------------------------------------------------------
 
