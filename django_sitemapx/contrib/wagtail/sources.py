@@ -22,6 +22,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
@@ -550,6 +551,13 @@ class _Locator:
         }
         # Versions of plain characters no longer than this make URIs of at most
         # MAX_URI characters (none without WAGTAIL_APPEND_SLASH: href() strips it).
+        # Whether a page's root by its tree path is always the one root_of() finds by
+        # its url_path: no root's url_path starts another's.
+        self.own_in_links = not any(
+            other is not root and other.url_path.startswith(root.url_path)
+            for root in tree.roots
+            for other in tree.roots
+        )
         self.plain_room = (
             MAX_URI - max(len(base[3]) for base in self.links_by_root.values())
             if tree.slash and self.bases
@@ -703,9 +711,10 @@ class _Locator:
         """The entries of a batch of :meth:`versioned_rows` (lastmods W3C text), in chunks.
 
         What the rows loop of ``WagtailPageSource.entries()`` gives, calling nothing
-        per row but :meth:`locate` and :meth:`links`: the hot path of a translated site.
+        per row but :meth:`located_links` (and :meth:`locate` where it gives no URI):
+        the hot path of a translated site.
         """
-        links_of = self.links
+        located_links = self.located_links
         locate = self.locate
         new = tuple.__new__
         chunk: list[EntryTuple] = []
@@ -719,15 +728,16 @@ class _Locator:
                 for own_loc, own_lastmod, freq, prio in own.get(key, ()):
                     append((own_loc, own_lastmod, freq or changefreq, prio or priority, None))
                 continue
-            loc = locate(url_path, skipped)
-            if loc is None:
-                continue
-            extra = None
+            loc = links = extra = None
             if SEPARATOR in versions:
-                links = links_of(versions)
-                if links is not None:
-                    # Extras(alternates=links), without the keyword call: the same tuple.
-                    extra = new(Extras, (links, (), (), None))
+                loc, links = located_links(url_path, versions)
+            if loc is None:
+                loc = locate(url_path, skipped)
+                if loc is None:
+                    continue
+            if links is not None:
+                # Extras(alternates=links), without the keyword call: the same tuple.
+                extra = new(Extras, (links, (), (), None))
             append((loc, lastmod, changefreq, priority, extra))
         if chunk:
             yield chunk
@@ -759,15 +769,26 @@ class _Locator:
 
     def links(self, versions: str) -> tuple[tuple[str, str], ...] | None:
         """The alternates of a page whose versions are ``versions`` (see :meth:`versions`),
-        joined by ``SEPARATOR``.
+        joined by ``SEPARATOR``."""
+        return self.located_links("", versions)[1]
+
+    def located_links(
+        self, url_path: str, versions: str
+    ) -> tuple[str | None, tuple[tuple[str, str], ...] | None]:
+        """The URI of the row at ``url_path`` when its versions give it (else None: ask
+        :meth:`locate`), and the alternates of its ``versions`` (:meth:`links`).
 
         Each root's part resolved once per document (``links_by_root``), and the
         versions' characters checked once for them all: a set of plain versions
-        (an ASCII slug's) makes each URI by one concatenation.
+        (an ASCII slug's) makes each URI by one concatenation, the row's own among
+        them, which is what :meth:`locate` would make of it where no root's
+        ``url_path`` starts another's (``own_in_links``).
         """
         cut = self.cut
         roots = self.links_by_root
         plain = len(versions) <= self.plain_room and _plain(versions) is not None
+        own = url_path if plain and self.own_in_links else None
+        loc = None
         found = []
         defaults = []
         for version in versions.split(SEPARATOR):
@@ -777,6 +798,8 @@ class _Locator:
             _head, start, hreflang, uri_base, default = base
             if plain:
                 uri = uri_base + version[start:]  # what href() gives
+                if version[cut:] == own:
+                    loc = uri
             else:
                 checked = self.link_uri(version)
                 if checked is None:
@@ -786,13 +809,13 @@ class _Locator:
             if default:
                 defaults.append(uri)
         if len(found) < 2:
-            return None
+            return loc, None
         found.sort()
         if len(defaults) == 1:
             found.append(("x-default", defaults[0]))
         elif defaults:
             found += [("x-default", uri) for uri in sorted(defaults)]
-        return tuple(found)
+        return loc, tuple(found)
 
     def link_uri(self, version: str) -> str | None:
         """The URI of one version (under one of the site's roots), checked as locate() does."""
@@ -940,9 +963,11 @@ class _OwnUrls:
             stream = self.streams.get(content_type)
             if stream is None:
                 pages = self.page_rows.filter(content_type_id=content_type).values("pk")
-                stream = self.streams[content_type] = _PageStream(_pages(model, pages))
-            for page in stream.up_to(keys[-1]):
-                if page.pk not in rows:
+                stream = self.streams[content_type] = _PageStream(
+                    _pages(model, pages), attrgetter(model._meta.pk.attname)
+                )
+            for pk, page in stream.up_to(keys[-1]):
+                if pk not in rows:
                     continue
                 full_url = uri = None
                 if known:
@@ -951,7 +976,7 @@ class _OwnUrls:
                 if len(urls) > self.most:
                     skipped.count(SkipReason.OVER_URL_LIMIT, len(urls) - self.most)
                     urls = urls[: self.most]
-                entries = found.setdefault(page.pk, [])
+                entries = found.setdefault(pk, [])
                 for url in urls:
                     location = url.get("location")
                     try:
@@ -963,7 +988,7 @@ class _OwnUrls:
                     lastmod = url.get("lastmod")
                     if lastmod is not None and lastmod is page.last_published_at:
                         # Wagtail's own value, formatted with the rows (in SQL, or checked).
-                        lastmod_text = lastmod_of(rows[page.pk])
+                        lastmod_text = lastmod_of(rows[pk])
                     else:
                         lastmod_text = _value("lastmod", lastmod, skipped)
                     entries.append(
@@ -1007,11 +1032,14 @@ class _UrlParts:
 
 
 class _PageStream:
-    """Pages in key order, handed out up to a key at a time."""
+    """Pages in key order, handed out up to a key at a time (``key``: a page's, read
+    once per page: ``Model.pk`` is a property calling a method)."""
 
-    def __init__(self, pages: Iterator[Any]) -> None:
+    def __init__(self, pages: Iterator[Any], key: Callable[[Any], Any]) -> None:
         self.pages = pages
+        self.key = key
         self.next: Any = next(pages, None)
+        self.next_key: Any = key(self.next) if self.next is not None else None
 
     def close(self) -> None:
         """Close the query the pages are read from (on a document left before its end)."""
@@ -1019,11 +1047,13 @@ class _PageStream:
         if close is not None:
             close()
 
-    def up_to(self, key: Any) -> Iterator[Any]:
-        """The pages left whose key is at most ``key``."""
-        while self.next is not None and self.next.pk <= key:
-            yield self.next
+    def up_to(self, key: Any) -> Iterator[tuple[Any, Any]]:
+        """The pages left whose key is at most ``key``, each with its key."""
+        while self.next is not None and self.next_key <= key:
+            yield self.next_key, self.next
             self.next = next(self.pages, None)
+            if self.next is not None:
+                self.next_key = self.key(self.next)
 
 
 def _pages(model: Any, keys: models.QuerySet[Any]) -> Iterator[Any]:
