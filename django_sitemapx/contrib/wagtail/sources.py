@@ -549,8 +549,6 @@ class _Locator:
             )
             for path, (root, hreflang, uri_base, start) in self.bases.items()
         }
-        # Versions of plain characters no longer than this make URIs of at most
-        # MAX_URI characters (none without WAGTAIL_APPEND_SLASH: href() strips it).
         # Whether a page's root by its tree path is always the one root_of() finds by
         # its url_path: no root's url_path starts another's.
         self.own_in_links = not any(
@@ -558,6 +556,8 @@ class _Locator:
             for root in tree.roots
             for other in tree.roots
         )
+        # Versions of plain characters no longer than this make URIs of at most
+        # MAX_URI characters (none without WAGTAIL_APPEND_SLASH: href() strips it).
         self.plain_room = (
             MAX_URI - max(len(base[3]) for base in self.links_by_root.values())
             if tree.slash and self.bases
