@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 
 from .entries import (
@@ -153,13 +154,27 @@ def url_elements(
     # Every language version of an item shares one Extras value: its elements
     # (the alternates, images, videos and news) are rendered once, not per version.
     rendered: dict[int, str] = {}
+    # The chunk's alternates checked for a character to escape at once, not entry by
+    # entry: with none, an entry's alternates alone are one f-string per link, here.
+    link = _LINK if "xhtml" in declared else _LINK_DECLARING
+    alternates_of = [extras[0] for extras in map(_EXTRAS, entries) if extras]
+    plain_links = not needs_escape(
+        "".join(chain.from_iterable(chain.from_iterable(alternates_of)))
+    )
     elements = []
     for loc, lastmod, changefreq, priority, extras in entries:
         children = ""
         if extras:
             found = rendered.get(id(extras))
             if found is None:
-                found = rendered[id(extras)] = _extension_elements(extras, declared)
+                alternates, images, videos, news = extras
+                if plain_links and not images and not videos and news is None:
+                    found = "".join(
+                        [f'{link}{code}" href="{href}"/>' for code, href in alternates]
+                    )
+                else:
+                    found = _extension_elements(extras, declared)
+                rendered[id(extras)] = found
             children = found
         # _url_element()'s two common shapes, without a call per entry.
         if lastmod is None:

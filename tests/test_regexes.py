@@ -92,6 +92,9 @@ REVIEWED = {
         "([ T]\\\\d\\\\d:\\\\d\\\\d(:\\\\d\\\\d(\\\\.\\\\d+)?)?)?([+-]\\\\d\\\\d:?\\\\d\\\\d|Z)?'",
     ): "linear: one run of digits (the fraction), the rest fixed widths; fullmatch",
     ("writer.py", "f'[{NOT_XML_CHAR_RANGES}]'"): "linear: one character class",
+    ("contrib/wagtail/sources.py", "'[a-zA-Z0-9_/\\\\x1f-]*'"): (
+        "linear: one character class, fullmatch"
+    ),
 }
 
 

@@ -231,6 +231,26 @@ def test_hreflang_and_href_are_escaped() -> None:
     assert (link.get("hreflang"), link.get("href")) == ("""x"&<>'""", """h"&<>'""")
 
 
+def test_a_chunks_entries_are_written_as_each_alone_whatever_the_others_hold() -> None:
+    # The chunk's alternates are checked for characters to escape at once: one
+    # entry needing it, or carrying images too, changes no other entry's element.
+    plain = Entry(
+        "https://e.com/a", "2024-01-01", extras=Extras((Alternate("en", "https://e.com/a"),))
+    )
+    escaped = Entry("https://e.com/b", extras=Extras((Alternate("en", "https://e.com/b?x&y"),)))
+    imaged = Entry(
+        "https://e.com/c",
+        extras=Extras((Alternate("fr", "https://e.com/c"),), images=("https://e.com/c.png",)),
+    )
+    entries = [plain, escaped, imaged, plain]
+    for declared in (True, False):
+        alone = [url_elements([entry], xhtml_declared=declared)[0] for entry in entries]
+        assert url_elements(entries, xhtml_declared=declared) == alone
+        assert url_elements([plain, imaged], xhtml_declared=declared) == [alone[0], alone[2]]
+    assert 'href="https://e.com/b?x&amp;y"/>' in alone[1]
+    assert "<image:loc>https://e.com/c.png</image:loc>" in alone[2]
+
+
 def test_links_declare_xhtml_themselves_when_the_root_does_not() -> None:
     entry = Entry("https://e.com/a", extras=Extras((Alternate("en", "https://e.com/a"),)))
     assert _element(entry) == (

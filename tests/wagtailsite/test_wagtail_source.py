@@ -450,6 +450,32 @@ def test_a_version_with_a_control_character_has_no_link(
     assert links[translated["story"].get_full_url()] == {}
 
 
+def test_a_rows_uri_read_from_its_versions_is_what_locate_gives(
+    wagtail: WagtailPageSource, translated: dict[str, Page]
+) -> None:
+    from django_sitemapx.contrib.wagtail.sources import Root, SiteTree
+    from django_sitemapx.entries import SkipCounter
+    from django_sitemapx.locations import LocationBuilder, Origin
+
+    builder = LocationBuilder(Origin("http", "a.example"))
+    english = Root("00010001", "/home/", "en", "/")
+    french = Root("00010002", "/home-fr/", "fr", "/fr/")
+    # Roots whose url_paths root_of() cannot tell apart: the URI is left to locate().
+    same = Root("00010002", "/home/", "fr", "/fr/")
+    for roots, own in (((french, english), True), ((english, same), False)):
+        locator = _Locator(wagtail, SiteTree(1, "a.example", 80, roots, ()), builder)
+        assert locator.own_in_links is own
+        for slug in ("story", "café"):
+            versions = "\x1f".join(f"{root.path}{root.url_path}{slug}/" for root in roots)
+            for root in roots:
+                url_path = f"{root.url_path}{slug}/"
+                loc, links = locator.located_links(url_path, versions)
+                assert (loc is not None) is (own and slug == "story")
+                assert loc in (None, locator.locate(url_path, SkipCounter()))
+                assert links == locator.links(versions)
+                assert links is not None and len(links) == (3 if own else 2)  # x-default: en
+
+
 # -- page types making their own URLs -------------------------------------------------------
 
 

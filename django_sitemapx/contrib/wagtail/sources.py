@@ -19,8 +19,10 @@ from __future__ import annotations
 import datetime
 import functools
 import inspect
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
@@ -55,6 +57,9 @@ if TYPE_CHECKING:
 
 # What an ASCII slug's path is made of: written into a URI as it is.
 _PLAIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/"
+# A row's versions, all of plain characters (their separator too): one match for the
+# set, where str.strip(_PLAIN) scans the 65 characters for each of a string's.
+_plain = re.compile(r"[a-zA-Z0-9_/\x1f-]*").fullmatch
 MAX_URI = PROTOCOL_MAX_LOC_LENGTH
 
 # The methods whose override makes a page type's URLs its own business.
@@ -530,6 +535,34 @@ class _Locator:
             for root in tree.roots
         }
         self.starts = [(root, self.bases[root.path][2]) for root in tree.roots]
+        # What links() needs of each root, resolved once for the document: the head
+        # of its versions (its tree path, then its url_path), where a version's path
+        # below it starts, its hreflang, the start of its pages' URIs and whether it
+        # is the default locale's (x-default).
+        self.links_by_root = {
+            path: (
+                root.path + root.url_path,
+                start,
+                hreflang,
+                uri_base or "",  # only read for plain versions, with WAGTAIL_APPEND_SLASH
+                hreflang == self.default,
+            )
+            for path, (root, hreflang, uri_base, start) in self.bases.items()
+        }
+        # Whether a page's root by its tree path is always the one root_of() finds by
+        # its url_path: no root's url_path starts another's.
+        self.own_in_links = not any(
+            other is not root and other.url_path.startswith(root.url_path)
+            for root in tree.roots
+            for other in tree.roots
+        )
+        # Versions of plain characters no longer than this make URIs of at most
+        # MAX_URI characters (none without WAGTAIL_APPEND_SLASH: href() strips it).
+        self.plain_room = (
+            MAX_URI - max(len(base[3]) for base in self.links_by_root.values())
+            if tree.slash and self.bases
+            else -1
+        )
 
     def uri(self, url_path: str, skipped: SkipCounter | None = None) -> str | None:
         """The absolute URI of ``url_path`` on this host; None (counted) off it."""
@@ -678,9 +711,10 @@ class _Locator:
         """The entries of a batch of :meth:`versioned_rows` (lastmods W3C text), in chunks.
 
         What the rows loop of ``WagtailPageSource.entries()`` gives, calling nothing
-        per row but :meth:`locate` and :meth:`links`: the hot path of a translated site.
+        per row but :meth:`located_links` (and :meth:`locate` where it gives no URI):
+        the hot path of a translated site.
         """
-        links_of = self.links
+        located_links = self.located_links
         locate = self.locate
         new = tuple.__new__
         chunk: list[EntryTuple] = []
@@ -694,15 +728,16 @@ class _Locator:
                 for own_loc, own_lastmod, freq, prio in own.get(key, ()):
                     append((own_loc, own_lastmod, freq or changefreq, prio or priority, None))
                 continue
-            loc = locate(url_path, skipped)
-            if loc is None:
-                continue
-            extra = None
+            loc = links = extra = None
             if SEPARATOR in versions:
-                links = links_of(versions.split(SEPARATOR))
-                if links is not None:
-                    # Extras(alternates=links), without the keyword call: the same tuple.
-                    extra = new(Extras, (links, (), (), None))
+                loc, links = located_links(url_path, versions)
+            if loc is None:
+                loc = locate(url_path, skipped)
+                if loc is None:
+                    continue
+            if links is not None:
+                # Extras(alternates=links), without the keyword call: the same tuple.
+                extra = new(Extras, (links, (), (), None))
             append((loc, lastmod, changefreq, priority, extra))
         if chunk:
             yield chunk
@@ -720,7 +755,7 @@ class _Locator:
         """
         if SEPARATOR not in versions:  # the page alone
             return None
-        links = self.links(versions.split(SEPARATOR))
+        links = self.links(versions)
         return Extras(alternates=links) if links else None
 
     def extras_of(self, alternates: dict[Any, tuple[tuple[str, str], ...]]) -> Any:
@@ -732,35 +767,67 @@ class _Locator:
 
         return extras
 
-    def links(self, versions: Sequence[str]) -> tuple[tuple[str, str], ...] | None:
-        """The alternates of a page whose versions are ``versions`` (see :meth:`versions`)."""
+    def links(self, versions: str) -> tuple[tuple[str, str], ...] | None:
+        """The alternates of a page whose versions are ``versions`` (see :meth:`versions`),
+        joined by ``SEPARATOR``."""
+        return self.located_links("", versions)[1]
+
+    def located_links(
+        self, url_path: str, versions: str
+    ) -> tuple[str | None, tuple[tuple[str, str], ...] | None]:
+        """The URI of the row at ``url_path`` when its versions give it (else None: ask
+        :meth:`locate`), and the alternates of its ``versions`` (:meth:`links`).
+
+        Each root's part resolved once per document (``links_by_root``), and the
+        versions' characters checked once for them all: a set of plain versions
+        (an ASCII slug's) makes each URI by one concatenation, the row's own among
+        them, which is what :meth:`locate` would make of it where no root's
+        ``url_path`` starts another's (``own_in_links``).
+        """
         cut = self.cut
-        bases = self.bases
-        href = self.href
+        roots = self.links_by_root
+        plain = len(versions) <= self.plain_room and _plain(versions) is not None
+        own = url_path if plain and self.own_in_links else None
+        loc = None
         found = []
-        for version in versions:
-            base = bases.get(version[:cut])
-            if base is None:
+        defaults = []
+        for version in versions.split(SEPARATOR):
+            base = roots.get(version[:cut])
+            if base is None or not version.startswith(base[0]):
                 continue
-            root, hreflang, uri_base, start = base
-            if not version.startswith(root.url_path, cut):
-                continue
-            rest = version[start:]
-            if (
-                uri_base is not None
-                and not rest.strip(_PLAIN)
-                and len(uri_base) + len(rest) <= MAX_URI
-            ):
-                uri: str | None = uri_base + rest  # what href() gives, without a call
+            _head, start, hreflang, uri_base, default = base
+            if plain:
+                uri = uri_base + version[start:]  # what href() gives
+                if version[cut:] == own:
+                    loc = uri
             else:
-                uri = href(root, version[cut:])
-            if uri is not None:
-                found.append((hreflang, uri))
+                checked = self.link_uri(version)
+                if checked is None:
+                    continue
+                uri = checked
+            found.append((hreflang, uri))
+            if default:
+                defaults.append(uri)
         if len(found) < 2:
-            return None
+            return loc, None
         found.sort()
-        default = self.default
-        return (*found, *[("x-default", uri) for code, uri in found if code == default])
+        if len(defaults) == 1:
+            found.append(("x-default", defaults[0]))
+        elif defaults:
+            found += [("x-default", uri) for uri in sorted(defaults)]
+        return loc, tuple(found)
+
+    def link_uri(self, version: str) -> str | None:
+        """The URI of one version (under one of the site's roots), checked as locate() does."""
+        root, _hreflang, uri_base, start = self.bases[version[: self.cut]]
+        rest = version[start:]
+        if (
+            uri_base is not None
+            and not rest.strip(_PLAIN)
+            and len(uri_base) + len(rest) <= MAX_URI
+        ):
+            return uri_base + rest  # what href() gives, without a call
+        return self.href(root, version[self.cut :])
 
     # -- alternates, per batch ----------------------------------------------------------
 
@@ -896,9 +963,11 @@ class _OwnUrls:
             stream = self.streams.get(content_type)
             if stream is None:
                 pages = self.page_rows.filter(content_type_id=content_type).values("pk")
-                stream = self.streams[content_type] = _PageStream(_pages(model, pages))
-            for page in stream.up_to(keys[-1]):
-                if page.pk not in rows:
+                stream = self.streams[content_type] = _PageStream(
+                    _pages(model, pages), attrgetter(model._meta.pk.attname)
+                )
+            for pk, page in stream.up_to(keys[-1]):
+                if pk not in rows:
                     continue
                 full_url = uri = None
                 if known:
@@ -907,7 +976,7 @@ class _OwnUrls:
                 if len(urls) > self.most:
                     skipped.count(SkipReason.OVER_URL_LIMIT, len(urls) - self.most)
                     urls = urls[: self.most]
-                entries = found.setdefault(page.pk, [])
+                entries = found.setdefault(pk, [])
                 for url in urls:
                     location = url.get("location")
                     try:
@@ -919,7 +988,7 @@ class _OwnUrls:
                     lastmod = url.get("lastmod")
                     if lastmod is not None and lastmod is page.last_published_at:
                         # Wagtail's own value, formatted with the rows (in SQL, or checked).
-                        lastmod_text = lastmod_of(rows[page.pk])
+                        lastmod_text = lastmod_of(rows[pk])
                     else:
                         lastmod_text = _value("lastmod", lastmod, skipped)
                     entries.append(
@@ -963,11 +1032,14 @@ class _UrlParts:
 
 
 class _PageStream:
-    """Pages in key order, handed out up to a key at a time."""
+    """Pages in key order, handed out up to a key at a time (``key``: a page's, read
+    once per page: ``Model.pk`` is a property calling a method)."""
 
-    def __init__(self, pages: Iterator[Any]) -> None:
+    def __init__(self, pages: Iterator[Any], key: Callable[[Any], Any]) -> None:
         self.pages = pages
+        self.key = key
         self.next: Any = next(pages, None)
+        self.next_key: Any = key(self.next) if self.next is not None else None
 
     def close(self) -> None:
         """Close the query the pages are read from (on a document left before its end)."""
@@ -975,11 +1047,13 @@ class _PageStream:
         if close is not None:
             close()
 
-    def up_to(self, key: Any) -> Iterator[Any]:
-        """The pages left whose key is at most ``key``."""
-        while self.next is not None and self.next.pk <= key:
-            yield self.next
+    def up_to(self, key: Any) -> Iterator[tuple[Any, Any]]:
+        """The pages left whose key is at most ``key``, each with its key."""
+        while self.next is not None and self.next_key <= key:
+            yield self.next_key, self.next
             self.next = next(self.pages, None)
+            if self.next is not None:
+                self.next_key = self.key(self.next)
 
 
 def _pages(model: Any, keys: models.QuerySet[Any]) -> Iterator[Any]:
