@@ -757,7 +757,7 @@ def test_indexnow_is_never_told_of_a_page_the_sitemap_does_not_list(
         page=two_sites["news"], restriction_type=PageViewRestriction.PASSWORD, password="x"
     )
     with django_capture_on_commit_callbacks(execute=True):
-        # Behind a view restriction: published, moved and unpublished, never announced.
+        # Behind a view restriction: published, published again and unpublished, never announced.
         secret = publish(two_sites["news"].add_child(instance=ArticlePage(title="S", slug="s")))
         secret.get_latest_revision().publish()
         secret.unpublish()
