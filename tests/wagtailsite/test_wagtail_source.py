@@ -28,7 +28,7 @@ from django.utils import timezone
 from wagtail.contrib.sitemaps import views as wagtail_views
 from wagtail.models import Locale, Page, PageViewRestriction, Site
 
-from django_sitemapx import conf
+from django_sitemapx import conf, indexnow
 from django_sitemapx.contrib.wagtail import WagtailPageSource
 from django_sitemapx.contrib.wagtail.sources import _Locator
 from django_sitemapx.models import PendingUrl
@@ -39,6 +39,16 @@ from tests.wagtailsite.models import ArticlePage, EventPage
 
 pytestmark = pytest.mark.django_db
 XHTML = "{http://www.w3.org/1999/xhtml}link"
+
+
+@pytest.fixture
+def indexnow_on(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """IndexNow on, each submission tried once: these tests read what was queued.
+
+    The tests' endpoint (port 9) refuses at once; the 3 retries would sleep 14 s a test.
+    """
+    settings.SITEMAPX_INDEXNOW_KEY = "0123456789abcdef"
+    monkeypatch.setattr(indexnow, "RETRIES", 0)
 
 
 def urls(data: bytes) -> list[tuple[str, str]]:
@@ -734,7 +744,7 @@ def test_a_sites_hostname_change_invalidates_its_old_and_new_hosts(
     assert urls(document("example.com"))[0][0] == "http://example.com/pages/"
 
 
-@override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
+@pytest.mark.usefixtures("indexnow_on")
 def test_publishing_queues_the_pages_url_for_indexnow(
     wagtail: WagtailPageSource,
     two_sites: dict[str, Page],
@@ -745,7 +755,7 @@ def test_publishing_queues_the_pages_url_for_indexnow(
     assert list(PendingUrl.objects.values_list("url", flat=True)) == [page.get_full_url()]
 
 
-@override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
+@pytest.mark.usefixtures("indexnow_on")
 def test_indexnow_is_never_told_of_a_page_the_sitemap_does_not_list(
     wagtail: WagtailPageSource,
     two_sites: dict[str, Page],
@@ -774,7 +784,7 @@ def test_indexnow_is_never_told_of_a_page_the_sitemap_does_not_list(
     assert list(PendingUrl.objects.values_list("url", flat=True)) == [story.get_full_url()]
 
 
-@override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
+@pytest.mark.usefixtures("indexnow_on")
 def test_a_moved_draft_is_not_announced_its_live_descendants_are(
     wagtail: WagtailPageSource,
     two_sites: dict[str, Page],
@@ -821,7 +831,7 @@ def test_a_removed_pages_section_records_what_wagtail_stops_listing(
         default_registry.unregister("removed")
 
 
-@override_settings(SITEMAPX_INDEXNOW_KEY="0123456789abcdef")
+@pytest.mark.usefixtures("indexnow_on")
 def test_a_sites_new_hostname_announces_every_url_it_lists_there(
     wagtail: WagtailPageSource,
     two_sites: dict[str, Page],
