@@ -29,7 +29,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core import checks
 from django.db import connections, models, router
-from django.db.models import Q, signals
+from django.db.models import Func, Q, Subquery, signals
 from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.http import HttpRequest
@@ -505,6 +505,31 @@ def _no_extras(key: Any) -> None:
     return None
 
 
+class _AmongKeys(Func):
+    """``column = ANY(ARRAY(subquery))`` (PostgreSQL): the versions of a page's keys.
+
+    ``column IN (subquery)`` is a semi-join, which PostgreSQL hashed against a
+    sequential scan of the site's pages on every document, misjudging how many rows
+    a page keeps (its key range and its site's tree paths taken as independent):
+    a page's cost grew with the site's, the versions of a last page's 1,002 rows
+    read from 50,000 pages. An array is looked up in Wagtail's ``(translation_key,
+    locale)`` index: a page's versions cost what the page holds. PostgreSQL takes
+    such an array for ten keys whatever its length; the join of the versions to
+    the rows is written so that this cannot choose its plan (``versioned_rows``).
+    """
+
+    output_field = models.BooleanField()
+    arity = 2
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: Any, connection: Any, **extra: Any
+    ) -> tuple[str, list[Any]]:
+        column, keys = self.get_source_expressions()
+        column_sql, column_params = compiler.compile(column)
+        keys_sql, keys_params = compiler.compile(keys)  # parenthesized: "(SELECT ...)"
+        return f"{column_sql} = ANY(ARRAY{keys_sql})", [*column_params, *keys_params]
+
+
 class _Locator:
     """Absolute URIs of page rows on one host, and their translations' alternates."""
 
@@ -621,9 +646,10 @@ class _Locator:
         """The rows of ``rows`` (``ROW_FIELDS``, then lastmod) in lists of at most ``size``,
         each row's translation key replaced by its listed versions (:meth:`versions`).
 
-        One query, set-based: the versions of the page's translation keys, grouped by
-        key, hash-joined to the page's rows. A correlated subquery per row (Wagtail's
-        (translation_key, locale) index probed once a row) took twice the time.
+        One query, set-based: the versions of the page's translation keys (looked up
+        in Wagtail's ``(translation_key, locale)`` index by an array of the keys, see
+        :class:`_AmongKeys`), grouped by key, hash-joined to the page's rows. A
+        correlated subquery per row (that index probed once a row) took twice the time.
 
         With at most ``MAX_LOCALE_COLUMNS`` locales, a key's versions are one column
         per locale (Wagtail keeps one page per key and locale), joined: an aggregate
@@ -654,9 +680,15 @@ class _Locator:
         key = ROW_FIELDS.index("translation_key")
         columns = [f"r.{name}" for name in names]
         columns[key] = "COALESCE(v.versions, '')"
+        # A full join, which gives the left join's rows (every key of v is one of r's:
+        # the versions are those of the rows' keys, read in the same statement), and
+        # which PostgreSQL can only hash or merge: estimating the array of keys
+        # (``_AmongKeys``) at ten, it chose a nested loop for a left join, each of a
+        # page's 49,000 rows compared with its 49,000 sets of versions (101 s for a
+        # page of a 400,000-page tree).
         sql = (
             f"SELECT {', '.join(columns)} FROM ({rows_sql}) r ({', '.join(names)}) "
-            f"LEFT JOIN (SELECT t.key, {aggregate} AS versions "
+            f"FULL JOIN (SELECT t.key, {aggregate} AS versions "
             f"FROM ({versions_sql}) t ({columns_of_t}) GROUP BY t.key) v "
             f"ON v.key = r.c{key} ORDER BY r.c0"
         )
@@ -687,7 +719,8 @@ class _Locator:
             under |= Q(path__startswith=root.path)
         versions = (
             page_model()
-            ._default_manager.filter(under, translation_key__in=keys, live=True, expired=False)
+            ._default_manager.filter(under, _AmongKeys("translation_key", Subquery(keys)))
+            .filter(live=True, expired=False)
             .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
             # A control character makes no URI (LocationBuilder skips it): such a
             # version has no link, and the separator stays one.
