@@ -8,6 +8,7 @@ destination is untouched, so readers keep seeing the previous export.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
 import hashlib
@@ -16,6 +17,8 @@ import logging
 import os
 import secrets
 import shutil
+import struct
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -346,8 +349,8 @@ class Blocks:
     between is the ``<url>`` elements of the rows of one key range: block *i*
     holds the keys from ``starts[i]`` below ``starts[i + 1]`` (the last one up
     to the page's end), encoded as the page table encodes keys (``""``: no
-    lower bound). ``sizes``, ``urls`` and ``digests`` (SHA-256, hex, cut to
-    128 bits) are per segment; ``base`` is a digest of what the blocks stand
+    lower bound). ``sizes``, ``urls`` and ``digests`` (SHA-256 cut to 128
+    bits, raw) are per segment; ``base`` is a digest of what the blocks stand
     on (the export's configuration, the section, the page's key range): a
     page whose ``base`` differs is made whole. ``changes`` is the page's count
     of changes in the page table when it was made (``ChangeLog.marks``).
@@ -355,16 +358,20 @@ class Blocks:
     wrote it (``""``: none), when the rows tell the page's summary
     (``summaries.told_by_rows``); else None.
 
-    Kept in a file beside the page (``blocks_name``), one string per field (a
-    page of 50,000 rows has 500 blocks), written with the page and read only
-    when it is spliced: an export holds the blocks of one page at a time.
+    Kept in a file beside the page (``blocks_name``), written with the page
+    and read only when it is spliced: an export holds the blocks of one page
+    at a time. The file is binary (``to_bytes``): the sizes and counts as
+    64-bit integers and the digests as raw bytes, which an incremental
+    export reads back without parsing them (docs/performance.md, "Incremental
+    export"); a file in any other format (the JSON of earlier versions) holds
+    no blocks, and its page is made whole once.
     """
 
     base: str
     starts_text: str
-    sizes_text: str
-    urls_text: str
-    digests_text: str
+    sizes_data: bytes
+    urls_data: bytes
+    digests_data: bytes
     changes: int = 0
     lastmods_text: str | None = None
 
@@ -375,11 +382,12 @@ class Blocks:
         starts: Sequence[str],
         sizes: Sequence[int],
         urls: Sequence[int],
-        digests: Sequence[str],
+        digests: Sequence[bytes],
         changes: int = 0,
         lastmods: Sequence[str | None] | None = None,
     ) -> Blocks | None:
-        """The blocks of these lists; None when they cannot be kept (a key holding a comma)."""
+        """The blocks of these lists; None when they cannot be kept (a key holding a comma,
+        a size or count out of a 64-bit integer's range)."""
         starts_text = ",".join(starts)
         # A comma in a key adds one to the count of the commas that join them.
         if starts_text.count(",") != max(len(starts) - 1, 0):
@@ -389,14 +397,12 @@ class Blocks:
             lastmods_text = ",".join([lastmod or "" for lastmod in lastmods])
             if lastmods_text.count(",") != max(len(lastmods) - 1, 0):
                 lastmods_text = None
+        try:
+            sizes_data, urls_data = _int64_bytes(sizes), _int64_bytes(urls)
+        except OverflowError:
+            return None
         return cls(
-            base,
-            starts_text,
-            ",".join(map(str, sizes)),
-            ",".join(map(str, urls)),
-            "".join(digests),
-            changes,
-            lastmods_text,
+            base, starts_text, sizes_data, urls_data, b"".join(digests), changes, lastmods_text
         )
 
     @functools.cached_property
@@ -405,11 +411,11 @@ class Blocks:
 
     @functools.cached_property
     def sizes(self) -> list[int]:
-        return list(map(int, self.sizes_text.split(",")))
+        return _int64_list(self.sizes_data)
 
     @functools.cached_property
     def urls(self) -> list[int]:
-        return list(map(int, self.urls_text.split(",")))
+        return _int64_list(self.urls_data)
 
     @functools.cached_property
     def lastmods(self) -> list[str | None] | None:
@@ -419,9 +425,11 @@ class Blocks:
         return [text or None for text in self.lastmods_text.split(",")]
 
     @functools.cached_property
-    def digests(self) -> list[str]:
-        text = self.digests_text
-        return [text[start : start + 32] for start in range(0, len(text), 32)]
+    def digests(self) -> list[bytes]:
+        data = self.digests_data
+        return [
+            data[start : start + _DIGEST_BYTES] for start in range(0, len(data), _DIGEST_BYTES)
+        ]
 
     def holds(self, size: int, urls: int) -> bool:
         """Whether these blocks are well formed and add up to a file of ``size`` and ``urls``."""
@@ -429,10 +437,10 @@ class Blocks:
             sizes, counts = self.sizes, self.urls
         except ValueError:
             return False
-        # The digests' text is not cut up here: telling a page's summary needs none of them.
+        # The digests are not cut up here: telling a page's summary needs none of them.
         return (
             len(self.starts) + 2 == len(sizes) == len(counts)
-            and len(self.digests_text) == 32 * len(sizes)
+            and len(self.digests_data) == _DIGEST_BYTES * len(sizes)
             and min(sizes) >= 0
             and min(counts) >= 0
             and sum(sizes) == size
@@ -440,44 +448,76 @@ class Blocks:
             and (self.lastmods is None or len(self.lastmods) == len(self.starts))
         )
 
-    def as_json(self) -> dict[str, object]:
-        found: dict[str, object] = {
-            "base": self.base,
-            "starts": self.starts_text,
-            "sizes": self.sizes_text,
-            "urls": self.urls_text,
-            "digests": self.digests_text,
-            "changes": self.changes,
-        }
-        if self.lastmods_text is not None:
-            found["lastmods"] = self.lastmods_text
-        return found
-
-    @classmethod
-    def from_json(cls, fields: object) -> Blocks | None:
-        if not isinstance(fields, dict):
-            return None
-        found = [fields.get(name) for name in ("base", "starts", "sizes", "urls", "digests")]
-        changes = fields.get("changes", 0)
-        lastmods = fields.get("lastmods")
-        if not all(isinstance(value, str) for value in found) or type(changes) is not int:
-            return None
-        if lastmods is not None and not isinstance(lastmods, str):
-            return None
-        base, starts, sizes, urls, digests = found
-        return cls(base, starts, sizes, urls, digests, changes, lastmods)  # type: ignore[arg-type]
-
     def to_bytes(self) -> bytes:
-        """The blocks file's bytes."""
-        return json.dumps(self.as_json(), separators=(",", ":")).encode()
+        """The blocks file's bytes: a header, then each field's bytes in turn."""
+        base = self.base.encode()
+        starts = self.starts_text.encode()
+        lastmods = b"" if self.lastmods_text is None else self.lastmods_text.encode()
+        header = _BLOCKS_HEADER.pack(
+            _BLOCKS_MAGIC,
+            self.changes,
+            len(base),
+            len(starts),
+            -1 if self.lastmods_text is None else len(lastmods),
+            len(self.sizes_data),
+            len(self.urls_data),
+            len(self.digests_data),
+        )
+        parts = (header, base, starts, lastmods, self.sizes_data, self.urls_data)
+        return b"".join((*parts, self.digests_data))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Blocks | None:
-        """The blocks a blocks file holds; None when it holds none."""
-        try:
-            return cls.from_json(json.loads(data))
-        except ValueError:
+        """The blocks a blocks file holds; None when it holds none (or is of another format)."""
+        if len(data) < _BLOCKS_HEADER.size or not data.startswith(_BLOCKS_MAGIC):
             return None
+        _magic, changes, *lengths = _BLOCKS_HEADER.unpack_from(data)
+        has_lastmods = lengths[2] >= 0
+        lengths[2] = max(lengths[2], 0)
+        if min(lengths) < 0 or _BLOCKS_HEADER.size + sum(lengths) != len(data):
+            return None
+        fields, offset = [], _BLOCKS_HEADER.size
+        for length in lengths:
+            fields.append(data[offset : offset + length])
+            offset += length
+        base, starts, lastmods, sizes, counts, digests = fields
+        if len(sizes) % 8 or len(counts) % 8:
+            return None
+        try:
+            texts = base.decode(), starts.decode(), lastmods.decode()
+        except UnicodeDecodeError:
+            return None
+        lastmods_text = texts[2] if has_lastmods else None
+        return cls(texts[0], texts[1], sizes, counts, digests, changes, lastmods_text)
+
+
+# A blocks file starts with this: a file that does not is of another format (the
+# JSON of earlier versions), and holds no blocks.
+_BLOCKS_MAGIC = b"sitemapx-blocks/2\n"
+# The magic, the changes, then the byte lengths of the base, the starts, the
+# lastmods (-1: none kept), the sizes, the counts and the digests.
+_BLOCKS_HEADER = struct.Struct(f"<{len(_BLOCKS_MAGIC)}sq6q")
+# A segment's digest: SHA-256, cut to 128 bits.
+_DIGEST_BYTES = 16
+
+
+def _int64_bytes(values: Sequence[int]) -> bytes:
+    """``values`` as little-endian 64-bit integers; ``OverflowError`` if one does not fit."""
+    found = array.array("q", values)
+    if sys.byteorder != "little":  # pragma: no cover - no big-endian machine runs the tests
+        found.byteswap()
+    return found.tobytes()
+
+
+def _int64_list(data: bytes) -> list[int]:
+    """The integers ``_int64_bytes`` wrote; ``ValueError`` if ``data`` cannot hold them."""
+    if len(data) % 8:
+        raise ValueError("not a whole number of 64-bit integers")
+    found = array.array("q")
+    found.frombytes(data)
+    if sys.byteorder != "little":  # pragma: no cover
+        found.byteswap()
+    return found.tolist()
 
 
 class FolderDestination(Destination):

@@ -8,6 +8,7 @@ them on but those of the setting off.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 from collections.abc import Callable
@@ -337,19 +338,28 @@ def test_a_page_with_an_entry_left_out_is_not_spliced(
 
 def test_blocks_that_do_not_add_up_are_not_trusted() -> None:
     blocks = Blocks.of(
-        "b", ["", "00000000000000000010"], [5, 10, 20, 3], [0, 2, 4, 0], ["a" * 32] * 4
+        "b", ["", "00000000000000000010"], [5, 10, 20, 3], [0, 2, 4, 0], [b"a" * 16] * 4
     )
     assert blocks is not None and blocks.holds(38, 6)
     assert not blocks.holds(39, 6) and not blocks.holds(38, 7)
-    assert Blocks.from_json(blocks.as_json()) == blocks
-    damaged = {**blocks.as_json(), "sizes": "5,x,20,3"}
-    found = Blocks.from_json(damaged)
-    assert found is not None and not found.holds(38, 6)
-    assert not Blocks("b", "", "1", "1", "a" * 31).holds(1, 1)
-    assert Blocks.from_json({"base": "b", "starts": []}) is None
-    assert Blocks.of("b", ["a,b"], [1, 1, 1], [0, 1, 0], ["a" * 32] * 3) is None
+    assert blocks.sizes == [5, 10, 20, 3] and blocks.urls == [0, 2, 4, 0]
+    assert blocks.digests == [b"a" * 16] * 4 and blocks.lastmods is None
     assert Blocks.from_bytes(blocks.to_bytes()) == blocks
-    assert Blocks.from_bytes(b"not json") is None
+    # A size that is not a whole 64-bit integer, a negative count, a digest cut short.
+    assert not dataclasses.replace(blocks, sizes_data=blocks.sizes_data[:-1]).holds(38, 6)
+    negative = Blocks.of("b", ["", "1"], [5, 10, 20, 3], [0, -2, 8, 0], [b"a" * 16] * 4)
+    assert negative is not None and not negative.holds(38, 6)
+    assert not dataclasses.replace(blocks, digests_data=b"a" * 63).holds(38, 6)
+    assert Blocks.of("b", ["a,b"], [1, 1, 1], [0, 1, 0], [b"a" * 16] * 3) is None
+    assert Blocks.of("b", [""], [1, 2**63, 1], [0, 1, 0], [b"a" * 16] * 3) is None
+    dated = Blocks.of("b", ["", "2"], [1, 1, 1, 1], [0, 1, 1, 0], [b"d" * 16] * 4, 3, ["x", None])
+    assert dated is not None and Blocks.from_bytes(dated.to_bytes()) == dated
+    assert dated.lastmods == ["x", None] and dated.changes == 3
+    # Not a blocks file of this format: the JSON of earlier versions, bytes cut short or added.
+    data = blocks.to_bytes()
+    old = b'{"base":"b","starts":",00000000000000000010","sizes":"5,10,20,3","urls":"0,2,4,0"}'
+    for other in (b"not json", old, data[:-1], data + b"x", data[:10], b""):
+        assert Blocks.from_bytes(other) is None
 
 
 def test_a_blocks_file_not_the_one_recorded_makes_the_page_whole(
@@ -359,7 +369,7 @@ def test_a_blocks_file_not_the_one_recorded_makes_the_page_whole(
     name = f"sitemap-d-{_page_of(50)}.xml"
     side = exports.folder / blocks_name(name)
     # Damaged, or left by a run killed between the page and it: its digest differs.
-    side.write_bytes(side.read_bytes().replace(b'"changes":', b'"changes": '))
+    side.write_bytes(side.read_bytes() + b" ")
     _save(commit, 50)
     assert exports.check().spliced == 0
     _save(commit, 60)
@@ -368,6 +378,36 @@ def test_a_blocks_file_not_the_one_recorded_makes_the_page_whole(
     side.unlink()
     _save(commit, 70)
     assert exports.check().spliced == 0 and side.exists()
+
+
+def test_a_blocks_file_of_an_earlier_format_makes_the_page_whole_once(
+    registry: SitemapRegistry, tmp_path: Path, spliced: list[int], commit: Callable[..., Any]
+) -> None:
+    exports = _exported(registry, commit, tmp_path)
+    name = f"sitemap-d-{_page_of(50)}.xml"
+    side = exports.folder / blocks_name(name)
+    blocks = Blocks.from_bytes(side.read_bytes())
+    assert blocks is not None
+    # The JSON an earlier version wrote, with its digest in the manifest: read, and not trusted.
+    old = {
+        "base": blocks.base,
+        "starts": blocks.starts_text,
+        "sizes": ",".join(map(str, blocks.sizes)),
+        "urls": ",".join(map(str, blocks.urls)),
+        "digests": blocks.digests_data.hex(),
+        "changes": blocks.changes,
+    }
+    data = json.dumps(old, separators=(",", ":")).encode()
+    side.write_bytes(data)
+    manifest_path = exports.folder / MANIFEST_NAME
+    manifest = json.loads(manifest_path.read_bytes())
+    manifest["documents"][name]["blocks"] = blocks_digest(data)
+    manifest_path.write_bytes(json.dumps(manifest).encode())
+    _save(commit, 50)
+    assert exports.check().spliced == 0
+    assert Blocks.from_bytes(side.read_bytes()) is not None
+    _save(commit, 60)
+    assert exports.check().spliced == 1
 
 
 def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_page(
