@@ -225,6 +225,7 @@ def export_sitemap(
     run.on_file, run.on_progress, run.on_pages = on_file, on_progress, on_pages
     run.read = read
     run.paths = paths
+    run.sync_soon = True
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -478,6 +479,9 @@ class _Run:
     changes: ChangeLog | None = None
     # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
     splicing = False
+    # Whether each page made in blocks starts being synced once staged (``Destination.sync_soon``):
+    # in one process, which syncs before it commits; a task's worker syncs as it shares.
+    sync_soon = False
     # A page's path (``documents.page_path``), memoized by the export for its run.
     paths: Callable[[str, int], str] = staticmethod(page_path)
 
@@ -686,6 +690,8 @@ class _Run:
             made.digest, made.size, made.urls, proof, self._stage_blocks(name, made.blocks)
         )
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
+        if self.sync_soon and name in self.written:
+            self.destination.sync_soon(staged)
         return True
 
     def _stage_blocks(self, name: str, blocks: Blocks | None) -> str | None:

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -172,6 +172,13 @@ class Destination:
 
     def sync(self, staged: Sequence[StagedFile]) -> None:
         """Make complete staging files durable ahead of their :meth:`commit` (optional)."""
+
+    def sync_soon(self, staged: StagedFile) -> None:
+        """Start making a complete staging file durable, for :meth:`sync` to wait for (optional).
+
+        Called by an export in one process as each page is staged, so that the
+        file system writes it while the next pages are made.
+        """
 
     def put_aside(self, name: str, data: bytes) -> StagedFile | None:
         """Write ``data`` as ``name``, a file only exports read (a page's blocks).
@@ -527,6 +534,9 @@ class FolderDestination(Destination):
         self.root = Path(root)
         self.permissions = permissions
         self.description = str(self.root)
+        # Syncs started as files were staged (``sync_soon``), by path, and their threads.
+        self._syncing: dict[Path, Future[None]] = {}
+        self._pool: ThreadPoolExecutor | None = None
 
     def subfolder(self, name: str) -> Destination:
         return FolderDestination(self.root / name, permissions=self.permissions)
@@ -564,6 +574,7 @@ class FolderDestination(Destination):
             try:
                 yield
             finally:
+                self._stop_syncing()
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def clean_leftovers(self, names: list[str]) -> None:
@@ -585,13 +596,43 @@ class FolderDestination(Destination):
 
     def sync(self, staged: Sequence[StagedFile]) -> None:
         # At once, not one by one: the file system writes its journal for several
-        # fsync() calls together (XFS: a quarter of the time for 185 pages).
+        # fsync() calls together (XFS: a quarter of the time for 185 pages). Those
+        # started as they were staged (``sync_soon``) are waited for.
         waiting = [file for file in staged if not file.synced]
-        if len(waiting) > 1:
-            with ThreadPoolExecutor(min(_SYNC_THREADS, len(waiting))) as pool:
-                list(pool.map(_sync, [file.path for file in waiting]))
-            for file in waiting:
-                file.synced = True
+        try:
+            if len(waiting) > 1 or self._syncing:
+                pool = self._sync_pool()
+                futures = [
+                    self._syncing.pop(file.path)
+                    if file.path in self._syncing
+                    else pool.submit(_sync, file.path)
+                    for file in waiting
+                ]
+                for future in futures:
+                    future.result()
+                for file in waiting:
+                    file.synced = True
+        finally:
+            self._stop_syncing()
+
+    def sync_soon(self, staged: StagedFile) -> None:
+        # While the next pages are made: a spliced page takes a few milliseconds of
+        # Python and its fsync() mostly waits for the disk (docs/performance.md,
+        # "Incremental export").
+        if not staged.synced and staged.path not in self._syncing:
+            self._syncing[staged.path] = self._sync_pool().submit(_sync, staged.path)
+
+    def _sync_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(_SYNC_THREADS, thread_name_prefix="sitemapx-sync")
+        return self._pool
+
+    def _stop_syncing(self) -> None:
+        """Wait for the syncs in flight (of files a failed run may have removed) and stop."""
+        pool, self._pool = self._pool, None
+        self._syncing.clear()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def put_aside(self, name: str, data: bytes) -> StagedFile | None:
         # In place, without a staging file and a rename per changed page: its digest,

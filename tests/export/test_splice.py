@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -410,6 +412,53 @@ def test_a_blocks_file_of_an_earlier_format_makes_the_page_whole_once(
     assert exports.check().spliced == 1
 
 
+def test_pages_start_syncing_as_they_are_staged_and_all_are_synced_before_the_first_rename(
+    registry: SitemapRegistry,
+    tmp_path: Path,
+    spliced: list[int],
+    commit: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    exports = _exported(registry, commit, tmp_path)
+    _save(commit, 50)
+    _save(commit, 390)
+    events: list[str] = []
+    soon: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+    real_soon = FolderDestination.sync_soon
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        events.append("sync")
+
+    def replace(source: Any, target: Any) -> None:
+        events.append("replace")
+        real_replace(source, target)
+
+    def sync_soon(destination: FolderDestination, staged: Any) -> None:
+        soon.append(staged.name)
+        real_soon(destination, staged)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(FolderDestination, "sync_soon", sync_soon)
+    result = exports.export()
+    pages = sorted(file.name for file in result.files if file.page is not None)
+    assert result.spliced == 2 and sorted(soon) == pages
+    # Every page and the index durable before the first is put in place (the pages'
+    # syncs may end before or after the manifest naming every file is written), then
+    # the manifest again.
+    files = len(result.files)
+    body, last = events[:-2], events[-2:]
+    replaced = [position for position, event in enumerate(body) if event == "replace"]
+    assert last == ["sync", "replace"] and len(replaced) == files + 1
+    assert body.count("sync") == files + 1 and body[replaced[1] :] == ["replace"] * files
+    # The syncing threads stop with the run.
+    assert not [t for t in threading.enumerate() if t.name.startswith("sitemapx-sync")]
+    monkeypatch.undo()
+    assert exports.check().spliced == 0
+
+
 def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_page(
     registry: SitemapRegistry,
     tmp_path: Path,
@@ -440,6 +489,8 @@ def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_pa
             exports.export()
     assert exported(exports.folder) == visible
     assert not list(exports.folder.glob(".*.sitemapx-tmp"))
+    # The page's sync started as it was staged; its thread stopped with the run.
+    assert not [t for t in threading.enumerate() if t.name.startswith("sitemapx-sync")]
     # Its blocks file was written in place, not staged: newer than the manifest's record.
     assert name in staged and not any(n.endswith(BLOCKS_SUFFIX) for n in staged)
     assert side.read_bytes() != before
