@@ -23,6 +23,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 import django_sitemapx as sitemapx
+from django_sitemapx import export
 from django_sitemapx.compat import tasks_module
 from django_sitemapx.export import FolderDestination, export_sitemap, parallel, splice
 from django_sitemapx.export.destinations import (
@@ -457,6 +458,20 @@ def test_pages_start_syncing_as_they_are_staged_and_all_are_synced_before_the_fi
     assert not [t for t in threading.enumerate() if t.name.startswith("sitemapx-sync")]
     monkeypatch.undo()
     assert exports.check().spliced == 0
+
+
+def test_kept_blocks_are_bounded_and_taken_once_from_the_file_recorded() -> None:
+    blocks = Blocks.of("b", ["", "1"], [1, 2, 3, 1], [0, 1, 1, 0], [b"a" * 16] * 4)
+    assert blocks is not None
+    kept = export.KeptBlocks(limit=8)
+    kept.keep("one.xml", "d1", blocks)
+    kept.keep("two.xml", "d2", blocks)
+    kept.keep("three.xml", "d3", blocks)  # past the bound (4 segments each): read again
+    assert kept.count == 8
+    assert kept.take("three.xml", "d3") is None
+    assert kept.take("one.xml", "other") is None  # another file now: read it
+    assert kept.take("one.xml", "d1") is None  # and no longer kept
+    assert kept.take("two.xml", "d2") is blocks and kept.count == 0
 
 
 def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_page(
