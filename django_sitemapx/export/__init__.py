@@ -520,8 +520,10 @@ class _Run:
     changes: ChangeLog | None = None
     # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
     splicing = False
-    # Whether each page made in blocks starts being synced once staged (``Destination.sync_soon``):
+    # Whether each spliced page starts being synced once staged (``Destination.sync_soon``):
     # in one process, which syncs before it commits; a task's worker syncs as it shares.
+    # A page made whole is synced with the others before the commit, as before: not
+    # measured otherwise (docs/performance.md, "Incremental export").
     sync_soon = False
     # A page's path (``documents.page_path``), memoized by the export for its run.
     paths: Callable[[str, int], str] = staticmethod(page_path)
@@ -707,6 +709,7 @@ class _Run:
         try:
             with open(staged.path, "wb", buffering=0) as target:
                 made = self._spliced(name, section, number, source, where, target, overrides)
+                spliced = made is not None
                 if made is None:
                     target.seek(0)
                     target.truncate()
@@ -733,7 +736,7 @@ class _Run:
             made.digest, made.size, made.urls, proof, self._stage_blocks(name, made.blocks)
         )
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
-        if self.sync_soon and name in self.written:
+        if self.sync_soon and spliced and name in self.written:
             self.destination.sync_soon(staged)
         return True
 
