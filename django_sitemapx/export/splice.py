@@ -971,10 +971,13 @@ def settle(
         changed = sorted(in_block)
         if changed and changed[0] < 0:
             continue
-        count, again = len(blocks.starts), set(changed)
-        kept = [index for index in range(count) if index not in again]
-        rows = sum(blocks.urls[index + 1] for index in kept)
-        plans[number] = (rows, _greatest(None, [blocks.lastmods[i] for i in kept]), len(changed))
+        count, urls, lastmods = len(blocks.starts), blocks.urls, blocks.lastmods
+        # The unchanged blocks, as the runs between the changed ones (a few of 500).
+        rows = sum(urls[1 : count + 1]) - sum(urls[index + 1] for index in changed)
+        kept: list[str | None] = []
+        for start, end in zip([-1, *changed], [*changed, count], strict=True):
+            kept += lastmods[start + 1 : end]
+        plans[number] = (rows, _greatest(None, kept), len(changed))
         for index in changed:
             high = blocks.starts[index + 1] if index + 1 < count else where.high
             wanted.append((blocks.starts[index], high))
