@@ -209,12 +209,13 @@ def export_sitemap(
     configuration = configuration_digest(registry, origin)
     told = 0
     read: dict[str, dict[int, splice.ReadBlocks]] = {}
+    kept = KeptBlocks()
     # Each page's path, reversed once for the run (it is asked for three times a page).
     paths = functools.cache(page_path)
     if app_settings.EXPORT_SPLICE and not (dry_run or full or gzip):
         # Before the index's pages are read: those told need no count.
         told = tell_changed_pages(
-            destination, registry, selected, origin, configuration, read, paths
+            destination, registry, selected, origin, configuration, read, paths, kept
         )
     listed = listed_pages(registry, origin)
     if not listed:
@@ -224,7 +225,9 @@ def export_sitemap(
     run = _Run(destination, gzip=gzip, dry_run=dry_run, result=result)
     run.on_file, run.on_progress, run.on_pages = on_file, on_progress, on_pages
     run.read = read
+    run.kept = kept
     run.paths = paths
+    run.sync_soon = True
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -282,6 +285,7 @@ def tell_changed_pages(
     configuration: str,
     read: dict[str, dict[int, splice.ReadBlocks]] | None = None,
     paths: Callable[[str, int], str] = page_path,
+    files_read: KeptBlocks | None = None,
 ) -> int:
     """Tell the page table the summaries of the pages changed since the last export.
 
@@ -289,7 +293,8 @@ def tell_changed_pages(
     blocks that changed (``splice.settle``), so that listing the pages counts
     none of them again. With ``read``, the keys of those blocks are kept
     there by section and page, for the pages written in place. ``paths``
-    gives a page's path (``documents.page_path``). Returns how many pages
+    gives a page's path (``documents.page_path``); ``files_read`` keeps the blocks
+    read, up to its bound, for the pages to splice. Returns how many pages
     were told.
     """
     state = destination.read_state()
@@ -316,11 +321,48 @@ def tell_changed_pages(
             blocks = read_blocks(destination, name, record.blocks)
             if blocks is None or not blocks.holds(record.size, record.urls):
                 return None
+            if files_read is not None:
+                files_read.keep(name, record.blocks, blocks)
             return blocks
 
         kept = read.setdefault(source.section, {}) if read is not None else None
         told += len(splice.settle(source, ranges[source.section], blocks_of, log, kept))
     return told
+
+
+# Blocks an export keeps, of the blocks files it read to tell their pages (``KeptBlocks``).
+_KEPT_BLOCKS = 50_000
+
+
+class KeptBlocks:
+    """The blocks files an export read to tell their pages, kept to splice those pages.
+
+    Up to ``limit`` blocks in all (each about 350 bytes once parsed: the
+    default, 50,000, is 100 pages of 50,000 rows, about 17 MB), so that an
+    export's memory does not grow with its changed pages: past that, a page's
+    blocks file is read again when it is spliced
+    (docs/performance.md, "Incremental export").
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = _KEPT_BLOCKS if limit is None else limit
+        self.count = 0
+        self._found: dict[str, tuple[str, Blocks]] = {}
+
+    def keep(self, name: str, digest: str, blocks: Blocks) -> None:
+        """Keep the blocks of page ``name``, read from a file of ``digest``, if they fit."""
+        count = len(blocks.sizes_data) // 8
+        if name not in self._found and self.count + count <= self.limit:
+            self._found[name] = (digest, blocks)
+            self.count += count
+
+    def take(self, name: str, digest: str) -> Blocks | None:
+        """The blocks of page ``name`` if kept from a file of ``digest`` (then no longer kept)."""
+        found = self._found.pop(name, None)
+        if found is None:
+            return None
+        self.count -= len(found[1].sizes_data) // 8
+        return found[1] if found[0] == digest else None
 
 
 def read_blocks(destination: Destination, name: str, digest: str) -> Blocks | None:
@@ -478,6 +520,11 @@ class _Run:
     changes: ChangeLog | None = None
     # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
     splicing = False
+    # Whether each spliced page starts being synced once staged (``Destination.sync_soon``):
+    # in one process, which syncs before it commits; a task's worker syncs as it shares.
+    # A page made whole is synced with the others before the commit, as before: not
+    # measured otherwise (docs/performance.md, "Incremental export").
+    sync_soon = False
     # A page's path (``documents.page_path``), memoized by the export for its run.
     paths: Callable[[str, int], str] = staticmethod(page_path)
 
@@ -507,6 +554,8 @@ class _Run:
         self._elements: dict[str, dict[str, bytes] | None] = {}
         # Each section's changed blocks' keys by page, read as their pages were told.
         self.read: dict[str, dict[int, splice.ReadBlocks]] = {}
+        # The blocks files read as their pages were told (some of them).
+        self.kept = KeptBlocks(0)
 
     def page_name(self, listed_page: ListedPage) -> str:
         return _file_name(self.paths(listed_page.section, listed_page.summary.number))
@@ -660,6 +709,7 @@ class _Run:
         try:
             with open(staged.path, "wb", buffering=0) as target:
                 made = self._spliced(name, section, number, source, where, target, overrides)
+                spliced = made is not None
                 if made is None:
                     target.seek(0)
                     target.truncate()
@@ -686,6 +736,8 @@ class _Run:
             made.digest, made.size, made.urls, proof, self._stage_blocks(name, made.blocks)
         )
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
+        if self.sync_soon and spliced and name in self.written:
+            self.destination.sync_soon(staged)
         return True
 
     def _stage_blocks(self, name: str, blocks: Blocks | None) -> str | None:
@@ -721,7 +773,9 @@ class _Run:
         before = self.previous.get(name)
         if before is None or before.blocks is None:
             return None
-        blocks = read_blocks(self.destination, name, before.blocks)
+        blocks = self.kept.take(name, before.blocks) or read_blocks(
+            self.destination, name, before.blocks
+        )
         if (
             blocks is None
             or blocks.base != where.base

@@ -8,6 +8,7 @@ destination is untouched, so readers keep seeing the previous export.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
 import hashlib
@@ -16,10 +17,12 @@ import logging
 import os
 import secrets
 import shutil
+import struct
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -169,6 +172,13 @@ class Destination:
 
     def sync(self, staged: Sequence[StagedFile]) -> None:
         """Make complete staging files durable ahead of their :meth:`commit` (optional)."""
+
+    def sync_soon(self, staged: StagedFile) -> None:
+        """Start making a complete staging file durable, for :meth:`sync` to wait for (optional).
+
+        Called by an export in one process as each page is staged, so that the
+        file system writes it while the next pages are made.
+        """
 
     def put_aside(self, name: str, data: bytes) -> StagedFile | None:
         """Write ``data`` as ``name``, a file only exports read (a page's blocks).
@@ -346,8 +356,8 @@ class Blocks:
     between is the ``<url>`` elements of the rows of one key range: block *i*
     holds the keys from ``starts[i]`` below ``starts[i + 1]`` (the last one up
     to the page's end), encoded as the page table encodes keys (``""``: no
-    lower bound). ``sizes``, ``urls`` and ``digests`` (SHA-256, hex, cut to
-    128 bits) are per segment; ``base`` is a digest of what the blocks stand
+    lower bound). ``sizes``, ``urls`` and ``digests`` (SHA-256 cut to 128
+    bits, raw) are per segment; ``base`` is a digest of what the blocks stand
     on (the export's configuration, the section, the page's key range): a
     page whose ``base`` differs is made whole. ``changes`` is the page's count
     of changes in the page table when it was made (``ChangeLog.marks``).
@@ -355,16 +365,20 @@ class Blocks:
     wrote it (``""``: none), when the rows tell the page's summary
     (``summaries.told_by_rows``); else None.
 
-    Kept in a file beside the page (``blocks_name``), one string per field (a
-    page of 50,000 rows has 500 blocks), written with the page and read only
-    when it is spliced: an export holds the blocks of one page at a time.
+    Kept in a file beside the page (``blocks_name``), written with the page
+    and read only when it is spliced: an export holds the blocks of one page
+    at a time. The file is binary (``to_bytes``): the sizes and counts as
+    64-bit integers and the digests as raw bytes, which an incremental
+    export reads back without parsing them (docs/performance.md, "Incremental
+    export"); a file in any other format (the JSON of earlier versions) holds
+    no blocks, and its page is made whole once.
     """
 
     base: str
     starts_text: str
-    sizes_text: str
-    urls_text: str
-    digests_text: str
+    sizes_data: bytes
+    urls_data: bytes
+    digests_data: bytes
     changes: int = 0
     lastmods_text: str | None = None
 
@@ -375,11 +389,12 @@ class Blocks:
         starts: Sequence[str],
         sizes: Sequence[int],
         urls: Sequence[int],
-        digests: Sequence[str],
+        digests: Sequence[bytes],
         changes: int = 0,
         lastmods: Sequence[str | None] | None = None,
     ) -> Blocks | None:
-        """The blocks of these lists; None when they cannot be kept (a key holding a comma)."""
+        """The blocks of these lists; None when they cannot be kept (a key holding a comma,
+        a size or count out of a 64-bit integer's range)."""
         starts_text = ",".join(starts)
         # A comma in a key adds one to the count of the commas that join them.
         if starts_text.count(",") != max(len(starts) - 1, 0):
@@ -389,14 +404,12 @@ class Blocks:
             lastmods_text = ",".join([lastmod or "" for lastmod in lastmods])
             if lastmods_text.count(",") != max(len(lastmods) - 1, 0):
                 lastmods_text = None
+        try:
+            sizes_data, urls_data = _int64_bytes(sizes), _int64_bytes(urls)
+        except OverflowError:
+            return None
         return cls(
-            base,
-            starts_text,
-            ",".join(map(str, sizes)),
-            ",".join(map(str, urls)),
-            "".join(digests),
-            changes,
-            lastmods_text,
+            base, starts_text, sizes_data, urls_data, b"".join(digests), changes, lastmods_text
         )
 
     @functools.cached_property
@@ -405,11 +418,11 @@ class Blocks:
 
     @functools.cached_property
     def sizes(self) -> list[int]:
-        return list(map(int, self.sizes_text.split(",")))
+        return _int64_list(self.sizes_data)
 
     @functools.cached_property
     def urls(self) -> list[int]:
-        return list(map(int, self.urls_text.split(",")))
+        return _int64_list(self.urls_data)
 
     @functools.cached_property
     def lastmods(self) -> list[str | None] | None:
@@ -419,9 +432,11 @@ class Blocks:
         return [text or None for text in self.lastmods_text.split(",")]
 
     @functools.cached_property
-    def digests(self) -> list[str]:
-        text = self.digests_text
-        return [text[start : start + 32] for start in range(0, len(text), 32)]
+    def digests(self) -> list[bytes]:
+        data = self.digests_data
+        return [
+            data[start : start + _DIGEST_BYTES] for start in range(0, len(data), _DIGEST_BYTES)
+        ]
 
     def holds(self, size: int, urls: int) -> bool:
         """Whether these blocks are well formed and add up to a file of ``size`` and ``urls``."""
@@ -429,10 +444,10 @@ class Blocks:
             sizes, counts = self.sizes, self.urls
         except ValueError:
             return False
-        # The digests' text is not cut up here: telling a page's summary needs none of them.
+        # The digests are not cut up here: telling a page's summary needs none of them.
         return (
             len(self.starts) + 2 == len(sizes) == len(counts)
-            and len(self.digests_text) == 32 * len(sizes)
+            and len(self.digests_data) == _DIGEST_BYTES * len(sizes)
             and min(sizes) >= 0
             and min(counts) >= 0
             and sum(sizes) == size
@@ -440,44 +455,76 @@ class Blocks:
             and (self.lastmods is None or len(self.lastmods) == len(self.starts))
         )
 
-    def as_json(self) -> dict[str, object]:
-        found: dict[str, object] = {
-            "base": self.base,
-            "starts": self.starts_text,
-            "sizes": self.sizes_text,
-            "urls": self.urls_text,
-            "digests": self.digests_text,
-            "changes": self.changes,
-        }
-        if self.lastmods_text is not None:
-            found["lastmods"] = self.lastmods_text
-        return found
-
-    @classmethod
-    def from_json(cls, fields: object) -> Blocks | None:
-        if not isinstance(fields, dict):
-            return None
-        found = [fields.get(name) for name in ("base", "starts", "sizes", "urls", "digests")]
-        changes = fields.get("changes", 0)
-        lastmods = fields.get("lastmods")
-        if not all(isinstance(value, str) for value in found) or type(changes) is not int:
-            return None
-        if lastmods is not None and not isinstance(lastmods, str):
-            return None
-        base, starts, sizes, urls, digests = found
-        return cls(base, starts, sizes, urls, digests, changes, lastmods)  # type: ignore[arg-type]
-
     def to_bytes(self) -> bytes:
-        """The blocks file's bytes."""
-        return json.dumps(self.as_json(), separators=(",", ":")).encode()
+        """The blocks file's bytes: a header, then each field's bytes in turn."""
+        base = self.base.encode()
+        starts = self.starts_text.encode()
+        lastmods = b"" if self.lastmods_text is None else self.lastmods_text.encode()
+        header = _BLOCKS_HEADER.pack(
+            _BLOCKS_MAGIC,
+            self.changes,
+            len(base),
+            len(starts),
+            -1 if self.lastmods_text is None else len(lastmods),
+            len(self.sizes_data),
+            len(self.urls_data),
+            len(self.digests_data),
+        )
+        parts = (header, base, starts, lastmods, self.sizes_data, self.urls_data)
+        return b"".join((*parts, self.digests_data))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Blocks | None:
-        """The blocks a blocks file holds; None when it holds none."""
-        try:
-            return cls.from_json(json.loads(data))
-        except ValueError:
+        """The blocks a blocks file holds; None when it holds none (or is of another format)."""
+        if len(data) < _BLOCKS_HEADER.size or not data.startswith(_BLOCKS_MAGIC):
             return None
+        _magic, changes, *lengths = _BLOCKS_HEADER.unpack_from(data)
+        has_lastmods = lengths[2] >= 0
+        lengths[2] = max(lengths[2], 0)
+        if min(lengths) < 0 or _BLOCKS_HEADER.size + sum(lengths) != len(data):
+            return None
+        fields, offset = [], _BLOCKS_HEADER.size
+        for length in lengths:
+            fields.append(data[offset : offset + length])
+            offset += length
+        base, starts, lastmods, sizes, counts, digests = fields
+        if len(sizes) % 8 or len(counts) % 8:
+            return None
+        try:
+            texts = base.decode(), starts.decode(), lastmods.decode()
+        except UnicodeDecodeError:
+            return None
+        lastmods_text = texts[2] if has_lastmods else None
+        return cls(texts[0], texts[1], sizes, counts, digests, changes, lastmods_text)
+
+
+# A blocks file starts with this: a file that does not is of another format (the
+# JSON of earlier versions), and holds no blocks.
+_BLOCKS_MAGIC = b"sitemapx-blocks/2\n"
+# The magic, the changes, then the byte lengths of the base, the starts, the
+# lastmods (-1: none kept), the sizes, the counts and the digests.
+_BLOCKS_HEADER = struct.Struct(f"<{len(_BLOCKS_MAGIC)}sq6q")
+# A segment's digest: SHA-256, cut to 128 bits.
+_DIGEST_BYTES = 16
+
+
+def _int64_bytes(values: Sequence[int]) -> bytes:
+    """``values`` as little-endian 64-bit integers; ``OverflowError`` if one does not fit."""
+    found = array.array("q", values)
+    if sys.byteorder != "little":  # pragma: no cover - no big-endian machine runs the tests
+        found.byteswap()
+    return found.tobytes()
+
+
+def _int64_list(data: bytes) -> list[int]:
+    """The integers ``_int64_bytes`` wrote; ``ValueError`` if ``data`` cannot hold them."""
+    if len(data) % 8:
+        raise ValueError("not a whole number of 64-bit integers")
+    found = array.array("q")
+    found.frombytes(data)
+    if sys.byteorder != "little":  # pragma: no cover
+        found.byteswap()
+    return found.tolist()
 
 
 class FolderDestination(Destination):
@@ -487,6 +534,9 @@ class FolderDestination(Destination):
         self.root = Path(root)
         self.permissions = permissions
         self.description = str(self.root)
+        # Syncs started as files were staged (``sync_soon``), by path, and their threads.
+        self._syncing: dict[Path, Future[None]] = {}
+        self._pool: ThreadPoolExecutor | None = None
 
     def subfolder(self, name: str) -> Destination:
         return FolderDestination(self.root / name, permissions=self.permissions)
@@ -524,6 +574,7 @@ class FolderDestination(Destination):
             try:
                 yield
             finally:
+                self._stop_syncing()
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def clean_leftovers(self, names: list[str]) -> None:
@@ -545,20 +596,60 @@ class FolderDestination(Destination):
 
     def sync(self, staged: Sequence[StagedFile]) -> None:
         # At once, not one by one: the file system writes its journal for several
-        # fsync() calls together (XFS: a quarter of the time for 185 pages).
+        # fsync() calls together (XFS: a quarter of the time for 185 pages). Those
+        # started as they were staged (``sync_soon``) are waited for.
         waiting = [file for file in staged if not file.synced]
-        if len(waiting) > 1:
-            with ThreadPoolExecutor(min(_SYNC_THREADS, len(waiting))) as pool:
-                list(pool.map(_sync, [file.path for file in waiting]))
-            for file in waiting:
-                file.synced = True
+        try:
+            if len(waiting) > 1 or self._syncing:
+                pool = self._sync_pool()
+                futures = [
+                    self._syncing.pop(file.path)
+                    if file.path in self._syncing
+                    else pool.submit(_sync, file.path)
+                    for file in waiting
+                ]
+                for future in futures:
+                    future.result()
+                for file in waiting:
+                    file.synced = True
+        finally:
+            self._stop_syncing()
+
+    def sync_soon(self, staged: StagedFile) -> None:
+        # While the next pages are made: a spliced page takes a few milliseconds of
+        # Python and its fsync() mostly waits for the disk (docs/performance.md,
+        # "Incremental export").
+        if not staged.synced and staged.path not in self._syncing:
+            self._syncing[staged.path] = self._sync_pool().submit(_sync, staged.path)
+
+    def _sync_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(_SYNC_THREADS, thread_name_prefix="sitemapx-sync")
+        return self._pool
+
+    def _stop_syncing(self) -> None:
+        """Wait for the syncs in flight (of files a failed run may have removed) and stop."""
+        pool, self._pool = self._pool, None
+        self._syncing.clear()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def put_aside(self, name: str, data: bytes) -> StagedFile | None:
         # In place, without a staging file and a rename per changed page: its digest,
-        # checked on every read, makes one a failed run wrote halfway harmless.
+        # checked on every read, makes one a failed run wrote halfway harmless. Over
+        # its old bytes, then cut to length, not emptied first: a page's blocks file
+        # keeps its length from run to run, and freeing its blocks to allocate them
+        # again cost five times the write (docs/performance.md, "Incremental export").
         target = self.root / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        handle = os.open(target, os.O_WRONLY | os.O_CREAT, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(handle, view) :]
+            os.ftruncate(handle, len(data))
+        finally:
+            os.close(handle)
         return None
 
     def commit(self, staged: StagedFile) -> None:

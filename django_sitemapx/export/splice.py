@@ -72,14 +72,14 @@ BLOCK_ROWS = 100
 _ORDERED_CODECS = frozenset({"int", "uuid"})
 
 
-def digest(data: bytes) -> str:
-    """A segment's digest, as ``Blocks.digests`` keeps it."""
-    return hashlib.sha256(data).hexdigest()[:32]
+def digest(data: bytes) -> bytes:
+    """A segment's digest, as ``Blocks.digests`` keeps it (SHA-256 cut to 128 bits)."""
+    return hashlib.sha256(data).digest()[:16]
 
 
-def file_digest(digests: tuple[str, ...] | list[str]) -> str:
-    """The digest of a page made in blocks: of its segments' digests, in order."""
-    return "blocks:" + hashlib.sha256("".join(digests).encode()).hexdigest()
+def file_digest(digests: tuple[bytes, ...] | list[bytes]) -> str:
+    """The digest of a page made in blocks: of its segments' digests (in hex), in order."""
+    return "blocks:" + hashlib.sha256(b"".join(digests).hex().encode()).hexdigest()
 
 
 def can_make_in_blocks(source: Source) -> bool:
@@ -227,7 +227,7 @@ class BlockWriter:
 
     def cut(
         self, low: str, high: str, target: IO[bytes]
-    ) -> tuple[list[tuple[str, int, int, str, str | None]], bool]:
+    ) -> tuple[list[tuple[str, int, int, bytes, str | None]], bool]:
         """Write the rows from ``low`` below ``high`` to ``target``, in blocks of ``BLOCK_ROWS``.
 
         One query: the rows' keys are read with them, every ``BLOCK_ROWS``-th
@@ -257,7 +257,7 @@ class BlockWriter:
                     index = end
             rows += len(keys)
 
-        blocks: list[tuple[str, int, int, str, str | None]] = []
+        blocks: list[tuple[str, int, int, bytes, str | None]] = []
         size, urls, hasher = 0, 0, hashlib.sha256()
         writer = self.writer
         writer.sizes = []
@@ -647,11 +647,11 @@ def _block(
     size: int,
     urls: int,
     hasher: Any,
-) -> tuple[str, int, int, str, str | None]:
+) -> tuple[str, int, int, bytes, str | None]:
     """Block ``index`` of :meth:`BlockWriter.cut`, as it returns them."""
     start = starts[index] if index < len(starts) else ""
     lastmod = latest[index] if index < len(latest) else None
-    return start, size, urls, hasher.hexdigest()[:32], lastmod
+    return start, size, urls, hasher.digest()[:16], lastmod
 
 
 def _made(
@@ -660,7 +660,7 @@ def _made(
     starts: list[str],
     sizes: list[int],
     urls: list[int],
-    digests: list[str],
+    digests: list[bytes],
     lastmods: list[str | None],
 ) -> Made:
     """The page's ``Made`` from its blocks' columns (the opening and closing tags added)."""
@@ -769,7 +769,7 @@ def splice(
     new_starts: list[str] = []
     sizes: list[int] = []
     counts: list[int] = []
-    digests: list[str] = []
+    digests: list[bytes] = []
     lastmods: list[str | None] = []
     # The new file: runs of the old one's bytes (offset, length) and the blocks made again.
     pieces: list[bytes | tuple[int, int]] = []
@@ -971,10 +971,13 @@ def settle(
         changed = sorted(in_block)
         if changed and changed[0] < 0:
             continue
-        count, again = len(blocks.starts), set(changed)
-        kept = [index for index in range(count) if index not in again]
-        rows = sum(blocks.urls[index + 1] for index in kept)
-        plans[number] = (rows, _greatest(None, [blocks.lastmods[i] for i in kept]), len(changed))
+        count, urls, lastmods = len(blocks.starts), blocks.urls, blocks.lastmods
+        # The unchanged blocks, as the runs between the changed ones (a few of 500).
+        rows = sum(urls[1 : count + 1]) - sum(urls[index + 1] for index in changed)
+        kept: list[str | None] = []
+        for start, end in zip([-1, *changed], [*changed, count], strict=True):
+            kept += lastmods[start + 1 : end]
+        plans[number] = (rows, _greatest(None, kept), len(changed))
         for index in changed:
             high = blocks.starts[index + 1] if index + 1 < count else where.high
             wanted.append((blocks.starts[index], high))

@@ -72,6 +72,24 @@ def test_a_folder_stages_next_to_the_target_and_commits_in_one_step(tmp_path: Pa
     assert (tmp_path / "out" / LOCK_NAME).exists()
 
 
+def test_a_folder_puts_a_blocks_file_aside_over_its_old_bytes_cut_to_length(
+    tmp_path: Path,
+) -> None:
+    destination = FolderDestination(tmp_path / "out")
+    destination.validate(dry_run=False)
+    with destination.lock():
+        assert destination.put_aside("maps/.page.xml.sitemapx-blocks", b"0123456789") is None
+        target = tmp_path / "out" / "maps" / ".page.xml.sitemapx-blocks"
+        inode = target.stat().st_ino
+        destination.put_aside("maps/.page.xml.sitemapx-blocks", b"abcd")
+        assert target.read_bytes() == b"abcd"
+        destination.put_aside("maps/.page.xml.sitemapx-blocks", b"ABCDEFGH")
+        assert target.read_bytes() == b"ABCDEFGH"
+        # The same file, written over: no staging file, no rename.
+        assert target.stat().st_ino == inode
+        assert sorted(path.name for path in target.parent.iterdir()) == [target.name]
+
+
 def test_a_folder_export_syncs_every_file_before_it_puts_the_first_in_place(
     items: SitemapRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

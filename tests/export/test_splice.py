@@ -8,8 +8,11 @@ them on but those of the setting off.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 import django_sitemapx as sitemapx
+from django_sitemapx import export
 from django_sitemapx.compat import tasks_module
 from django_sitemapx.export import FolderDestination, export_sitemap, parallel, splice
 from django_sitemapx.export.destinations import (
@@ -337,19 +341,28 @@ def test_a_page_with_an_entry_left_out_is_not_spliced(
 
 def test_blocks_that_do_not_add_up_are_not_trusted() -> None:
     blocks = Blocks.of(
-        "b", ["", "00000000000000000010"], [5, 10, 20, 3], [0, 2, 4, 0], ["a" * 32] * 4
+        "b", ["", "00000000000000000010"], [5, 10, 20, 3], [0, 2, 4, 0], [b"a" * 16] * 4
     )
     assert blocks is not None and blocks.holds(38, 6)
     assert not blocks.holds(39, 6) and not blocks.holds(38, 7)
-    assert Blocks.from_json(blocks.as_json()) == blocks
-    damaged = {**blocks.as_json(), "sizes": "5,x,20,3"}
-    found = Blocks.from_json(damaged)
-    assert found is not None and not found.holds(38, 6)
-    assert not Blocks("b", "", "1", "1", "a" * 31).holds(1, 1)
-    assert Blocks.from_json({"base": "b", "starts": []}) is None
-    assert Blocks.of("b", ["a,b"], [1, 1, 1], [0, 1, 0], ["a" * 32] * 3) is None
+    assert blocks.sizes == [5, 10, 20, 3] and blocks.urls == [0, 2, 4, 0]
+    assert blocks.digests == [b"a" * 16] * 4 and blocks.lastmods is None
     assert Blocks.from_bytes(blocks.to_bytes()) == blocks
-    assert Blocks.from_bytes(b"not json") is None
+    # A size that is not a whole 64-bit integer, a negative count, a digest cut short.
+    assert not dataclasses.replace(blocks, sizes_data=blocks.sizes_data[:-1]).holds(38, 6)
+    negative = Blocks.of("b", ["", "1"], [5, 10, 20, 3], [0, -2, 8, 0], [b"a" * 16] * 4)
+    assert negative is not None and not negative.holds(38, 6)
+    assert not dataclasses.replace(blocks, digests_data=b"a" * 63).holds(38, 6)
+    assert Blocks.of("b", ["a,b"], [1, 1, 1], [0, 1, 0], [b"a" * 16] * 3) is None
+    assert Blocks.of("b", [""], [1, 2**63, 1], [0, 1, 0], [b"a" * 16] * 3) is None
+    dated = Blocks.of("b", ["", "2"], [1, 1, 1, 1], [0, 1, 1, 0], [b"d" * 16] * 4, 3, ["x", None])
+    assert dated is not None and Blocks.from_bytes(dated.to_bytes()) == dated
+    assert dated.lastmods == ["x", None] and dated.changes == 3
+    # Not a blocks file of this format: the JSON of earlier versions, bytes cut short or added.
+    data = blocks.to_bytes()
+    old = b'{"base":"b","starts":",00000000000000000010","sizes":"5,10,20,3","urls":"0,2,4,0"}'
+    for other in (b"not json", old, data[:-1], data + b"x", data[:10], b""):
+        assert Blocks.from_bytes(other) is None
 
 
 def test_a_blocks_file_not_the_one_recorded_makes_the_page_whole(
@@ -359,7 +372,7 @@ def test_a_blocks_file_not_the_one_recorded_makes_the_page_whole(
     name = f"sitemap-d-{_page_of(50)}.xml"
     side = exports.folder / blocks_name(name)
     # Damaged, or left by a run killed between the page and it: its digest differs.
-    side.write_bytes(side.read_bytes().replace(b'"changes":', b'"changes": '))
+    side.write_bytes(side.read_bytes() + b" ")
     _save(commit, 50)
     assert exports.check().spliced == 0
     _save(commit, 60)
@@ -368,6 +381,97 @@ def test_a_blocks_file_not_the_one_recorded_makes_the_page_whole(
     side.unlink()
     _save(commit, 70)
     assert exports.check().spliced == 0 and side.exists()
+
+
+def test_a_blocks_file_of_an_earlier_format_makes_the_page_whole_once(
+    registry: SitemapRegistry, tmp_path: Path, spliced: list[int], commit: Callable[..., Any]
+) -> None:
+    exports = _exported(registry, commit, tmp_path)
+    name = f"sitemap-d-{_page_of(50)}.xml"
+    side = exports.folder / blocks_name(name)
+    blocks = Blocks.from_bytes(side.read_bytes())
+    assert blocks is not None
+    # The JSON an earlier version wrote, with its digest in the manifest: read, and not trusted.
+    old = {
+        "base": blocks.base,
+        "starts": blocks.starts_text,
+        "sizes": ",".join(map(str, blocks.sizes)),
+        "urls": ",".join(map(str, blocks.urls)),
+        "digests": blocks.digests_data.hex(),
+        "changes": blocks.changes,
+    }
+    data = json.dumps(old, separators=(",", ":")).encode()
+    side.write_bytes(data)
+    manifest_path = exports.folder / MANIFEST_NAME
+    manifest = json.loads(manifest_path.read_bytes())
+    manifest["documents"][name]["blocks"] = blocks_digest(data)
+    manifest_path.write_bytes(json.dumps(manifest).encode())
+    _save(commit, 50)
+    assert exports.check().spliced == 0
+    assert Blocks.from_bytes(side.read_bytes()) is not None
+    _save(commit, 60)
+    assert exports.check().spliced == 1
+
+
+def test_pages_start_syncing_as_they_are_staged_and_all_are_synced_before_the_first_rename(
+    registry: SitemapRegistry,
+    tmp_path: Path,
+    spliced: list[int],
+    commit: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    exports = _exported(registry, commit, tmp_path)
+    _save(commit, 50)
+    _save(commit, 390)
+    events: list[str] = []
+    soon: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+    real_soon = FolderDestination.sync_soon
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        events.append("sync")
+
+    def replace(source: Any, target: Any) -> None:
+        events.append("replace")
+        real_replace(source, target)
+
+    def sync_soon(destination: FolderDestination, staged: Any) -> None:
+        soon.append(staged.name)
+        real_soon(destination, staged)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(FolderDestination, "sync_soon", sync_soon)
+    result = exports.export()
+    pages = sorted(file.name for file in result.files if file.page is not None)
+    assert result.spliced == 2 and sorted(soon) == pages
+    # Every page and the index durable before the first is put in place (the pages'
+    # syncs may end before or after the manifest naming every file is written), then
+    # the manifest again.
+    files = len(result.files)
+    body, last = events[:-2], events[-2:]
+    replaced = [position for position, event in enumerate(body) if event == "replace"]
+    assert last == ["sync", "replace"] and len(replaced) == files + 1
+    assert body.count("sync") == files + 1 and body[replaced[1] :] == ["replace"] * files
+    # The syncing threads stop with the run.
+    assert not [t for t in threading.enumerate() if t.name.startswith("sitemapx-sync")]
+    monkeypatch.undo()
+    assert exports.check().spliced == 0
+
+
+def test_kept_blocks_are_bounded_and_taken_once_from_the_file_recorded() -> None:
+    blocks = Blocks.of("b", ["", "1"], [1, 2, 3, 1], [0, 1, 1, 0], [b"a" * 16] * 4)
+    assert blocks is not None
+    kept = export.KeptBlocks(limit=8)
+    kept.keep("one.xml", "d1", blocks)
+    kept.keep("two.xml", "d2", blocks)
+    kept.keep("three.xml", "d3", blocks)  # past the bound (4 segments each): read again
+    assert kept.count == 8
+    assert kept.take("three.xml", "d3") is None
+    assert kept.take("one.xml", "other") is None  # another file now: read it
+    assert kept.take("one.xml", "d1") is None  # and no longer kept
+    assert kept.take("two.xml", "d2") is blocks and kept.count == 0
 
 
 def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_page(
@@ -400,6 +504,8 @@ def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_pa
             exports.export()
     assert exported(exports.folder) == visible
     assert not list(exports.folder.glob(".*.sitemapx-tmp"))
+    # The page's sync started as it was staged; its thread stopped with the run.
+    assert not [t for t in threading.enumerate() if t.name.startswith("sitemapx-sync")]
     # Its blocks file was written in place, not staged: newer than the manifest's record.
     assert name in staged and not any(n.endswith(BLOCKS_SUFFIX) for n in staged)
     assert side.read_bytes() != before

@@ -31,6 +31,7 @@ from django_sitemapx.export import (
     parallel,
     splice,
 )
+from django_sitemapx.export.destinations import BLOCKS_SUFFIX
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import PageState
 from django_sitemapx.registry import SitemapRegistry
@@ -437,6 +438,32 @@ def test_a_page_saved_after_it_was_told_has_its_blocks_read_again(
     _save(commit, 330, 100_001)
     result = runs.check()
     assert result.told == 1 and result.counted == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("limit", [0, 50_000])
+def test_a_told_page_reads_its_blocks_file_once_while_they_are_kept(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    lastmod_text: None,
+    limit: int,
+) -> None:
+    _save(commit, 50, 100_000)
+    _save(commit, 450, 100_002)
+    read: list[str] = []
+    real_read = FolderDestination.read_bytes
+
+    def read_bytes(destination: FolderDestination, name: str) -> bytes | None:
+        read.append(name)
+        return real_read(destination, name)
+
+    monkeypatch.setattr(FolderDestination, "read_bytes", read_bytes)
+    monkeypatch.setattr(export, "_KEPT_BLOCKS", limit)
+    result = runs.check()
+    assert result.spliced == 2 and result.told == 2
+    sides = [name for name in read if name.endswith(BLOCKS_SUFFIX)]
+    # Read to tell the page, then to splice it: again only past the bound.
+    assert len(set(sides)) == 2 and len(sides) == (2 if limit else 4)
 
 
 @pytest.mark.skipif(tasks_module() is None, reason="needs Django's Tasks framework")
