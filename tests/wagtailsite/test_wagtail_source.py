@@ -29,6 +29,7 @@ from wagtail.contrib.sitemaps import views as wagtail_views
 from wagtail.models import Locale, Page, PageViewRestriction, Site
 
 from django_sitemapx import conf, indexnow
+from django_sitemapx.compat import tasks_module
 from django_sitemapx.contrib.wagtail import WagtailPageSource
 from django_sitemapx.contrib.wagtail.sources import _Locator
 from django_sitemapx.models import PendingUrl
@@ -853,6 +854,54 @@ def test_a_sites_new_hostname_announces_every_url_it_lists_there(
     with django_capture_on_commit_callbacks(execute=True):
         site.save()
     assert not PendingUrl.objects.exists()
+
+
+@pytest.mark.usefixtures("indexnow_on")
+def test_a_sites_new_hostname_is_announced_by_a_task_on_the_indexnow_backend(
+    wagtail: WagtailPageSource,
+    two_sites: dict[str, Page],
+    django_capture_on_commit_callbacks: Any,
+    settings: Any,
+) -> None:
+    module = tasks_module()
+    assert module is not None
+    # A backend that runs nothing: what the save enqueued, a worker would run.
+    settings.TASKS = {
+        "default": {"BACKEND": f"{module.__name__}.backends.immediate.ImmediateBackend"},
+        "later": {"BACKEND": f"{module.__name__}.backends.dummy.DummyBackend"},
+    }
+    settings.SITEMAPX_INDEXNOW_TASK_BACKEND = "later"
+    listed = every_loc("b.example")
+    site = Site.objects.get(hostname="b.example")
+    site.hostname = "example.com"
+    with django_capture_on_commit_callbacks(execute=True):
+        site.save()
+    # The request that saved the site read none of its documents.
+    assert not PendingUrl.objects.exists()
+    (enqueued,) = module.task_backends["later"].results
+    assert (enqueued.args, enqueued.kwargs) == (["b.example", "example.com"], {})
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert enqueued.task.call(*enqueued.args) == 2 * len(listed)
+    pending = set(PendingUrl.objects.values_list("url", flat=True))
+    assert pending == listed | {loc.replace("//b.example/", "//example.com/") for loc in listed}
+
+
+@pytest.mark.usefixtures("indexnow_on")
+def test_a_new_hostname_the_task_backend_cannot_take_is_announced_in_process(
+    wagtail: WagtailPageSource,
+    two_sites: dict[str, Page],
+    django_capture_on_commit_callbacks: Any,
+    settings: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings.SITEMAPX_INDEXNOW_TASK_BACKEND = "no-such-backend"
+    site = Site.objects.get(hostname="b.example")
+    site.hostname = "example.com"
+    with django_capture_on_commit_callbacks(execute=True):
+        site.save()
+    assert "could not be enqueued on the 'no-such-backend' task backend" in caplog.text
+    assert PendingUrl.objects.filter(url__startswith="http://example.com/").exists()
 
 
 # -- checks ---------------------------------------------------------------------------------

@@ -24,44 +24,21 @@ from typing import Any
 
 from django.db import router, transaction
 
-from ...documents import read_chunks
+from ...conf import app_settings
 from ...exceptions import Skip
 from ...indexnow import is_enabled
 from ...indexnow.handlers import active, queue_listed
 from ...invalidation import invalidate
 from ...locations import LocationBuilder, Origin
-from ...locations.hosts import canonical_host
-from ...locations.origins import scheme_for, served_hosts
-from ...registry import SitemapRegistry, default_registry
+from ...registry import SitemapRegistry
+from .announce import announce_moved_site, bound_sources, wagtail_sources
 from .sites import move_overrides, site_host
 from .sources import WagtailPageSource, page_model
 
 # More pages than this moved at once (a subtree): the whole section is invalidated.
 MOST_KEYS = 100
-# URLs of a moved site whose overrides and rules are read at once before they are queued.
-ANNOUNCE_CHUNK = 1_000
 
 logger = logging.getLogger("django_sitemapx.indexnow")
-
-
-def wagtail_sources(registry: SitemapRegistry | None = None) -> list[WagtailPageSource]:
-    """Every registered ``WagtailPageSource``."""
-    return [
-        source for source in registry or default_registry if isinstance(source, WagtailPageSource)
-    ]
-
-
-def site_origins(source: WagtailPageSource) -> list[Origin]:
-    """The origin of each Wagtail ``Site``'s host, as requests for it are spelled."""
-    from wagtail.models import Site
-
-    origins = []
-    for hostname, port in Site.objects.order_by("pk").values_list("hostname", "port"):
-        scheme = scheme_for(source.protocol, "https" if port == 443 else "http")
-        default = 443 if scheme == "https" else 80
-        host = hostname if port in (default, 80, 443) else f"{hostname}:{port}"
-        origins.append(Origin(scheme, host.lower()))
-    return origins
 
 
 def pages_changed(
@@ -105,7 +82,7 @@ def _uris(sources: list[WagtailPageSource], url_paths: list[str]) -> list[str]:
     """The URL of each of ``url_paths`` on every host whose site's trees hold it."""
     uris: list[str] = []
     for source in sources:
-        for bound in _bound(source):
+        for bound in bound_sources(source):
             assert bound.tree is not None and bound.origin is not None
             builder = LocationBuilder(bound.origin)
             for url_path in url_paths:
@@ -137,17 +114,6 @@ def public(url_paths: Iterable[str], restricted: Iterable[str]) -> list[str]:
     return [url_path for url_path in url_paths if not url_path.startswith(prefixes)]
 
 
-def _bound(source: WagtailPageSource) -> list[WagtailPageSource]:
-    """``source`` bound to each Wagtail site's host it is served on."""
-    found = []
-    for origin in site_origins(source):
-        bound = source.for_origin(origin)
-        assert isinstance(bound, WagtailPageSource)
-        if bound.tree is not None:
-            found.append(bound)
-    return found
-
-
 def _invalidate(source: WagtailPageSource, pages: list[tuple[Any, str]]) -> None:
     if not pages:
         return
@@ -155,7 +121,7 @@ def _invalidate(source: WagtailPageSource, pages: list[tuple[Any, str]]) -> None
         invalidate(source.section)
         return
     places: set[tuple[Origin, int]] = set()
-    for bound in _bound(source):
+    for bound in bound_sources(source):
         assert bound.tree is not None and bound.origin is not None
         table = bound.page_table()
         for key, path in pages:
@@ -324,48 +290,34 @@ def site_saved(sender: Any, instance: Any, raw: bool = False, **kwargs: Any) -> 
     hosts_changed([old, new])
     if is_enabled():
         transaction.on_commit(
-            lambda: _announce_moved_site(old, new),
+            lambda: _announce_moved_site_soon(old, new),
             using=router.db_for_write(sender),
             robust=True,
         )
 
 
-def _announce_moved_site(old: str, new: str) -> None:
-    """Queue for IndexNow every URL a site lists on its ``new`` host, and the same URLs on
-    its ``old`` host while this project still serves it (they are gone or changed there).
+def _announce_moved_site_soon(old: str, new: str) -> None:
+    """:func:`announce_moved_site` as a task on ``SITEMAPX_INDEXNOW_TASK_BACKEND``.
 
-    Every document of the site on the new host is read: a hostname change is rare, and
-    each of its URLs is new to search engines. A host the project does not serve
-    (``served_hosts()``) is not announced: IndexNow could not find its key there.
+    It reads every document of the site, which a worker does better than the
+    request that saved the site. With no backend (``None``), or one that cannot
+    take the task (logged), it runs here.
     """
-    served = {canonical_host(host) for host in served_hosts()}
-    if new not in served:
-        logger.warning("IndexNow: %s is not a host this site serves; its URLs are not sent.", new)
-        return
-    uris: list[str] = []
-    for source in wagtail_sources():
-        for bound in _bound(source):
-            assert bound.origin is not None
-            if canonical_host(bound.origin.host, bound.origin.scheme) != new:
-                continue
-            builder = LocationBuilder(bound.origin)
-            for summary in bound.page_summaries():
-                page = bound.page(summary.number, summary)
-                if page is not None:
-                    for chunk in read_chunks(page.entries(builder), {}):
-                        uris.extend(entry[0] for entry in chunk)
-    uris = list(dict.fromkeys(uris))
-    if old in served:
-        uris += [_on_host(uri, new, old) for uri in uris]
-    for start in range(0, len(uris), ANNOUNCE_CHUNK):
-        # Each batch's overrides and rules are read in one query, as a save's are.
-        queue_listed(uris[start : start + ANNOUNCE_CHUNK])
+    alias = app_settings.INDEXNOW_TASK_BACKEND
+    if alias is not None:
+        try:
+            from .tasks import announce_moved_site_task
 
-
-def _on_host(uri: str, host: str, other: str) -> str:
-    """``uri`` of ``host`` with ``other`` in its place."""
-    scheme, _, rest = uri.partition("://")
-    return f"{scheme}://{other}{rest[len(host) :]}"
+            announce_moved_site_task.using(backend=alias).enqueue(old, new)
+            return
+        except Exception:
+            logger.exception(
+                "IndexNow: the announcement of %s could not be enqueued on the %r task "
+                "backend; it runs in this process.",
+                new,
+                alias,
+            )
+    announce_moved_site(old, new)
 
 
 def site_deleted(sender: Any, **kwargs: Any) -> None:
