@@ -648,6 +648,8 @@ class FolderDestination(Destination):
             while view:
                 view = view[os.write(handle, view) :]
             os.ftruncate(handle, len(data))
+            if self.permissions is not None:
+                os.fchmod(handle, self.permissions)
         finally:
             os.close(handle)
         return None

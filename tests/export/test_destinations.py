@@ -75,12 +75,14 @@ def test_a_folder_stages_next_to_the_target_and_commits_in_one_step(tmp_path: Pa
 def test_a_folder_puts_a_blocks_file_aside_over_its_old_bytes_cut_to_length(
     tmp_path: Path,
 ) -> None:
-    destination = FolderDestination(tmp_path / "out")
+    destination = FolderDestination(tmp_path / "out", permissions=0o640)
     destination.validate(dry_run=False)
     with destination.lock():
         assert destination.put_aside("maps/.page.xml.sitemapx-blocks", b"0123456789") is None
         target = tmp_path / "out" / "maps" / ".page.xml.sitemapx-blocks"
         inode = target.stat().st_ino
+        # The storage's file_permissions_mode, as the pages committed beside it.
+        assert target.stat().st_mode & 0o777 == 0o640
         destination.put_aside("maps/.page.xml.sitemapx-blocks", b"abcd")
         assert target.read_bytes() == b"abcd"
         destination.put_aside("maps/.page.xml.sitemapx-blocks", b"ABCDEFGH")
