@@ -87,6 +87,15 @@ def every_loc(host: str) -> set[str]:
     return found
 
 
+def rename_site(hostname: str, new: str, capture_on_commit_callbacks: Any) -> Site:
+    """The site of ``hostname`` saved as ``new``, its commit callbacks run."""
+    site = Site.objects.get(hostname=hostname)
+    site.hostname = new
+    with capture_on_commit_callbacks(execute=True):
+        site.save()
+    return site
+
+
 def theirs(host: str) -> list[tuple[str, str]]:
     """What ``wagtail.contrib.sitemaps`` serves on ``host``."""
     response = wagtail_views.sitemap(RequestFactory().get("/sitemap.xml", HTTP_HOST=host))
@@ -736,10 +745,7 @@ def test_a_sites_hostname_change_invalidates_its_old_and_new_hosts(
     invalidated: list[tuple[str | None, int | None]],
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    site = Site.objects.get(hostname="b.example")
-    site.hostname = "example.com"
-    with django_capture_on_commit_callbacks(execute=True):
-        site.save()
+    rename_site("b.example", "example.com", django_capture_on_commit_callbacks)
     # Each host's pages (test_wagtail_hosts: the other site's stay cached).
     assert invalidated == [("wagtail", None), ("wagtail", None)]
     assert urls(document("example.com"))[0][0] == "http://example.com/pages/"
@@ -839,10 +845,7 @@ def test_a_sites_new_hostname_announces_every_url_it_lists_there(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     listed = every_loc("b.example")
-    site = Site.objects.get(hostname="b.example")
-    site.hostname = "example.com"
-    with django_capture_on_commit_callbacks(execute=True):
-        site.save()
+    site = rename_site("b.example", "example.com", django_capture_on_commit_callbacks)
     pending = set(PendingUrl.objects.values_list("url", flat=True))
     moved = {loc.replace("//b.example/", "//example.com/") for loc in listed}
     # b.example is still served (ALLOWED_HOSTS): what it listed changed there too.
@@ -872,10 +875,7 @@ def test_a_sites_new_hostname_is_announced_by_a_task_on_the_indexnow_backend(
     }
     settings.SITEMAPX_INDEXNOW_TASK_BACKEND = "later"
     listed = every_loc("b.example")
-    site = Site.objects.get(hostname="b.example")
-    site.hostname = "example.com"
-    with django_capture_on_commit_callbacks(execute=True):
-        site.save()
+    rename_site("b.example", "example.com", django_capture_on_commit_callbacks)
     # The request that saved the site read none of its documents.
     assert not PendingUrl.objects.exists()
     (enqueued,) = module.task_backends["later"].results
@@ -896,10 +896,7 @@ def test_a_new_hostname_the_task_backend_cannot_take_is_announced_in_process(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings.SITEMAPX_INDEXNOW_TASK_BACKEND = "no-such-backend"
-    site = Site.objects.get(hostname="b.example")
-    site.hostname = "example.com"
-    with django_capture_on_commit_callbacks(execute=True):
-        site.save()
+    rename_site("b.example", "example.com", django_capture_on_commit_callbacks)
     assert "could not be enqueued on the 'no-such-backend' task backend" in caplog.text
     assert PendingUrl.objects.filter(url__startswith="http://example.com/").exists()
 
