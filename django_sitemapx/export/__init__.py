@@ -246,10 +246,12 @@ def export_sitemap(
         try:
             exported = [listed_page for listed_page in listed if listed_page.section in selected]
             written = run.stage_pages(registry, exported, origin)
+            # A set: looked up in the list, each page was compared with every page before it.
+            made = set(written)
             in_index = [
                 listed_page
                 for listed_page in listed
-                if listed_page.section not in selected or listed_page in written
+                if listed_page.section not in selected or listed_page in made
             ]
             run.stage_index(in_index, files_origin, files_prefix)
             result.missing = run.missing(
