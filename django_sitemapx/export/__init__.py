@@ -227,7 +227,6 @@ def export_sitemap(
     run.read = read
     run.kept = kept
     run.paths = paths
-    run.sync_soon = True
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -522,11 +521,6 @@ class _Run:
     changes: ChangeLog | None = None
     # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
     splicing = False
-    # Whether each spliced page starts being synced once staged (``Destination.sync_soon``):
-    # in one process, which syncs before it commits; a task's worker syncs as it shares.
-    # A page made whole is synced with the others before the commit, as before: not
-    # measured otherwise (docs/performance.md, "Incremental export").
-    sync_soon = False
     # A page's path (``documents.page_path``), memoized by the export for its run.
     paths: Callable[[str, int], str] = staticmethod(page_path)
 
@@ -738,8 +732,6 @@ class _Run:
             made.digest, made.size, made.urls, proof, self._stage_blocks(name, made.blocks)
         )
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
-        if self.sync_soon and spliced and name in self.written:
-            self.destination.sync_soon(staged)
         return True
 
     def _stage_blocks(self, name: str, blocks: Blocks | None) -> str | None:
@@ -956,8 +948,13 @@ class _Run:
             for name, record in {**self.previous, **self.records}.items()
             if name not in self.written
         }
+        # Every file durable before the first is put in place, as one by one: the
+        # syncs started before that manifest is written, which they go along with. Not
+        # as each page is staged: their threads then took the cores from the pages
+        # being made (docs/performance.md, "Incremental export").
+        for staged in self.staged:
+            self.destination.sync_soon(staged)
         self.destination.write_manifest({**previous, **self.names}, kept_records, cursors)
-        # Every file durable before the first is put in place, as one by one.
         self.destination.sync(self.staged)
         # Pages first, the index last: the index never lists a page not yet in place.
         while self.staged:

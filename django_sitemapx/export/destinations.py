@@ -176,8 +176,8 @@ class Destination:
     def sync_soon(self, staged: StagedFile) -> None:
         """Start making a complete staging file durable, for :meth:`sync` to wait for (optional).
 
-        Called by an export in one process as each page is staged, so that the
-        file system writes it while the next pages are made.
+        Called by an export for each staged file before it writes the manifest
+        naming them, so that the file system writes them meanwhile.
         """
 
     def put_aside(self, name: str, data: bytes) -> StagedFile | None:
@@ -534,7 +534,7 @@ class FolderDestination(Destination):
         self.root = Path(root)
         self.permissions = permissions
         self.description = str(self.root)
-        # Syncs started as files were staged (``sync_soon``), by path, and their threads.
+        # Syncs started ahead of ``sync`` (``sync_soon``), by path, and their threads.
         self._syncing: dict[Path, Future[None]] = {}
         self._pool: ThreadPoolExecutor | None = None
 
@@ -597,7 +597,7 @@ class FolderDestination(Destination):
     def sync(self, staged: Sequence[StagedFile]) -> None:
         # At once, not one by one: the file system writes its journal for several
         # fsync() calls together (XFS: a quarter of the time for 185 pages). Those
-        # started as they were staged (``sync_soon``) are waited for.
+        # started already (``sync_soon``) are waited for.
         waiting = [file for file in staged if not file.synced]
         try:
             if len(waiting) > 1 or self._syncing:
@@ -616,9 +616,7 @@ class FolderDestination(Destination):
             self._stop_syncing()
 
     def sync_soon(self, staged: StagedFile) -> None:
-        # While the next pages are made: a spliced page takes a few milliseconds of
-        # Python and its fsync() mostly waits for the disk (docs/performance.md,
-        # "Incremental export").
+        # While the manifest is written: its fsync() and theirs share the journal's writes.
         if not staged.synced and staged.path not in self._syncing:
             self._syncing[staged.path] = self._sync_pool().submit(_sync, staged.path)
 
