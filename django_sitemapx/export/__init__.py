@@ -332,17 +332,17 @@ def tell_changed_pages(
 
 
 # Blocks an export keeps, of the blocks files it read to tell their pages (``KeptBlocks``).
-_KEPT_BLOCKS = 50_000
+_KEPT_BLOCKS = 250_000
 
 
 class KeptBlocks:
     """The blocks files an export read to tell their pages, kept to splice those pages.
 
-    Up to ``limit`` blocks in all (each about 350 bytes once parsed: the
-    default, 50,000, is 100 pages of 50,000 rows, about 17 MB), so that an
-    export's memory does not grow with its changed pages: past that, a page's
-    blocks file is read again when it is spliced
-    (docs/performance.md, "Incremental export").
+    Up to ``limit`` blocks in all, kept as the file holds them, not parsed
+    (``Blocks.unparsed``: about 70 bytes a block; the default, 250,000, is
+    500 pages of 50,000 rows, about 17 MB), so that an export's memory does
+    not grow with its changed pages: past that, a page's blocks file is read
+    again when it is spliced (docs/performance.md, "Incremental export").
     """
 
     def __init__(self, limit: int | None = None) -> None:
@@ -354,7 +354,7 @@ class KeptBlocks:
         """Keep the blocks of page ``name``, read from a file of ``digest``, if they fit."""
         count = len(blocks.sizes_data) // 8
         if name not in self._found and self.count + count <= self.limit:
-            self._found[name] = (digest, blocks)
+            self._found[name] = (digest, blocks.unparsed())
             self.count += count
 
     def take(self, name: str, digest: str) -> Blocks | None:

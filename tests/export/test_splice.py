@@ -466,7 +466,7 @@ def test_syncs_start_before_the_manifest_is_written_and_end_before_the_first_ren
 
 def test_kept_blocks_are_bounded_and_taken_once_from_the_file_recorded() -> None:
     blocks = Blocks.of("b", ["", "1"], [1, 2, 3, 1], [0, 1, 1, 0], [b"a" * 16] * 4)
-    assert blocks is not None
+    assert blocks is not None and blocks.holds(7, 2)  # its lists parsed
     kept = export.KeptBlocks(limit=8)
     kept.keep("one.xml", "d1", blocks)
     kept.keep("two.xml", "d2", blocks)
@@ -475,7 +475,11 @@ def test_kept_blocks_are_bounded_and_taken_once_from_the_file_recorded() -> None
     assert kept.take("three.xml", "d3") is None
     assert kept.take("one.xml", "other") is None  # another file now: read it
     assert kept.take("one.xml", "d1") is None  # and no longer kept
-    assert kept.take("two.xml", "d2") is blocks and kept.count == 0
+    taken = kept.take("two.xml", "d2")
+    assert taken is not None and taken == blocks and kept.count == 0
+    # Kept as the file holds them: the lists are parsed again when asked for.
+    assert "starts" in blocks.__dict__ and "starts" not in taken.__dict__
+    assert taken.starts == blocks.starts and taken.holds(7, 2) and not taken.holds(8, 2)
 
 
 def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_page(
