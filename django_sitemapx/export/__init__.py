@@ -705,7 +705,6 @@ class _Run:
         try:
             with open(staged.path, "wb", buffering=0) as target:
                 made = self._spliced(name, section, number, source, where, target, overrides)
-                spliced = made is not None
                 if made is None:
                     target.seek(0)
                     target.truncate()
