@@ -7,6 +7,7 @@ import hashlib
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -645,7 +646,9 @@ def table_exists(model: type[models.Model], using: str) -> bool:
         return True
     connection = connections[using]
     with connection.cursor() as cursor:
-        found = table in connection.introspection.table_names(cursor)
-    if found:
-        _FOUND_TABLES.add((using, table))
-    return found
+        names = set(connection.introspection.table_names(cursor))
+    # This app's other tables found too: each looked for would cost a query of its own.
+    for app_model in apps.get_app_config("django_sitemapx").get_models():
+        if app_model._meta.db_table in names:
+            _FOUND_TABLES.add((using, app_model._meta.db_table))
+    return table in names

@@ -227,7 +227,6 @@ def export_sitemap(
     run.read = read
     run.kept = kept
     run.paths = paths
-    run.sync_soon = True
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -246,10 +245,12 @@ def export_sitemap(
         try:
             exported = [listed_page for listed_page in listed if listed_page.section in selected]
             written = run.stage_pages(registry, exported, origin)
+            # A set: looked up in the list, each page was compared with every page before it.
+            made = set(written)
             in_index = [
                 listed_page
                 for listed_page in listed
-                if listed_page.section not in selected or listed_page in written
+                if listed_page.section not in selected or listed_page in made
             ]
             run.stage_index(in_index, files_origin, files_prefix)
             result.missing = run.missing(
@@ -331,17 +332,17 @@ def tell_changed_pages(
 
 
 # Blocks an export keeps, of the blocks files it read to tell their pages (``KeptBlocks``).
-_KEPT_BLOCKS = 50_000
+_KEPT_BLOCKS = 250_000
 
 
 class KeptBlocks:
     """The blocks files an export read to tell their pages, kept to splice those pages.
 
-    Up to ``limit`` blocks in all (each about 350 bytes once parsed: the
-    default, 50,000, is 100 pages of 50,000 rows, about 17 MB), so that an
-    export's memory does not grow with its changed pages: past that, a page's
-    blocks file is read again when it is spliced
-    (docs/performance.md, "Incremental export").
+    Up to ``limit`` blocks in all, kept as the file holds them, not parsed
+    (``Blocks.unparsed``: about 70 bytes a block; the default, 250,000, is
+    500 pages of 50,000 rows, about 17 MB), so that an export's memory does
+    not grow with its changed pages: past that, a page's blocks file is read
+    again when it is spliced (docs/performance.md, "Incremental export").
     """
 
     def __init__(self, limit: int | None = None) -> None:
@@ -353,7 +354,7 @@ class KeptBlocks:
         """Keep the blocks of page ``name``, read from a file of ``digest``, if they fit."""
         count = len(blocks.sizes_data) // 8
         if name not in self._found and self.count + count <= self.limit:
-            self._found[name] = (digest, blocks)
+            self._found[name] = (digest, blocks.unparsed())
             self.count += count
 
     def take(self, name: str, digest: str) -> Blocks | None:
@@ -520,11 +521,6 @@ class _Run:
     changes: ChangeLog | None = None
     # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
     splicing = False
-    # Whether each spliced page starts being synced once staged (``Destination.sync_soon``):
-    # in one process, which syncs before it commits; a task's worker syncs as it shares.
-    # A page made whole is synced with the others before the commit, as before: not
-    # measured otherwise (docs/performance.md, "Incremental export").
-    sync_soon = False
     # A page's path (``documents.page_path``), memoized by the export for its run.
     paths: Callable[[str, int], str] = staticmethod(page_path)
 
@@ -709,7 +705,6 @@ class _Run:
         try:
             with open(staged.path, "wb", buffering=0) as target:
                 made = self._spliced(name, section, number, source, where, target, overrides)
-                spliced = made is not None
                 if made is None:
                     target.seek(0)
                     target.truncate()
@@ -736,8 +731,6 @@ class _Run:
             made.digest, made.size, made.urls, proof, self._stage_blocks(name, made.blocks)
         )
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
-        if self.sync_soon and spliced and name in self.written:
-            self.destination.sync_soon(staged)
         return True
 
     def _stage_blocks(self, name: str, blocks: Blocks | None) -> str | None:
@@ -954,8 +947,13 @@ class _Run:
             for name, record in {**self.previous, **self.records}.items()
             if name not in self.written
         }
+        # Every file durable before the first is put in place, as one by one: the
+        # syncs started before that manifest is written, which they go along with. Not
+        # as each page is staged: their threads then took the cores from the pages
+        # being made (docs/performance.md, "Incremental export").
+        for staged in self.staged:
+            self.destination.sync_soon(staged)
         self.destination.write_manifest({**previous, **self.names}, kept_records, cursors)
-        # Every file durable before the first is put in place, as one by one.
         self.destination.sync(self.staged)
         # Pages first, the index last: the index never lists a page not yet in place.
         while self.staged:

@@ -36,6 +36,7 @@ import contextlib
 import dataclasses
 import hashlib
 import io
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -729,9 +730,7 @@ def splice(
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
     stats.bytes = sum(before.sizes[:-1]) - sum(before.sizes[index + 1] for index in changed)
     made: dict[int, list[tuple[str, bytes, int, str | None]]] = {}
-    offsets = [0]
-    for size in before.sizes:
-        offsets.append(offsets[-1] + size)
+    offsets = [0, *itertools.accumulate(before.sizes)]
     highs = [*before.starts[1:], where.high]
     bounds = {index: (before.starts[index], highs[index]) for index in changed}
     if read is not None and read.changes != where.state.changes:

@@ -113,9 +113,14 @@ def test_a_folder_export_syncs_every_file_before_it_puts_the_first_in_place(
     run("--output-dir", str(tmp_path / "out"), "--base-url", BASE)
     files = len(exported(tmp_path / "out"))
     assert files == 5
-    # The manifest first (naming every file that may exist), the documents, the manifest.
+    # The manifest first (naming every file that may exist), the documents, the manifest;
+    # the documents' syncs start before the first manifest is written, and all end
+    # before the first document is put in place.
     manifest = ["sync", "replace"]
-    assert events == [*manifest, *["sync"] * files, *["replace"] * files, *manifest]
+    body, last = events[:-2], events[-2:]
+    assert last == manifest and body[-files:] == ["replace"] * files
+    assert sorted(body[:-files]) == ["replace", *["sync"] * (files + 1)]
+    assert body[:-files].index("replace") > 0  # the manifest synced before it is in place
 
 
 def test_leftover_staging_files_are_cleaned_next_to_the_documents(tmp_path: Path) -> None:

@@ -413,7 +413,7 @@ def test_a_blocks_file_of_an_earlier_format_makes_the_page_whole_once(
     assert exports.check().spliced == 1
 
 
-def test_pages_start_syncing_as_they_are_staged_and_all_are_synced_before_the_first_rename(
+def test_syncs_start_before_the_manifest_is_written_and_end_before_the_first_rename(
     registry: SitemapRegistry,
     tmp_path: Path,
     spliced: list[int],
@@ -438,15 +438,19 @@ def test_pages_start_syncing_as_they_are_staged_and_all_are_synced_before_the_fi
 
     def sync_soon(destination: FolderDestination, staged: Any) -> None:
         soon.append(staged.name)
+        events.append("soon")
         real_soon(destination, staged)
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
     monkeypatch.setattr(FolderDestination, "sync_soon", sync_soon)
     result = exports.export()
-    pages = sorted(file.name for file in result.files if file.page is not None)
-    assert result.spliced == 2 and sorted(soon) == pages
-    # Every page and the index durable before the first is put in place (the pages'
+    # Not as each page is made: every file's sync starts once all are staged, before
+    # the manifest naming them is written.
+    assert result.spliced == 2 and sorted(soon) == sorted(file.name for file in result.files)
+    assert events[: len(soon)] == ["soon"] * len(soon)
+    events = events[len(soon) :]
+    # Every page and the index durable before the first is put in place (the files'
     # syncs may end before or after the manifest naming every file is written), then
     # the manifest again.
     files = len(result.files)
@@ -462,7 +466,7 @@ def test_pages_start_syncing_as_they_are_staged_and_all_are_synced_before_the_fi
 
 def test_kept_blocks_are_bounded_and_taken_once_from_the_file_recorded() -> None:
     blocks = Blocks.of("b", ["", "1"], [1, 2, 3, 1], [0, 1, 1, 0], [b"a" * 16] * 4)
-    assert blocks is not None
+    assert blocks is not None and blocks.holds(7, 2)  # its lists parsed
     kept = export.KeptBlocks(limit=8)
     kept.keep("one.xml", "d1", blocks)
     kept.keep("two.xml", "d2", blocks)
@@ -471,7 +475,11 @@ def test_kept_blocks_are_bounded_and_taken_once_from_the_file_recorded() -> None
     assert kept.take("three.xml", "d3") is None
     assert kept.take("one.xml", "other") is None  # another file now: read it
     assert kept.take("one.xml", "d1") is None  # and no longer kept
-    assert kept.take("two.xml", "d2") is blocks and kept.count == 0
+    taken = kept.take("two.xml", "d2")
+    assert taken is not None and taken == blocks and kept.count == 0
+    # Kept as the file holds them: the lists are parsed again when asked for.
+    assert "starts" in blocks.__dict__ and "starts" not in taken.__dict__
+    assert taken.starts == blocks.starts and taken.holds(7, 2) and not taken.holds(8, 2)
 
 
 def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_page(
