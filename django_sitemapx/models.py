@@ -647,8 +647,7 @@ def table_exists(model: type[models.Model], using: str) -> bool:
     connection = connections[using]
     with connection.cursor() as cursor:
         names = set(connection.introspection.table_names(cursor))
-    # This app's other tables found too: each looked for would cost a query of its own.
-    for app_model in apps.get_app_config("django_sitemapx").get_models():
-        if app_model._meta.db_table in names:
-            _FOUND_TABLES.add((using, app_model._meta.db_table))
+    # This app's other tables remembered too: each looked for would cost a query of its own.
+    ours = {mine._meta.db_table for mine in apps.get_app_config("django_sitemapx").get_models()}
+    _FOUND_TABLES.update((using, name) for name in (ours | {table}) & names)
     return table in names

@@ -4,13 +4,14 @@ import datetime
 from decimal import Decimal
 
 import pytest
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from django_sitemapx import models
-from django_sitemapx.models import Override, PageState
+from django_sitemapx.models import ChangedKey, Override, PageState
 
 pytestmark = pytest.mark.django_db
 
@@ -166,6 +167,11 @@ def test_table_exists_looks_a_table_up_until_it_is_found(monkeypatch: pytest.Mon
         assert models.table_exists(PageState, DEFAULT_DB_ALIAS)
         assert models.table_exists(PageState, DEFAULT_DB_ALIAS)
     assert len(lookups) == 1  # found once, then remembered
+    with CaptureQueriesContext(connection) as lookups:
+        assert models.table_exists(ChangedKey, DEFAULT_DB_ALIAS)  # this app's: found with it
+        assert models.table_exists(ContentType, DEFAULT_DB_ALIAS)
+        assert models.table_exists(ContentType, DEFAULT_DB_ALIAS)
+    assert len(lookups) == 1  # another app's (Wagtail's Site): found once too
     monkeypatch.setattr(PageState._meta, "db_table", "django_sitemapx_not_migrated")
     with CaptureQueriesContext(connection) as lookups:
         assert not models.table_exists(PageState, DEFAULT_DB_ALIAS)
