@@ -323,7 +323,7 @@ def tell_changed_pages(
             if blocks is None or not blocks.holds(record.size, record.urls):
                 return None
             if files_read is not None:
-                files_read.keep(name, record.blocks, blocks)
+                files_read.keep(name, record, blocks)
             return blocks
 
         kept = read.setdefault(source.section, {}) if read is not None else None
@@ -339,31 +339,36 @@ class KeptBlocks:
     """The blocks files an export read to tell their pages, kept to splice those pages.
 
     Up to ``limit`` blocks in all, kept as the file holds them, not parsed
-    (``Blocks.unparsed``: about 70 bytes a block; the default, 250,000, is
-    500 pages of 50,000 rows, about 17 MB), so that an export's memory does
-    not grow with its changed pages: past that, a page's blocks file is read
-    again when it is spliced (docs/performance.md, "Incremental export").
+    (about 70 bytes a block; the default, 250,000, is 500 pages of 50,000
+    rows, about 17 MB), so that an export's memory does not grow with its
+    changed pages: past that, a page's blocks file is read again when it is
+    spliced (docs/performance.md, "Incremental export"). Only blocks checked to
+    add up to their manifest record (``Blocks.holds``) are kept, with it.
     """
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = _KEPT_BLOCKS if limit is None else limit
         self.count = 0
-        self._found: dict[str, tuple[str, Blocks]] = {}
+        self._found: dict[str, tuple[FileRecord, Blocks]] = {}
 
-    def keep(self, name: str, digest: str, blocks: Blocks) -> None:
-        """Keep the blocks of page ``name``, read from a file of ``digest``, if they fit."""
+    def keep(self, name: str, record: FileRecord, blocks: Blocks) -> None:
+        """Keep the blocks of page ``name``, checked against ``record``, if they fit."""
         count = len(blocks.sizes_data) // 8
         if name not in self._found and self.count + count <= self.limit:
-            self._found[name] = (digest, blocks.unparsed())
+            # A copy holds the file's fields, not the lists parsed from them: a fifth of
+            # the memory.
+            self._found[name] = (record, dataclasses.replace(blocks))
             self.count += count
 
-    def take(self, name: str, digest: str) -> Blocks | None:
-        """The blocks of page ``name`` if kept from a file of ``digest`` (then no longer kept)."""
+    def take(self, name: str, record: FileRecord) -> Blocks | None:
+        """The blocks of page ``name`` if kept for the same ``record`` (then no longer kept):
+        the file's blocks and the size and URLs they were checked to add up to."""
         found = self._found.pop(name, None)
         if found is None:
             return None
-        self.count -= len(found[1].sizes_data) // 8
-        return found[1] if found[0] == digest else None
+        kept_for, blocks = found
+        self.count -= len(blocks.sizes_data) // 8
+        return blocks if kept_for == record else None
 
 
 def read_blocks(destination: Destination, name: str, digest: str) -> Blocks | None:
@@ -766,14 +771,12 @@ class _Run:
         before = self.previous.get(name)
         if before is None or before.blocks is None:
             return None
-        blocks = self.kept.take(name, before.blocks) or read_blocks(
-            self.destination, name, before.blocks
-        )
-        if (
-            blocks is None
-            or blocks.base != where.base
-            or not blocks.holds(before.size, before.urls)
-        ):
+        blocks = self.kept.take(name, before)
+        if blocks is None:
+            blocks = read_blocks(self.destination, name, before.blocks)
+            if blocks is not None and not blocks.holds(before.size, before.urls):
+                return None
+        if blocks is None or blocks.base != where.base:
             return None
         assert self.changes is not None and source.origin is not None
         keys = self.changes.keys_in(section, number, where.low, where.high)

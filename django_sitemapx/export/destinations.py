@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -440,23 +440,6 @@ class Blocks:
 
     def holds(self, size: int, urls: int) -> bool:
         """Whether these blocks are well formed and add up to a file of ``size`` and ``urls``."""
-        # Asked again of blocks kept from telling their page to splicing it.
-        if self.__dict__.get("_held") == (size, urls):
-            return True
-        if not self._well_formed(size, urls):
-            return False
-        # Not a field: no part of the blocks' equality, nor of a copy's (``unparsed``).
-        self.__dict__["_held"] = (size, urls)
-        return True
-
-    def unparsed(self) -> Blocks:
-        """These blocks without the lists parsed from them: a fifth of the memory."""
-        found = replace(self)
-        if "_held" in self.__dict__:
-            found.__dict__["_held"] = self.__dict__["_held"]
-        return found
-
-    def _well_formed(self, size: int, urls: int) -> bool:
         try:
             sizes, counts = self.sizes, self.urls
         except ValueError:

@@ -464,22 +464,28 @@ def test_syncs_start_before_the_manifest_is_written_and_end_before_the_first_ren
     assert exports.check().spliced == 0
 
 
-def test_kept_blocks_are_bounded_and_taken_once_from_the_file_recorded() -> None:
+def test_kept_blocks_are_bounded_and_taken_once_for_the_record_they_were_checked_against() -> None:
     blocks = Blocks.of("b", ["", "1"], [1, 2, 3, 1], [0, 1, 1, 0], [b"a" * 16] * 4)
     assert blocks is not None and blocks.holds(7, 2)  # its lists parsed
+
+    def record(digest: str, size: int = 7) -> FileRecord:
+        return FileRecord("sha", size, 2, blocks=digest)
+
     kept = export.KeptBlocks(limit=8)
-    kept.keep("one.xml", "d1", blocks)
-    kept.keep("two.xml", "d2", blocks)
-    kept.keep("three.xml", "d3", blocks)  # past the bound (4 segments each): read again
+    kept.keep("one.xml", record("d1"), blocks)
+    kept.keep("two.xml", record("d2"), blocks)
+    kept.keep("four.xml", record("d4"), blocks)  # past the bound (4 segments each): read again
     assert kept.count == 8
-    assert kept.take("three.xml", "d3") is None
-    assert kept.take("one.xml", "other") is None  # another file now: read it
-    assert kept.take("one.xml", "d1") is None  # and no longer kept
-    taken = kept.take("two.xml", "d2")
+    assert kept.take("four.xml", record("d4")) is None
+    assert kept.take("one.xml", record("other")) is None  # another file now: read it
+    assert kept.take("one.xml", record("d1")) is None  # and no longer kept
+    kept.keep("four.xml", record("d4"), blocks)
+    assert kept.take("four.xml", record("d4", size=8)) is None  # another size: not checked
+    taken = kept.take("two.xml", record("d2"))
     assert taken is not None and taken == blocks and kept.count == 0
     # Kept as the file holds them: the lists are parsed again when asked for.
     assert "starts" in blocks.__dict__ and "starts" not in taken.__dict__
-    assert taken.starts == blocks.starts and taken.holds(7, 2) and not taken.holds(8, 2)
+    assert taken.starts == blocks.starts
 
 
 def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_page(
