@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import ipaddress
 import os
 import socket
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.db import DEFAULT_DB_ALIAS
+from django.utils import timezone
 from lxml import etree
 
 from django_sitemapx.registry import SitemapRegistry, default_registry
@@ -109,6 +111,21 @@ def validate_sitemap(data: bytes) -> etree._Element:
 def locs(root: etree._Element) -> list[str]:
     """Every ``<loc>`` text of a parsed document."""
     return [el.text for el in root.iterfind(".//sm:loc", NS)]
+
+
+def lastmod_day(text: str | None) -> str:
+    """The day a lastmod falls on in the current time zone, or ``""`` for none.
+
+    Contrib's and Wagtail's templates write ``lastmod|date:"Y-m-d"``: the day in
+    the current time zone. We write the instant with its offset, so comparing
+    the first ten characters would disagree whenever that zone and the offset
+    are on different days (an hour around midnight in Paris, say).
+    """
+    if not text:
+        return ""
+    if "T" not in text:
+        return text
+    return timezone.localtime(datetime.datetime.fromisoformat(text)).date().isoformat()
 
 
 def content(response) -> bytes:  # type: ignore[no-untyped-def]

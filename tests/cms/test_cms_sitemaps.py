@@ -49,7 +49,7 @@ from django_sitemapx.export import export_sitemap  # noqa: E402
 from django_sitemapx.export.destinations import FolderDestination  # noqa: E402
 from django_sitemapx.locations import Origin  # noqa: E402
 from django_sitemapx.registry import SitemapRegistry  # noqa: E402
-from tests.conftest import NS, content, validate_sitemap  # noqa: E402
+from tests.conftest import NS, content, lastmod_day, validate_sitemap  # noqa: E402
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +60,7 @@ def urls(data: bytes) -> list[tuple[str, str]]:
     return [
         (
             str(element.findtext("sm:loc", namespaces=NS)),
-            (element.findtext("sm:lastmod", namespaces=NS) or "")[:10],
+            lastmod_day(element.findtext("sm:lastmod", namespaces=NS)),
         )
         for element in root.iterfind("sm:url", NS)
     ]

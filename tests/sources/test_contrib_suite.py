@@ -22,7 +22,7 @@ from lxml import etree
 
 from django_sitemapx import invalidate
 from django_sitemapx.registry import SitemapRegistry
-from tests.conftest import content, validate_sitemap
+from tests.conftest import content, lastmod_day, validate_sitemap
 from tests.contrib_sitemaps import MARCH_13, SECTIONS, Case
 from tests.contribapp.models import Thing, TranslatedThing
 
@@ -52,7 +52,7 @@ def _urls(root: Any) -> list[Url]:
         found.append(
             (
                 text("loc") or "",
-                lastmod[:10] if lastmod else None,
+                lastmod_day(lastmod) if lastmod else None,
                 text("changefreq"),
                 str(Decimal(priority).normalize()) if priority else None,
                 alternates,

@@ -35,7 +35,7 @@ from django_sitemapx.contrib.wagtail.sources import _Locator
 from django_sitemapx.models import PendingUrl
 from django_sitemapx.registry import SitemapRegistry
 from django_sitemapx.signals import sitemap_invalidated
-from tests.conftest import NS, content, validate_sitemap
+from tests.conftest import NS, content, lastmod_day, validate_sitemap
 from tests.wagtailsite.models import ArticlePage, EventPage
 
 pytestmark = pytest.mark.django_db
@@ -53,12 +53,12 @@ def indexnow_on(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def urls(data: bytes) -> list[tuple[str, str]]:
-    """Each URL's location and the day of its lastmod, the document validated."""
+    """Each URL's location and the day of its lastmod (as Wagtail's view writes it), validated."""
     root = validate_sitemap(data)
     return [
         (
             str(element.findtext("sm:loc", namespaces=NS)),
-            (element.findtext("sm:lastmod", namespaces=NS) or "")[:10],
+            lastmod_day(element.findtext("sm:lastmod", namespaces=NS)),
         )
         for element in root.iterfind("sm:url", NS)
     ]
@@ -193,6 +193,18 @@ def test_lastmod_is_last_published_at(
     Page.objects.filter(pk=two_sites["news"].pk).update(last_published_at=moment)
     found = dict(urls(document("a.example")))
     assert found[two_sites["news"].get_full_url()] == "2024-03-01"
+
+
+def test_a_page_published_near_midnight_is_on_wagtails_day(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    # 23:30 UTC is 00:30 the next day in Paris (the tests' TIME_ZONE): Wagtail's
+    # view writes that local day, we write the instant with its offset.
+    moment = datetime.datetime(2024, 3, 1, 23, 30, tzinfo=datetime.UTC)
+    Page.objects.filter(pk=two_sites["news"].pk).update(last_published_at=moment)
+    loc = two_sites["news"].get_full_url()
+    assert dict(theirs("a.example"))[loc] == "2024-03-02"
+    assert dict(urls(document("a.example")))[loc] == "2024-03-02"
 
 
 @override_settings(WAGTAIL_APPEND_SLASH=False)
