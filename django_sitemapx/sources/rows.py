@@ -15,8 +15,11 @@ Entries are plain tuples built by ``zip()``, with no Python call per row.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from itertools import islice, repeat
 from operator import attrgetter, countOf, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -518,7 +521,8 @@ def row_batches(queryset: models.QuerySet[Any], size: int) -> Iterator[list[tupl
     chunked = connection.vendor != "postgresql" and not connection.settings_dict.get(
         "DISABLE_SERVER_SIDE_CURSORS"
     )
-    results = compiler.execute_sql(MULTI, chunked_fetch=chunked, chunk_size=size)
+    with native_timestamps(using):
+        results = compiler.execute_sql(MULTI, chunked_fetch=chunked, chunk_size=size)
     try:
         if compiler.select is None:  # an empty result known without a query
             return
@@ -537,3 +541,53 @@ def row_batches(queryset: models.QuerySet[Any], size: int) -> Iterator[list[tupl
             yield batch if type(batch[0]) is tuple else list(map(tuple, batch))
     finally:
         close_stream(results)
+
+
+def native_timestamps(using: str) -> contextlib.AbstractContextManager[None]:
+    """Within it, queries on ``using`` read ``timestamptz`` columns with psycopg's C loader.
+
+    Django reads them with a Python subclass of psycopg's Python loader (to set
+    the connection's time zone), about 6 microseconds a value against 0.6 for
+    psycopg's C loader (``psycopg[binary]``). Where both give the same value
+    (the connection's time zone and the session's are UTC, as Django sets them
+    with ``USE_TZ`` and no database ``TIME_ZONE``: a datetime whose ``tzinfo`` is
+    ``datetime.UTC``), the queries run within take the C one, on their own
+    cursor only. Elsewhere (SQLite, psycopg 2, another zone, no C loader) it
+    changes nothing.
+    """
+    connection = connections[using]
+    loader = _c_timestamptz_loader()
+    if loader is None or connection.vendor != "postgresql" or connection.timezone is not UTC:
+        return contextlib.nullcontext()
+    return connection.execute_wrapper(functools.partial(_load_natively, loader))
+
+
+def _load_natively(
+    loader: tuple[int, type[Any]],
+    execute: Callable[..., Any],
+    sql: str,
+    params: Any,
+    many: bool,
+    context: dict[str, Any],
+) -> Any:
+    cursor = context["cursor"].cursor
+    if cursor.connection.info.timezone is UTC:  # the session's, as psycopg reads it
+        cursor.adapters.register_loader(*loader)
+    return execute(sql, params, many, context)
+
+
+@functools.cache
+def _c_timestamptz_loader() -> tuple[int, type[Any]] | None:
+    """``timestamptz``'s OID and psycopg's C loader of its text; None without them."""
+    try:
+        import psycopg
+        from psycopg.pq import Format
+    except ImportError:  # psycopg 2, or no PostgreSQL
+        return None
+    info = psycopg.adapters.types.get("timestamptz")
+    if info is None:
+        return None
+    loader = psycopg.adapters.get_loader(info.oid, Format.TEXT)
+    if loader is None or loader.__module__.startswith("psycopg."):  # the Python one
+        return None
+    return info.oid, loader

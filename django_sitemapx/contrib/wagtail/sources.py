@@ -45,7 +45,7 @@ from ...sources import ModelSource, Page, PageSummary
 from ...sources.base import ALTERNATE_FRAME_BYTES, PlainChunkEntries
 from ...sources.lastmods import is_postgresql, lastmod_in_sql
 from ...sources.pages import host_section
-from ...sources.rows import row_batches
+from ...sources.rows import native_timestamps, row_batches
 from ...sources.summaries import in_range
 from ...values import checked_reader, format_hreflang, formatted, static_value
 from .sites import site_host
@@ -1108,7 +1108,12 @@ def _pages(model: Any, keys: models.QuerySet[Any]) -> Iterator[Any]:
         or signals.pre_init.has_listeners(model)
         or signals.post_init.has_listeners(model)
     ):
-        yield from pages.iterator(conf.CHUNK_SIZE)
+        instances = pages.iterator(conf.CHUNK_SIZE)
+        with native_timestamps(pages.db):  # the query runs at the first instance
+            first = next(instances, None)
+        if first is not None:
+            yield first
+            yield from instances
         return
     using = pages.db
     for batch in row_batches(pages.values_list(*fields), conf.CHUNK_SIZE):
