@@ -249,6 +249,9 @@ def sitemapx(fresh_table: bool) -> dict[str, Any]:
     client = _booted_client()
     cpu = _cpu_seconds()
     start = time.perf_counter()
+    # Counting a document's URLs is the benchmark's work, not serving: its time is
+    # taken out, as Wagtail's variant counts after its clocks stop.
+    counting = counting_cpu = 0.0
     with CaptureQueriesContext(connection) as queries:
         index = _get(client, "/sitemap.xml")
         urls = 0
@@ -256,10 +259,14 @@ def sitemapx(fresh_table: bool) -> dict[str, Any]:
         pages = re.findall(rb"<loc>https?://[^/]+(/[^<]+)</loc>", index)
         for page in pages:
             body = _get(client, page.decode())
+            counted, counted_cpu = time.perf_counter(), _cpu_seconds()
             urls += body.count(b"<url>")
             alternates += body.count(b"<xhtml:link")
-    seconds = time.perf_counter() - start
-    cpu = _cpu_seconds() - cpu
+            counting += time.perf_counter() - counted
+            counting_cpu += _cpu_seconds() - counted_cpu
+            del body
+    seconds = time.perf_counter() - start - counting
+    cpu = _cpu_seconds() - cpu - counting_cpu
     return {
         "variant": "sitemapx, first count" if fresh_table else "sitemapx, table kept",
         "cpu_seconds": cpu,
