@@ -265,6 +265,28 @@ def test_a_types_own_pages_are_read_in_one_query_per_document(
     assert "http://a.example/pages/e5/" in {loc for loc, _ in whole}
 
 
+def test_a_document_reads_the_view_restrictions_and_its_site_once(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page]
+) -> None:
+    a = two_sites["a.example"]
+    publish(a.add_child(instance=EventPage(title="Event", slug="event")))  # asks its site
+    PageViewRestriction.objects.create(page=two_sites["story"], restriction_type="login")
+    document("a.example")  # counts the pages once
+    cache.clear()
+    Site.get_site_root_paths()  # Wagtail's own, kept in the cache
+    with CaptureQueriesContext(connection) as captured:
+        data = document("a.example")
+    restrictions = [q for q in captured if 'FROM "wagtailcore_pageviewrestriction"' in q["sql"]]
+    assert len(restrictions) == 1
+    # The registry asks whether Wagtail serves the host, then binds the source to its
+    # site; the Event page's get_sitemap_urls() is given that site, not a third lookup.
+    sites = [q for q in captured if q["sql"].startswith('SELECT "wagtailcore_site"."id"')]
+    assert len(sites) == 2
+    locs = [loc for loc, _ in urls(data)]
+    assert "http://a.example/pages/event/" in locs
+    assert two_sites["story"].get_full_url() not in locs
+
+
 def test_chunks_of_a_few_entries_write_the_same_document(
     wagtail: WagtailPageSource, translated: dict[str, Page], monkeypatch: pytest.MonkeyPatch
 ) -> None:

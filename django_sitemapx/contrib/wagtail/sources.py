@@ -16,6 +16,7 @@ without it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import inspect
@@ -117,6 +118,7 @@ class SiteTree:
     roots: tuple[Root, ...]
     nested: tuple[str, ...]  # tree paths of other sites' roots inside this one
     slash: bool = True  # WAGTAIL_APPEND_SLASH when the tree was read
+    site: Any = dataclasses.field(default=None, compare=False, repr=False)  # Site read from
 
     def root_of(self, url_path: str) -> Root | None:
         """The most specific root ``url_path`` lies under (as Wagtail picks it)."""
@@ -200,7 +202,9 @@ def site_tree(site: Any) -> SiteTree:
         for path in others
         if any(path.startswith(root.path) and path != root.path for root in roots)
     )
-    return SiteTree(site.pk, site.hostname, site.port, tuple(roots), nested, slash=append_slash())
+    return SiteTree(
+        site.pk, site.hostname, site.port, tuple(roots), nested, slash=append_slash(), site=site
+    )
 
 
 def restricted_paths() -> tuple[str, ...]:
@@ -317,6 +321,16 @@ class WagtailPageSource(ModelSource):
             )
         )
 
+    @property
+    def restricted(self) -> tuple[str, ...]:
+        """:func:`restricted_paths`, read once for a bound source (as its ``tree`` is)."""
+        found: tuple[str, ...] | None = self.__dict__.get("_restricted")
+        if found is None:
+            found = restricted_paths()
+            if self.origin is not None:  # the registered source is shared: never kept there
+                self.__dict__["_restricted"] = found
+        return found
+
     def serves(self, origin: Origin) -> bool:
         """Served where a Wagtail ``Site`` matches the host (the default site matches any)."""
         return super().serves(origin) and site_for_host(origin.host, origin.scheme) is not None
@@ -331,7 +345,7 @@ class WagtailPageSource(ModelSource):
             ._default_manager.filter(live=True, expired=False, depth__gt=1)
             .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=now))
         )
-        for path in restricted_paths():
+        for path in self.restricted:
             queryset = queryset.exclude(path__startswith=path)
         if self.origin is None:
             return queryset
@@ -540,7 +554,7 @@ class _Locator:
         self.hreflangs = {root.url_path: format_hreflang(root.language) for root in tree.roots}
         default = _default_language() if source.x_default_locale else None
         self.default = format_hreflang(default) if default is not None else None
-        self.restricted = restricted_paths()
+        self.restricted = source.restricted
         # URIs of the batch being written, by url_path (its rows and their translations).
         self.memo: dict[str, str] = {}
         # A site's roots are the versions of one home page, at one depth: the first
@@ -959,7 +973,11 @@ class _OwnUrls:
         # Site.find_for_request()), filled once for the document.
         paths = Site.get_site_root_paths()
         request._wagtail_cached_site_root_paths = paths  # type: ignore[attr-defined]
-        Site.find_for_request(request)  # by the raw host: an export's need not be allowed
+        if writer.tree.site is not None:
+            # The site the host was matched to, kept as Site.find_for_request() keeps it.
+            request._wagtail_site = writer.tree.site  # type: ignore[attr-defined]
+        else:
+            Site.find_for_request(request)  # by the raw host: an export's need not be allowed
         self.root_url = next(
             (path.root_url for path in paths if path.site_id == writer.tree.site_id), None
         )
