@@ -186,6 +186,43 @@ def test_urls_are_wagtails_own_and_overrides_of_get_sitemap_urls_are_honoured(
     assert priorities[expected[1]] is None
 
 
+def test_each_value_a_type_gives_is_formatted_or_counted_url_by_url(
+    wagtail: WagtailPageSource, two_sites: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from collections import Counter
+    from decimal import Decimal
+
+    from django_sitemapx.entries import Skipped
+    from django_sitemapx.locations import LocationBuilder, Origin
+
+    a = two_sites["a.example"]
+    events = [
+        publish(a.add_child(instance=EventPage(title=f"E{number}", slug=f"e{number}")))
+        for number in range(8)
+    ]
+    # Valid values come again (formatted once a document); invalid ones are counted
+    # each time they come, whatever their type.
+    given = [0.8, "0.5", 7, 0.8, Decimal("sNaN"), True, "0.5", 7]
+    priorities = {page.pk: value for page, value in zip(events, given, strict=True)}
+
+    def get_sitemap_urls(self: EventPage, request: Any = None) -> list[dict[str, Any]]:
+        return [{"location": self.get_full_url(request), "priority": priorities.get(self.pk, 1)}]
+
+    monkeypatch.setattr(EventPage, "get_sitemap_urls", get_sitemap_urls)
+    bound = wagtail.for_origin(Origin("http", "a.example"))
+    found = {}
+    skips: Counter[str] = Counter()
+    for chunk in bound.page(1).entries(LocationBuilder(bound.origin)):  # type: ignore[union-attr]
+        if isinstance(chunk, Skipped):
+            skips[chunk.reason] += chunk.total
+        else:
+            found.update({entry[0]: entry[3] for entry in chunk})
+    assert [found[page.get_full_url()] for page in events] == [
+        "0.8", "0.5", None, "0.8", None, None, "0.5", None
+    ]  # fmt: skip
+    assert skips == {"invalid_priority": 4}
+
+
 def test_lastmod_is_last_published_at(
     wagtail: WagtailPageSource, two_sites: dict[str, Page]
 ) -> None:

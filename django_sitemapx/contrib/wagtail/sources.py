@@ -23,6 +23,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -966,6 +967,8 @@ class _OwnUrls:
         # Each type's pages on the document, in key order, read as the rows reach them.
         self.streams: dict[int, _PageStream] = {}
         self.skipped = skipped
+        # Each valid changefreq and priority given, by name, type and value: its text.
+        self.values: dict[tuple[str, type, Any], str] = {}
         self.most = most
         self.specific = specific
         self.request = request = _request_for(writer.builder.origin)
@@ -1046,10 +1049,31 @@ class _OwnUrls:
                         (
                             loc,
                             lastmod_text,
-                            _value("changefreq", url.get("changefreq"), skipped),
-                            _value("priority", url.get("priority"), skipped),
+                            self.value("changefreq", url.get("changefreq")),
+                            self.value("priority", url.get("priority")),
                         )
                     )
+        return found
+
+    def value(self, name: str, raw: Any) -> str | None:
+        """A changefreq or priority a page gave, formatted (None, counted, if invalid).
+
+        A type's ``get_sitemap_urls()`` tends to give its pages the same few values:
+        each valid one of a plain type is formatted once a document.
+        """
+        if raw is None:
+            return None
+        if type(raw) not in _PLAIN_VALUES:
+            return _value(name, raw, self.skipped)
+        key = (name, type(raw), raw)
+        try:
+            found = self.values.get(key)
+        except TypeError:  # Decimal("sNaN"), which cannot be hashed
+            return _value(name, raw, self.skipped)
+        if found is None:
+            found = _value(name, raw, self.skipped)
+            if found is not None:
+                self.values[key] = found
         return found
 
     def give_parts(self, page: Any) -> tuple[str | None, str | None]:
@@ -1070,6 +1094,10 @@ class _OwnUrls:
             return None, None
         page.get_url_parts = _UrlParts((tree.site_id, self.root_url, path))
         return f"{self.root_url}{path}", writer.href(root, page.url_path)
+
+
+# The types of changefreq and priority values formatted once a document (``_OwnUrls.value``).
+_PLAIN_VALUES = frozenset({str, int, float, Decimal})
 
 
 class _UrlParts:
