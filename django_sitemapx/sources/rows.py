@@ -556,8 +556,10 @@ def native_timestamps(using: str) -> contextlib.AbstractContextManager[None]:
     changes nothing.
     """
     connection = connections[using]
+    if connection.vendor != "postgresql" or connection.timezone is not UTC:
+        return contextlib.nullcontext()
     loader = _c_timestamptz_loader()
-    if loader is None or connection.vendor != "postgresql" or connection.timezone is not UTC:
+    if loader is None:
         return contextlib.nullcontext()
     return connection.execute_wrapper(functools.partial(_load_natively, loader))
 
@@ -579,11 +581,13 @@ def _load_natively(
 @functools.cache
 def _c_timestamptz_loader() -> tuple[int, type[Any]] | None:
     """``timestamptz``'s OID and psycopg's C loader of its text; None without them."""
-    try:
-        import psycopg
-        from psycopg.pq import Format
-    except ImportError:  # psycopg 2, or no PostgreSQL
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+    if not is_psycopg3:  # Django's PostgreSQL backend on psycopg 2
         return None
+    import psycopg
+    from psycopg.pq import Format
+
     info = psycopg.adapters.types.get("timestamptz")
     if info is None:
         return None
