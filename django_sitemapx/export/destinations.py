@@ -438,6 +438,10 @@ class Blocks:
             data[start : start + _DIGEST_BYTES] for start in range(0, len(data), _DIGEST_BYTES)
         ]
 
+    def digests_of(self, start: int, end: int) -> bytes:
+        """The digests of segments ``start`` to ``end`` (excluded), joined: not cut apart."""
+        return self.digests_data[_DIGEST_BYTES * start : _DIGEST_BYTES * end]
+
     def holds(self, size: int, urls: int) -> bool:
         """Whether these blocks are well formed and add up to a file of ``size`` and ``urls``."""
         try:

@@ -76,7 +76,10 @@ _ORDERED_CODECS = frozenset({"int", "uuid"})
 
 def digest(data: bytes) -> bytes:
     """A segment's digest, as ``Blocks.digests`` keeps it (SHA-256 cut to 128 bits)."""
-    return hashlib.sha256(data).digest()[:16]
+    return hashlib.sha256(data).digest()[:_DIGEST_SIZE]
+
+
+_DIGEST_SIZE = 16
 
 
 def file_digest(digests: tuple[bytes, ...] | list[bytes]) -> str:
@@ -881,11 +884,17 @@ def _made(
     starts: list[str],
     sizes: list[int],
     urls: list[int],
-    digests: list[bytes],
+    digests: list[bytes] | bytes,
     lastmods: list[str | None],
 ) -> Made:
-    """The page's ``Made`` from its blocks' columns (the opening and closing tags added)."""
+    """The page's ``Made`` from its blocks' columns (the opening and closing tags added).
+
+    ``digests``: a list, or the digests joined (a spliced page's, not cut apart).
+    """
     if 0 in sizes and len(sizes) > 1:
+        if not isinstance(digests, list):
+            cut = _DIGEST_SIZE
+            digests = [digests[start : start + cut] for start in range(0, len(digests), cut)]
         # An empty block's range goes to its neighbour (the first block keeps the page's low).
         kept = [index for index, size in enumerate(sizes) if size]
         starts = [starts[index] for index in kept]
@@ -897,7 +906,9 @@ def _made(
         starts = [where.low, *starts[1:]]
     every_size = (len(blocks.head), *sizes, len(blocks.tail))
     every_urls = (0, *urls, 0)
-    every_digest = (digest(blocks.head), *digests, digest(blocks.tail))
+    joined = digests if isinstance(digests, bytes) else b"".join(digests)
+    # One bytes object, not one per segment (500 a page): joined as they are.
+    every_digest = (digest(blocks.head) + joined + digest(blocks.tail),)
     # Entries left out are counted per page: a page with some is not spliced.
     spliced = None
     if not blocks.writer.stats.skipped:
@@ -988,7 +999,8 @@ def splice(
     new_starts: list[str] = []
     sizes: list[int] = []
     counts: list[int] = []
-    digests: list[bytes] = []
+    # The digests joined, as the blocks file keeps them: not cut apart, segment by segment.
+    digests = bytearray()
     lastmods: list[str | None] = []
     # The new file: runs of the old one's bytes (offset, length) and the blocks made again.
     pieces: list[bytes | tuple[int, int]] = []
@@ -998,7 +1010,7 @@ def splice(
         new_starts += before.starts[kept:index]
         sizes += before.sizes[kept + 1 : index + 1]
         counts += before.urls[kept + 1 : index + 1]
-        digests += before.digests[kept + 1 : index + 1]
+        digests += before.digests_of(kept + 1, index + 1)
         lastmods += old_lastmods[kept:index]
         if index == count:
             break
@@ -1009,14 +1021,14 @@ def splice(
             new_starts.append(start)
             sizes.append(len(data))
             counts.append(urls)
-            digests.append(digest(data))
+            digests += digest(data)
             lastmods.append(lastmod)
         copy_from = offsets[segment + 1]
         kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
     write_spliced(old, target, pieces)
     blocks.finish(where)
-    made_now = _made(blocks, where, new_starts, sizes, counts, digests, lastmods)
+    made_now = _made(blocks, where, new_starts, sizes, counts, bytes(digests), lastmods)
     if made_now.blocks is not None and before.lastmods is None:
         # The unchanged blocks' lastmods are not known: none are kept.
         made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
