@@ -291,3 +291,18 @@ def test_changed_blocks_are_counted_as_they_are_found(
         assert len(sent) >= limit // 2
     else:
         assert sent == []
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's arrays")
+def test_store_many_joins_the_pages_values_as_arrays_on_postgresql(source: ModelSource) -> None:
+    # One statement whatever the pages: seven arrays joined to the rows, not a CASE per column.
+    table = source.page_table()
+    states = table.states()
+    for state in states:
+        state.rows, state.lastmod, state.undated, state.generation = 5, None, 0, MARKED
+    with CaptureQueriesContext(connection) as queries:
+        table._store_many(states)
+    (update,) = [query["sql"] for query in queries if query["sql"].startswith("UPDATE")]
+    assert "unnest(" in update and "CASE" not in update
+    stored = PageState.objects.filter(section="a").values_list("rows", "counted", "changes")
+    assert {(rows, counted == changes) for rows, counted, changes in stored} == {(5, True)}
