@@ -771,19 +771,21 @@ class _Counting:
             self._send(found)
 
     def _pipeline(self) -> bool:
+        """Whether the queries go as the ranges are found: in pipeline mode, entered once."""
         if self._pipelined is None:
             using = self.source.get_queryset().db
             self._pipelined = False
-            if connections[using].vendor == "postgresql":
-                self._stack.enter_context(_serial_plans(using))
-                connection = connections[using].connection
-                try:
-                    from psycopg import Pipeline
-                except ImportError:  # psycopg2
-                    return False
-                if hasattr(connection, "pipeline") and Pipeline.is_supported():
-                    self._stack.enter_context(connection.pipeline())
-                    self._pipelined = True
+            if connections[using].vendor != "postgresql":
+                return False
+            try:
+                from psycopg import Pipeline
+            except ImportError:  # psycopg2: counted at the end
+                return False
+            if not Pipeline.is_supported():  # pragma: no cover - libpq before 14
+                return False
+            self._stack.enter_context(_serial_plans(using))
+            self._stack.enter_context(connections[using].connection.pipeline())
+            self._pipelined = True
         return self._pipelined
 
     def _send(self, end: int) -> None:
