@@ -43,6 +43,7 @@ from typing import IO, Any
 
 from django.db import connections, transaction
 from django.db.models import F, Lookup, QuerySet
+from django.db.models.expressions import RawSQL
 
 from ..conf import PROTOCOL_MAX_BYTES
 from ..documents import _log_skips, read_chunks, stylesheet_url
@@ -50,7 +51,7 @@ from ..locations import LocationBuilder, Origin
 from ..overrides import chunk_overrides
 from ..sources import ModelSource, Source
 from ..sources.changes import ChangeLog
-from ..sources.codecs import KeyCodec
+from ..sources.codecs import KeyCodec, key_model_field
 from ..sources.languages import alternate_hosts
 from ..sources.lastmods import W3CDatetime, greatest_w3c_sql
 from ..sources.pages import PageTable, State
@@ -75,7 +76,10 @@ _ORDERED_CODECS = frozenset({"int", "uuid"})
 
 def digest(data: bytes) -> bytes:
     """A segment's digest, as ``Blocks.digests`` keeps it (SHA-256 cut to 128 bits)."""
-    return hashlib.sha256(data).digest()[:16]
+    return hashlib.sha256(data).digest()[:_DIGEST_SIZE]
+
+
+_DIGEST_SIZE = 16
 
 
 def file_digest(digests: tuple[bytes, ...] | list[bytes]) -> str:
@@ -433,8 +437,11 @@ class BlockRows:
 def block_keys(
     source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]] | None = None
 ) -> list[BlockRows]:
-    """The rows of each key range (disjoint, in key order): one query per
-    ``_RANGES_PER_QUERY`` ranges, over their rows alone.
+    """The rows of each key range (disjoint, in key order), over their rows alone:
+    on PostgreSQL one query per ``_RANGES_PER_LATERAL`` ranges bounded at both
+    ends (a lateral join on their arrays, ``_count_lateral``) and one per
+    ``_RANGES_PER_QUERY`` others;
+    elsewhere one per ``_RANGES_PER_QUERY`` ranges.
 
     ``keys`` are each range's changed keys (encoded, sorted, inside it), whose
     places are wanted. On PostgreSQL the rows are not sent: each range is cut
@@ -451,17 +458,75 @@ def block_keys(
     dated = column is not None and told_by_rows(source, source.get_queryset().db)
     using = source.get_queryset().db
     grouped = connections[using].vendor == "postgresql"
+    if grouped:
+        with _serial_plans(using):
+            return _counted(source, ranges, wanted, dated)
     found: list[BlockRows] = []
-    with _serial_plans(using) if grouped else contextlib.nullcontext():
-        for start in range(0, len(ranges), _RANGES_PER_QUERY):
-            part = ranges[start : start + _RANGES_PER_QUERY]
-            part_keys = wanted[start : start + _RANGES_PER_QUERY]
-            rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by()
-            if grouped:
-                found.extend(_counted_rows(source, rows, part, part_keys, dated))
-            else:
-                found.extend(_read_rows(source, rows.order_by(key), part, part_keys, dated))
+    for start in range(0, len(ranges), _RANGES_PER_QUERY):
+        part = ranges[start : start + _RANGES_PER_QUERY]
+        part_keys = wanted[start : start + _RANGES_PER_QUERY]
+        rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by(key)
+        found.extend(_read_rows(source, rows, part, part_keys, dated))
     return found
+
+
+# Key ranges one lateral query counts (``_count_lateral``): three array parameters
+# in all, one index range scan per range.
+_RANGES_PER_LATERAL = 2_000
+
+
+def _counted(
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
+) -> list[BlockRows]:
+    """``block_keys`` on PostgreSQL: the ranges bounded at both ends (every block but
+    a section's first and last) in one query (:func:`_count_lateral`), the others
+    filtered on their ranges (:func:`_count_rows`)."""
+    return _read_counts(_send_counts(source, ranges, keys, dated), len(ranges))
+
+
+@dataclass
+class _Sent:
+    """A counting query sent (``_send_counts``): the places of its ranges among those
+    sent together, their changed keys, and the cursor holding its result."""
+
+    places: list[int]
+    keys: list[list[str]]
+    cursor: Any
+
+
+def _send_counts(
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
+) -> list[_Sent]:
+    """Send the queries of :func:`_counted` (not waiting for them in pipeline mode)."""
+    sent = []
+    bounded = [index for index, (low, high) in enumerate(ranges) if low and high]
+    others = [index for index, (low, high) in enumerate(ranges) if not (low and high)]
+    for start in range(0, len(bounded), _RANGES_PER_LATERAL):
+        part = bounded[start : start + _RANGES_PER_LATERAL]
+        part_keys = [keys[index] for index in part]
+        cursor = _count_lateral(source, [ranges[index] for index in part], part_keys, dated)
+        sent.append(_Sent(part, part_keys, cursor))
+    codec = source.page_table().codec
+    for start in range(0, len(others), _RANGES_PER_QUERY):
+        part = others[start : start + _RANGES_PER_QUERY]
+        part_ranges = [ranges[index] for index in part]
+        part_keys = [keys[index] for index in part]
+        rows = source.listed_rows().filter(_in_ranges(source, codec, part_ranges)).order_by()
+        cursor = _count_rows(source, rows, part_ranges, part_keys, dated)
+        sent.append(_Sent(part, part_keys, cursor))
+    return sent
+
+
+def _read_counts(sent: list[_Sent], count: int) -> list[BlockRows]:
+    """The ``count`` ranges' rows, from the results of the queries ``sent``, in order."""
+    found: dict[int, BlockRows] = {}
+    for query in sent:
+        try:
+            rows = query.cursor.fetchall()
+        finally:
+            query.cursor.close()
+        found.update(zip(query.places, _pieces_read(rows, query.keys), strict=True))
+    return [found[index] for index in range(count)]
 
 
 # What the grouped queries of ``block_keys`` run with on PostgreSQL: no parallel workers, no JIT.
@@ -523,14 +588,15 @@ def _read_rows(
     return result
 
 
-def _counted_rows(
+def _count_rows(
     source: ModelSource,
     rows: QuerySet[Any],
     ranges: list[tuple[str, str]],
     keys: list[list[str]],
     dated: bool,
-) -> list[BlockRows]:
-    """``block_keys`` of the ranges ``rows`` is filtered on, counted in pieces (PostgreSQL).
+) -> Any:
+    """``block_keys`` of the ranges ``rows`` is filtered on, counted in pieces (PostgreSQL):
+    the cursor of the query sent, whose rows :func:`_pieces_read` reads.
 
     Each range is cut at its changed keys; ``width_bucket`` numbers the piece
     each row falls in (the pieces' lower bounds, but the first's, are its
@@ -539,8 +605,87 @@ def _counted_rows(
     greatest lastmod (``lastmods.greatest_w3c_sql``: the greatest of the rows'
     texts, formatted once).
     """
+    key, column = source.key_name, source.lastmod_column
+    # The column as stored: formatted once per piece (``_count_pieces``).
+    inner = rows.values_list(key, column) if dated and column else rows.values_list(key)
+    sql, params = inner.query.sql_with_params()
+    return _count_pieces(source, f"({sql})", list(params), rows.db, ranges, keys, dated)
+
+
+def _counted_rows(
+    source: ModelSource,
+    rows: QuerySet[Any],
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
+) -> list[BlockRows]:
+    """:func:`_count_rows`, its result read."""
+    cursor = _count_rows(source, rows, ranges, keys, dated)
+    return _read_counts([_Sent(list(range(len(ranges))), keys, cursor)], len(ranges))
+
+
+def _counted_lateral(
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
+) -> list[BlockRows]:
+    """:func:`_count_lateral`, its result read."""
+    cursor = _count_lateral(source, ranges, keys, dated)
+    return _read_counts([_Sent(list(range(len(ranges))), keys, cursor)], len(ranges))
+
+
+def _count_lateral(
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
+) -> Any:
+    """:func:`_count_rows` of ``ranges``, each bounded at both ends, in one query (PostgreSQL).
+
+    The ranges go as two arrays, and the rows of each are joined to it
+    laterally: one index range scan a range, planned once, where a filter on
+    the ranges (``KeyRanges``, an ``OR`` of them) is planned range by range
+    and written with two parameters each, in queries of ``_RANGES_PER_QUERY``
+    (docs/performance.md, "Incremental export"). The same rows, counted the
+    same way.
+    """
     codec = source.page_table().codec
     key, column = source.key_name, source.lastmod_column
+    using = source.get_queryset().db
+    connection = connections[using]
+    assert source.model is not None
+    field = key_model_field(source.model, key)
+    assert field is not None
+    cast = field.cast_db_type(connection)
+    lows, highs = [], []
+    for low, high in ranges:
+        bounds = _bounds(codec, low, high)
+        lows.append(field.get_db_prep_value(bounds.low, connection, prepared=False))
+        highs.append(field.get_db_prep_value(bounds.high, connection, prepared=False))
+    each = source.listed_rows().filter(
+        **{
+            f"{key}__gte": RawSQL("sitemapx_ranges.low", (), output_field=field),
+            f"{key}__lt": RawSQL("sitemapx_ranges.high", (), output_field=field),
+        }
+    )
+    each = each.order_by()
+    inner = each.values_list(key, column) if dated and column else each.values_list(key)
+    sql, params = inner.query.sql_with_params()
+    rows = (
+        f"unnest(%s::{cast}[], %s::{cast}[]) AS sitemapx_ranges(low, high) "
+        f"CROSS JOIN LATERAL ({sql})"
+    )
+    return _count_pieces(source, rows, [lows, highs, *params], using, ranges, keys, dated)
+
+
+def _count_pieces(
+    source: ModelSource,
+    rows: str,
+    params: list[Any],
+    using: str,
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
+) -> Any:
+    """Send the count of the pieces of ``ranges`` cut at their ``keys`` among ``rows``
+    (SQL giving each row's key, and lastmod when ``dated``, with ``params``): see
+    :func:`_count_rows`. Returns the cursor, its result not read."""
+    codec = source.page_table().codec
     thresholds: list[Any] = []
     pieces = 0
     for (low, _high), wanted in zip(ranges, keys, strict=True):
@@ -548,28 +693,29 @@ def _counted_rows(
             if pieces:
                 thresholds.append(codec.decode(text))
             pieces += 1
-    if dated:
-        assert column is not None
-        # The column as stored, formatted once per piece: to_char on every row was
-        # half of the query's time (docs/performance.md, "Incremental export").
-        inner = rows.values_list(key, column)
-        latest = greatest_w3c_sql("sitemapx_rows.lastmod")
-    else:
-        inner = rows.values_list(key)
-        latest = "NULL"
-    sql, params = inner.query.sql_with_params()
+    # The column as stored, formatted once per piece: to_char on every row was
+    # half of the query's time (docs/performance.md, "Incremental export").
+    latest = greatest_w3c_sql("sitemapx_rows.lastmod") if dated else "NULL"
     names = "key, lastmod" if dated else "key"
     bucket = "width_bucket(sitemapx_rows.key, %s)" if thresholds else "0"
-    query = (
-        f"SELECT {bucket}, count(*), {latest} FROM ({sql}) AS sitemapx_rows({names}) GROUP BY 1"
-    )
+    query = f"SELECT {bucket}, count(*), {latest} FROM {rows} AS sitemapx_rows({names}) GROUP BY 1"
+    cursor = connections[using].cursor()
+    try:
+        cursor.execute(query, [thresholds, *params] if thresholds else params)
+    except BaseException:
+        cursor.close()
+        raise
+    return cursor
+
+
+def _pieces_read(result: list[tuple[Any, ...]], keys: list[list[str]]) -> list[BlockRows]:
+    """Each range's ``BlockRows`` from the rows of its pieces' count (``_count_pieces``)."""
+    pieces = sum(len(wanted) + 1 for wanted in keys)
     counts = [0] * pieces
     greatest: list[str | None] = [None] * pieces
-    with connections[rows.db].cursor() as cursor:
-        cursor.execute(query, [thresholds, *params] if thresholds else list(params))
-        for piece, count, lastmod in cursor.fetchall():
-            counts[piece] = count
-            greatest[piece] = lastmod
+    for piece, count, lastmod in result:
+        counts[piece] = count
+        greatest[piece] = lastmod
     found = []
     piece = 0
     for wanted in keys:
@@ -583,6 +729,85 @@ def _counted_rows(
         found.append(BlockRows(sum(block), places, latest_text))
         piece += len(wanted) + 1
     return found
+
+
+class _Counting:
+    """The changed blocks' rows (:func:`block_keys`), counted as :func:`settle` finds them.
+
+    On PostgreSQL through psycopg 3, each ``_RANGES_PER_QUERY`` ranges found
+    are sent at once, in pipeline mode: the database counts them while the next
+    pages' blocks files are read, and the counts are read once all are sent
+    (docs/performance.md, "Incremental export"). Elsewhere they are counted at
+    the end. Only the first ``limit`` ranges are counted so.
+    """
+
+    def __init__(self, source: ModelSource, limit: int) -> None:
+        self.source = source
+        self.limit = limit
+        self.ranges: list[tuple[str, str]] = []
+        self.keys: list[list[str]] = []
+        self._sent: list[_Sent] = []
+        self._count = 0  # the ranges sent
+        self._stack = contextlib.ExitStack()
+        # Whether the queries go as the ranges are found: None until first asked.
+        self._pipelined: bool | None = None
+        column = source.lastmod_column
+        self._dated = column is not None and told_by_rows(source, source.get_queryset().db)
+
+    def __enter__(self) -> _Counting:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for query in self._sent:
+            query.cursor.close()
+        self._stack.close()
+
+    def add(self, bounds: tuple[str, str], keys: list[str]) -> None:
+        """A changed block's range, and its changed keys (sorted), whose places are wanted."""
+        self.ranges.append(bounds)
+        self.keys.append(keys)
+        found = min(len(self.ranges), self.limit)
+        if found - self._count >= _RANGES_PER_QUERY and self._pipeline():
+            self._send(found)
+
+    def _pipeline(self) -> bool:
+        """Whether the queries go as the ranges are found: in pipeline mode, entered once."""
+        if self._pipelined is None:
+            using = self.source.get_queryset().db
+            self._pipelined = False
+            if connections[using].vendor != "postgresql":
+                return False
+            try:
+                from psycopg import Pipeline
+            except ImportError:  # psycopg2: counted at the end
+                return False
+            if not Pipeline.is_supported():  # pragma: no cover - libpq before 14
+                return False
+            self._stack.enter_context(_serial_plans(using))
+            self._stack.enter_context(connections[using].connection.pipeline())
+            self._pipelined = True
+        return self._pipelined
+
+    def _send(self, end: int) -> None:
+        start, self._count = self._count, end
+        sent = _send_counts(self.source, self.ranges[start:end], self.keys[start:end], self._dated)
+        for query in sent:
+            query.places = [start + place for place in query.places]
+        self._sent.extend(sent)
+
+    def rows(self) -> list[BlockRows]:
+        """The rows of the first ``limit`` ranges added (all of them, if fewer)."""
+        found = min(len(self.ranges), self.limit)
+        if not self._pipelined:
+            return block_keys(self.source, self.ranges[:found], self.keys[:found])
+        if found > self._count:
+            self._send(found)
+        sent, self._sent = self._sent, []
+        try:
+            return _read_counts(sent, found)
+        finally:
+            # Out of pipeline mode and the planner's settings, for the queries after.
+            self._stack.close()
 
 
 @dataclass
@@ -661,11 +886,17 @@ def _made(
     starts: list[str],
     sizes: list[int],
     urls: list[int],
-    digests: list[bytes],
+    digests: list[bytes] | bytes,
     lastmods: list[str | None],
 ) -> Made:
-    """The page's ``Made`` from its blocks' columns (the opening and closing tags added)."""
+    """The page's ``Made`` from its blocks' columns (the opening and closing tags added).
+
+    ``digests``: a list, or the digests joined (a spliced page's, not cut apart).
+    """
     if 0 in sizes and len(sizes) > 1:
+        if not isinstance(digests, list):
+            cut = _DIGEST_SIZE
+            digests = [digests[start : start + cut] for start in range(0, len(digests), cut)]
         # An empty block's range goes to its neighbour (the first block keeps the page's low).
         kept = [index for index, size in enumerate(sizes) if size]
         starts = [starts[index] for index in kept]
@@ -677,7 +908,9 @@ def _made(
         starts = [where.low, *starts[1:]]
     every_size = (len(blocks.head), *sizes, len(blocks.tail))
     every_urls = (0, *urls, 0)
-    every_digest = (digest(blocks.head), *digests, digest(blocks.tail))
+    joined = digests if isinstance(digests, bytes) else b"".join(digests)
+    # One bytes object, not one per segment (500 a page): joined as they are.
+    every_digest = (digest(blocks.head) + joined + digest(blocks.tail),)
     # Entries left out are counted per page: a page with some is not spliced.
     spliced = None
     if not blocks.writer.stats.skipped:
@@ -768,7 +1001,8 @@ def splice(
     new_starts: list[str] = []
     sizes: list[int] = []
     counts: list[int] = []
-    digests: list[bytes] = []
+    # The digests joined, as the blocks file keeps them: not cut apart, segment by segment.
+    digests = bytearray()
     lastmods: list[str | None] = []
     # The new file: runs of the old one's bytes (offset, length) and the blocks made again.
     pieces: list[bytes | tuple[int, int]] = []
@@ -778,7 +1012,7 @@ def splice(
         new_starts += before.starts[kept:index]
         sizes += before.sizes[kept + 1 : index + 1]
         counts += before.urls[kept + 1 : index + 1]
-        digests += before.digests[kept + 1 : index + 1]
+        digests += before.digests_of(kept + 1, index + 1)
         lastmods += old_lastmods[kept:index]
         if index == count:
             break
@@ -789,14 +1023,14 @@ def splice(
             new_starts.append(start)
             sizes.append(len(data))
             counts.append(urls)
-            digests.append(digest(data))
+            digests += digest(data)
             lastmods.append(lastmod)
         copy_from = offsets[segment + 1]
         kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
     write_spliced(old, target, pieces)
     blocks.finish(where)
-    made_now = _made(blocks, where, new_starts, sizes, counts, digests, lastmods)
+    made_now = _made(blocks, where, new_starts, sizes, counts, bytes(digests), lastmods)
     if made_now.blocks is not None and before.lastmods is None:
         # The unchanged blocks' lastmods are not known: none are kept.
         made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
@@ -936,10 +1170,10 @@ def settle(
     whose every change since the log names by key (as :func:`splice` asks)
     is summed up from its blocks: the unchanged ones as recorded, the changed
     ones read again, for every page of the section at once. With ``read``
-    (and up to ``_BLOCKS_READ_AT_ONCE`` blocks) their keys and lastmods are
-    read (:func:`block_keys`) and kept there by page, so that :func:`splice`
-    does not read them again; else one grouped query sums them up
-    (``summaries.summarize_ranges``). ``ranges`` are the
+    (the first ``_BLOCKS_READ_AT_ONCE`` blocks) their rows are counted
+    (:func:`block_keys`, sent as the pages are planned: ``_Counting``) and
+    kept there by page, so that :func:`splice` does not read them again; one
+    grouped query sums up any others (``summaries.summarize_ranges``). ``ranges`` are the
     section's pages as loaded before the log was read (``page_ranges``).
     The page table stores each summary as a count (``PageTable.settle``);
     the other pages are counted as usual. Returns the pages told.
@@ -950,9 +1184,63 @@ def settle(
     # Each page's unchanged blocks summed up (rows, greatest lastmod) and how many
     # changed: one page's blocks held at a time.
     plans: dict[int, tuple[int, str | None, int]] = {}
-    wanted: list[tuple[str, str]] = []
-    # The changed keys of each block of ``wanted``, whose places are kept for ``splice``.
-    wanted_keys: list[list[str]] = []
+    # The changed blocks' ranges, and the changed keys of each, whose places are kept
+    # for ``splice``: counted as they are found (the first ``_BLOCKS_READ_AT_ONCE``).
+    counting = _Counting(source, _BLOCKS_READ_AT_ONCE if read is not None else 0)
+    with counting:
+        _plan_pages(source, ranges, blocks_of, log, plans, counting)
+        found = iter(list(_summarize_blocks(source, counting)))
+    summaries = {}
+    for number, (rows, latest, changed_count) in plans.items():
+        known = True
+        for _index in range(changed_count):
+            bounds, (block_rows, lastmod, undated), keys_read = next(found)
+            rows += block_rows
+            latest = _greatest(latest, [lastmod])
+            # A lastmod out of range (or none) in a block read again: the page is counted.
+            known = known and not undated and (lastmod is not None or not block_rows)
+            if read is not None and keys_read is not None:
+                state = ranges[number].state
+                read.setdefault(number, ReadBlocks(state.changes, {})).keys[bounds] = keys_read
+        if known or source.lastmod_column is None:
+            summaries[number] = summary_of_rows(source, rows, latest)
+    return table.settle([where.state for where in ranges.values()], summaries)
+
+
+def _summarize_blocks(
+    source: ModelSource, counting: _Counting
+) -> Iterator[tuple[tuple[str, str], tuple[int, str | None, int], BlockRows | None]]:
+    """Each range ``counting`` was given (encoded, in key order), its summary
+    (``summaries.summarize``), and its rows (:func:`block_keys`, the places of
+    its changed keys) when counted so: the first ``counting.limit``; one grouped
+    query sums up the others (``summaries.summarize_ranges``).
+
+    Only for a source :func:`told_by_rows` says so of: no row lacks a lastmod.
+    """
+    counted = counting.rows()
+    for bounds, rows in zip(counting.ranges, counted, strict=False):
+        yield bounds, summary_of_rows(source, rows.count, rows.latest), rows
+    others = counting.ranges[len(counted) :]
+    if not others:
+        return
+    codec = source.page_table().codec
+    decoded = [_bounds(codec, low, high) for low, high in others]
+    for bounds, summary in zip(others, summarize_ranges(source, decoded), strict=True):
+        yield bounds, summary, None
+
+
+def _plan_pages(
+    source: ModelSource,
+    ranges: dict[int, PageRange],
+    blocks_of: Callable[[int], Blocks | None],
+    log: ChangeLog,
+    plans: dict[int, tuple[int, str | None, int]],
+    counting: _Counting,
+) -> None:
+    """:func:`settle`'s plan of each stale page it can tell: its unchanged blocks summed
+    up (rows, greatest lastmod) and how many changed, whose ranges go to ``counting``.
+    One page's blocks held at a time."""
+    table = source.page_table()
     for number, where in ranges.items():
         if not table.is_stale(where.state):
             continue
@@ -979,40 +1267,4 @@ def settle(
         plans[number] = (rows, _greatest(None, kept), len(changed))
         for index in changed:
             high = blocks.starts[index + 1] if index + 1 < count else where.high
-            wanted.append((blocks.starts[index], high))
-            wanted_keys.append(sorted(in_block[index]))
-    found = iter(_summarize_blocks(source, wanted, wanted_keys, read is not None))
-    summaries = {}
-    for number, (rows, latest, changed_count) in plans.items():
-        known = True
-        for _index in range(changed_count):
-            bounds, (block_rows, lastmod, undated), keys_read = next(found)
-            rows += block_rows
-            latest = _greatest(latest, [lastmod])
-            # A lastmod out of range (or none) in a block read again: the page is counted.
-            known = known and not undated and (lastmod is not None or not block_rows)
-            if read is not None and keys_read is not None:
-                state = ranges[number].state
-                read.setdefault(number, ReadBlocks(state.changes, {})).keys[bounds] = keys_read
-        if known or source.lastmod_column is None:
-            summaries[number] = summary_of_rows(source, rows, latest)
-    return table.settle([where.state for where in ranges.values()], summaries)
-
-
-def _summarize_blocks(
-    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], keep: bool
-) -> Iterator[tuple[tuple[str, str], tuple[int, str | None, int], BlockRows | None]]:
-    """Each of ``ranges`` (encoded, in key order), its summary (``summaries.summarize``),
-    and its rows (:func:`block_keys`, the places of its changed ``keys``) when ``keep``
-    and they are read.
-
-    Only for a source :func:`told_by_rows` says so of: no row lacks a lastmod.
-    """
-    if keep and len(ranges) <= _BLOCKS_READ_AT_ONCE:
-        for bounds, rows in zip(ranges, block_keys(source, ranges, keys), strict=True):
-            yield bounds, summary_of_rows(source, rows.count, rows.latest), rows
-        return
-    codec = source.page_table().codec
-    decoded = [_bounds(codec, low, high) for low, high in ranges]
-    for bounds, summary in zip(ranges, summarize_ranges(source, decoded), strict=True):
-        yield bounds, summary, None
+            counting.add((blocks.starts[index], high), sorted(in_block[index]))

@@ -784,6 +784,9 @@ class PageTable:
         SQL"); the statement is the same.
         """
         connection = connections[self.using]
+        if connection.vendor == "postgresql":
+            self._store_many_joined(states)
+            return
         quote = connection.ops.quote_name
         model = self.table.model
         column = {}
@@ -817,6 +820,46 @@ class PageTable:
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
+
+    def _store_many_joined(self, states: list[State]) -> None:
+        """``_store_many`` on PostgreSQL: the pages' values as arrays, joined to their rows.
+
+        The same rows match (number, ``first`` and ``changes`` as loaded) and take
+        the same values; seven array parameters, not eleven per page, and no
+        ``CASE`` of a branch per page to plan for each column: 2 to 4 ms for the
+        184 pages of a spread run, against 8 to 11 (docs/performance.md,
+        "Incremental export").
+        """
+        connection = connections[self.using]
+        quote = connection.ops.quote_name
+        model = self.table.model
+        column, cast = {}, {}
+        for name in _STORED:
+            field = model._meta.get_field(name)
+            assert isinstance(field, models.Field) and field.column
+            column[name] = quote(field.column)
+            cast[name] = field.cast_db_type(connection)
+        # The pages' values, by the names of State's fields (and of the columns).
+        joined = ("number", "first", "changes", "rows", "lastmod", "undated", "generation")
+        arrays = ", ".join(f"%s::{cast[name]}[]" for name in joined)
+        values = [[getattr(state, name) for state in states] for name in joined]
+        assignments = [
+            f"{column[name]} = sitemapx_pages.{name}"
+            for name in ("rows", "lastmod", "undated", "generation")
+        ]
+        assignments.append(f"{column['counted']} = sitemapx_stored.{column['changes']}")
+        matching = " AND ".join(
+            f"sitemapx_stored.{column[name]} = sitemapx_pages.{name}"
+            for name in ("number", "first", "changes")
+        )
+        sql = (
+            f"UPDATE {quote(model._meta.db_table)} AS sitemapx_stored "
+            f"SET {', '.join(assignments)} "
+            f"FROM unnest({arrays}) AS sitemapx_pages({', '.join(joined)}) "
+            f"WHERE sitemapx_stored.{column['section']} = %s AND {matching}"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*values, self.section_name])
 
     def _store_batch(self) -> int:
         """Pages one ``UPDATE`` of ``_store_many`` stores, within the database's parameters.

@@ -16,6 +16,7 @@ import datetime
 import pytest
 from django.db import connection
 from django.db.models import F, Q
+from django.test.utils import CaptureQueriesContext
 
 from django_sitemapx import ModelSource
 from django_sitemapx.export import splice
@@ -224,3 +225,84 @@ def test_pieces_counted_in_sql_date_only_their_rows_in_the_lastmod_range(
         "2024-01-01T06:36:00+00:00",
         "2024-01-01T09:54:00+00:00",
     ]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="counted in pieces on PostgreSQL")
+def test_ranges_bounded_at_both_ends_are_counted_in_one_lateral_query(
+    source: ModelSource,
+) -> None:
+    ranges, keys = _ranges(source)
+    with CaptureQueriesContext(connection) as queries:
+        found = splice.block_keys(source, ranges, keys)
+    assert [(rows.count, rows.places) for rows in found] == _expected(source)
+    counting = [query["sql"] for query in queries if "width_bucket" in query["sql"]]
+    # The four bounded blocks in one query; the first (no lower bound) and the last
+    # (no upper bound) filtered on their ranges.
+    assert len(counting) == 2
+    assert sum("CROSS JOIN LATERAL" in sql for sql in counting) == 1
+    # The same counts, places and lastmods as the keys read, one by one.
+    codec = source.page_table().codec
+    bounded = ranges[1:5]
+    rows = source.listed_rows().filter(splice._in_ranges(source, codec, bounded))
+    read = splice._read_rows(source, rows.order_by("id"), bounded, keys[1:5], True)
+    assert splice._counted_lateral(source, bounded, keys[1:5], True) == read == found[1:5]
+    assert splice._counted_lateral(source, bounded, keys[1:5], False) == [
+        splice.BlockRows(rows.count, rows.places, None) for rows in read
+    ]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="counted in pieces on PostgreSQL")
+def test_counted_laterally_date_only_their_rows_in_the_lastmod_range(
+    source: ModelSource,
+) -> None:
+    beyond = datetime.datetime(9999, 12, 31, 12, tzinfo=datetime.UTC)
+    before = datetime.datetime(1, 1, 1, 12, tzinfo=datetime.UTC)
+    Article.objects.filter(id__in=[300, 310, 320, 330, 410]).update(updated_at=beyond)
+    Article.objects.filter(id__in=[420]).update(updated_at=before)
+    ranges, keys = _ranges(source)
+    bounded = ranges[1:5]
+    rows = source.listed_rows().filter(
+        splice._in_ranges(source, source.page_table().codec, bounded)
+    )
+    read = splice._read_rows(source, rows.order_by("id"), bounded, keys[1:5], True)
+    assert splice._counted_lateral(source, bounded, keys[1:5], True) == read
+    assert read[2].latest is None
+    assert read[3].latest == "2024-01-01T06:36:00+00:00"
+
+
+@pytest.mark.parametrize("limit", [6, 3, 0])
+def test_changed_blocks_are_counted_as_they_are_found(
+    source: ModelSource, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """``settle``'s counting: on PostgreSQL each ``_RANGES_PER_QUERY`` ranges are sent as
+    they are found (pipeline mode), read at the end; the first ``limit`` only."""
+    ranges, keys = _ranges(source)
+    whole = splice.block_keys(source, ranges, keys)
+    monkeypatch.setattr(splice, "_RANGES_PER_QUERY", 2)
+    with CaptureQueriesContext(connection) as queries, splice._Counting(source, limit) as counting:
+        for bounds, changed in zip(ranges, keys, strict=True):
+            counting.add(bounds, changed)
+        sent = [query["sql"] for query in queries if "width_bucket" in query["sql"]]
+        found = counting.rows()
+    assert counting.ranges == ranges
+    assert found == whole[:limit]
+    if connection.vendor == "postgresql" and limit:
+        # Sent before any was read: the first two ranges' query once they were found.
+        assert len(sent) >= limit // 2
+    else:
+        assert sent == []
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's arrays")
+def test_store_many_joins_the_pages_values_as_arrays_on_postgresql(source: ModelSource) -> None:
+    # One statement whatever the pages: seven arrays joined to the rows, not a CASE per column.
+    table = source.page_table()
+    states = table.states()
+    for state in states:
+        state.rows, state.lastmod, state.undated, state.generation = 5, None, 0, MARKED
+    with CaptureQueriesContext(connection) as queries:
+        table._store_many(states)
+    (update,) = [query["sql"] for query in queries if query["sql"].startswith("UPDATE")]
+    assert "unnest(" in update and "CASE" not in update
+    stored = PageState.objects.filter(section="a").values_list("rows", "counted", "changes")
+    assert {(rows, counted == changes) for rows, counted, changes in stored} == {(5, True)}

@@ -123,6 +123,52 @@ def test_a_folder_export_syncs_every_file_before_it_puts_the_first_in_place(
     assert body[:-files].index("replace") > 0  # the manifest synced before it is in place
 
 
+@pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="no posix_fadvise here")
+def test_the_files_replaced_are_dropped_from_the_cache_while_the_syncs_are_waited_for(
+    items: SitemapRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file replaced is freed with its cached pages by the rename: each is dropped once
+    # the file replacing it is synced, before the first rename, not by the renames.
+    out = tmp_path / "out"
+    run("--output-dir", str(out), "--base-url", BASE)
+    before = {path.name: path.stat().st_ino for path in out.iterdir() if path.is_file()}
+    events: list[tuple[str, int]] = []
+    real_fsync, real_replace, real_fadvise = os.fsync, os.replace, os.posix_fadvise
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        events.append(("sync", os.fstat(fd).st_ino))
+
+    def fadvise(fd: int, offset: int, length: int, advice: int) -> None:
+        assert (offset, length, advice) == (0, 0, os.POSIX_FADV_DONTNEED)
+        events.append(("drop", os.fstat(fd).st_ino))
+        real_fadvise(fd, offset, length, advice)
+
+    def replace(source: Any, target: Any) -> None:
+        events.append(("replace", Path(source).stat().st_ino))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "posix_fadvise", fadvise)
+    monkeypatch.setattr(os, "replace", replace)
+    run("--output-dir", str(out), "--base-url", BASE, "--full")
+    after = {path.name: path.stat().st_ino for path in out.iterdir() if path.is_file()}
+    documents = [name for name in after if name.endswith(".xml")]
+    assert len(documents) == 5
+    dropped = [inode for kind, inode in events if kind == "drop"]
+    # Every document's old file, the manifest's excepted (written and synced alone).
+    assert sorted(dropped) == sorted(before[name] for name in documents)
+    first = next(
+        position
+        for position, (kind, inode) in enumerate(events)
+        if kind == "replace" and inode in {after[name] for name in documents}
+    )
+    assert all(kind != "drop" for kind, _inode in events[first:])
+    # Each dropped after the file replacing it was synced.
+    for name in documents:
+        assert events.index(("sync", after[name])) < events.index(("drop", before[name]))
+
+
 def test_leftover_staging_files_are_cleaned_next_to_the_documents(tmp_path: Path) -> None:
     destination = FolderDestination(tmp_path)
     with destination.lock():

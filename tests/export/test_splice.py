@@ -633,3 +633,29 @@ def test_pages_made_in_blocks_record_their_size_and_refill(
     files = exported(tmp_path / "out")
     assert sum(data.count(b"<url>") for name, data in files.items() if "-d-" in name) == 250
     assert PageState.objects.get(section="d", number=2).first > codec.encode(101)
+
+
+def test_a_spliced_pages_digests_joined_make_the_same_blocks_as_listed() -> None:
+    # A spliced page hands its segments' digests over joined, as its blocks file keeps
+    # them: the same blocks and file digest as the list, an emptied block dropped too.
+    from types import SimpleNamespace
+
+    from django_sitemapx.sources.pages import State
+
+    state = State(1, "", 2, None, "x", changes=2)
+    where = splice.PageRange("", "", "base", state)
+    stats = SimpleNamespace(skipped=0)
+    blocks: Any = SimpleNamespace(
+        head=b"<urlset>", tail=b"</urlset>", writer=SimpleNamespace(stats=stats), told=True
+    )
+    datas = [b"<url>a</url>", b"", b"<url>c</url>"]
+    digests = [splice.digest(data) for data in datas]
+    columns = (["", "5", "9"], [len(data) for data in datas], [1, 0, 1])
+    lastmods: list[str | None] = ["2024-01-01T00:00:00+00:00", None, None]
+    listed = splice._made(blocks, where, *columns, digests, lastmods)
+    joined = splice._made(blocks, where, *columns, b"".join(digests), lastmods)
+    assert joined == listed
+    assert listed.blocks is not None and listed.blocks.starts == ["", "9"]
+    assert listed.digest == splice.file_digest(
+        [splice.digest(blocks.head), digests[0], digests[2], splice.digest(blocks.tail)]
+    )

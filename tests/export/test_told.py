@@ -491,3 +491,25 @@ def test_an_export_split_into_tasks_tells_its_changed_pages_too(
     export_sitemap(FolderDestination(tmp_path / "full"), origin=ORIGIN, full=True)
     assert _summaries() == told
     assert exported(folder) == exported(tmp_path / "full")
+
+
+@pytest.mark.parametrize("bound", [1, 2_000])
+def test_changed_blocks_are_counted_as_found_and_summed_up_past_the_bound(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    whole: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+    lastmod_text: None,
+    bound: int,
+) -> None:
+    # One query sent per changed block as the pages are planned; past the bound of
+    # blocks whose keys are kept, the others are summed up (one grouped query) and
+    # their pages read their keys again as they are spliced. Told either way.
+    monkeypatch.setattr(splice, "_RANGES_PER_QUERY", 1)
+    monkeypatch.setattr(splice, "_BLOCKS_READ_AT_ONCE", bound)
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    _save(commit, 450, 100_002)
+    result = runs.check()
+    assert result.spliced == 3 and result.told == 3 and whole == []
+    assert result.counted == []  # type: ignore[attr-defined]
