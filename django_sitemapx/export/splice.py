@@ -612,26 +612,6 @@ def _count_rows(
     return _count_pieces(source, f"({sql})", list(params), rows.db, ranges, keys, dated)
 
 
-def _counted_rows(
-    source: ModelSource,
-    rows: QuerySet[Any],
-    ranges: list[tuple[str, str]],
-    keys: list[list[str]],
-    dated: bool,
-) -> list[BlockRows]:
-    """:func:`_count_rows`, its result read."""
-    cursor = _count_rows(source, rows, ranges, keys, dated)
-    return _read_counts([_Sent(list(range(len(ranges))), keys, cursor)], len(ranges))
-
-
-def _counted_lateral(
-    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
-) -> list[BlockRows]:
-    """:func:`_count_lateral`, its result read."""
-    cursor = _count_lateral(source, ranges, keys, dated)
-    return _read_counts([_Sent(list(range(len(ranges))), keys, cursor)], len(ranges))
-
-
 def _count_lateral(
     source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
 ) -> Any:

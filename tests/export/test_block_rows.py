@@ -12,6 +12,7 @@ the one loaded.
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -76,6 +77,26 @@ def _ranges(source: ModelSource) -> tuple[list[tuple[str, str]], list[list[str]]
     return ranges, keys
 
 
+def _counted_rows(
+    source: ModelSource,
+    rows: Any,
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
+) -> list[splice.BlockRows]:
+    """``splice._count_rows``, its result read as ``block_keys`` reads it."""
+    cursor = splice._count_rows(source, rows, ranges, keys, dated)
+    return splice._read_counts([splice._Sent(list(range(len(ranges))), keys, cursor)], len(ranges))
+
+
+def _counted_lateral(
+    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
+) -> list[splice.BlockRows]:
+    """``splice._count_lateral``, its result read as ``block_keys`` reads it."""
+    cursor = splice._count_lateral(source, ranges, keys, dated)
+    return splice._read_counts([splice._Sent(list(range(len(ranges))), keys, cursor)], len(ranges))
+
+
 def _expected(source: ModelSource) -> list[tuple[int, dict[str, int]]]:
     """Each block's row count and its asked keys' places, from the rows."""
     listed = sorted(source.listed_rows().values_list("id", flat=True))
@@ -109,14 +130,12 @@ def test_pieces_counted_in_sql_agree_with_the_keys_read(source: ModelSource) -> 
     ranges, keys = _ranges(source)
     codec = source.page_table().codec
     rows = source.listed_rows().filter(splice._in_ranges(source, codec, ranges))
-    counted = splice._counted_rows(source, rows.order_by(), ranges, keys, True)
+    counted = _counted_rows(source, rows.order_by(), ranges, keys, True)
     read = splice._read_rows(source, rows.order_by("id"), ranges, keys, True)
     assert counted == read
     # One block alone: one piece per key and one before them.
     alone = source.listed_rows().filter(splice._in_ranges(source, codec, ranges[3:4]))
-    assert (
-        splice._counted_rows(source, alone.order_by(), ranges[3:4], keys[3:4], True) == read[3:4]
-    )
+    assert _counted_rows(source, alone.order_by(), ranges[3:4], keys[3:4], True) == read[3:4]
 
 
 def test_block_keys_in_several_queries(
@@ -216,7 +235,7 @@ def test_pieces_counted_in_sql_date_only_their_rows_in_the_lastmod_range(
     rows = source.listed_rows().filter(
         splice._in_ranges(source, source.page_table().codec, ranges)
     )
-    counted = splice._counted_rows(source, rows.order_by(), ranges, keys, True)
+    counted = _counted_rows(source, rows.order_by(), ranges, keys, True)
     read = splice._read_rows(source, rows.order_by("id"), ranges, keys, True)
     assert counted == read
     assert read[3].latest is None
@@ -245,8 +264,8 @@ def test_ranges_bounded_at_both_ends_are_counted_in_one_lateral_query(
     bounded = ranges[1:5]
     rows = source.listed_rows().filter(splice._in_ranges(source, codec, bounded))
     read = splice._read_rows(source, rows.order_by("id"), bounded, keys[1:5], True)
-    assert splice._counted_lateral(source, bounded, keys[1:5], True) == read == found[1:5]
-    assert splice._counted_lateral(source, bounded, keys[1:5], False) == [
+    assert _counted_lateral(source, bounded, keys[1:5], True) == read == found[1:5]
+    assert _counted_lateral(source, bounded, keys[1:5], False) == [
         splice.BlockRows(rows.count, rows.places, None) for rows in read
     ]
 
@@ -265,7 +284,7 @@ def test_counted_laterally_date_only_their_rows_in_the_lastmod_range(
         splice._in_ranges(source, source.page_table().codec, bounded)
     )
     read = splice._read_rows(source, rows.order_by("id"), bounded, keys[1:5], True)
-    assert splice._counted_lateral(source, bounded, keys[1:5], True) == read
+    assert _counted_lateral(source, bounded, keys[1:5], True) == read
     assert read[2].latest is None
     assert read[3].latest == "2024-01-01T06:36:00+00:00"
 
