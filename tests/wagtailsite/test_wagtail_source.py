@@ -432,11 +432,24 @@ def _links(data: bytes) -> dict[str, dict[str, str]]:
     }
 
 
-@pytest.fixture(params=["in SQL", "per chunk"])
+def read_versions(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """Have documents read their rows' versions ``how``.
+
+    With each row, in SQL (PostgreSQL), either joined to the site's pages of each
+    locale ("joined", a page holding a large share of its site) or looked up by the
+    page's keys ("by keys"); or per chunk ("per chunk", elsewhere).
+    """
+    from django_sitemapx.contrib.wagtail import sources
+
+    monkeypatch.setattr(sources, "WHOLE_TREE_SHARE", 0.0 if how == "joined" else 2.0)
+    if how == "per chunk":
+        monkeypatch.setattr(_Locator, "versions_in_sql", lambda self, using: False)
+
+
+@pytest.fixture(params=["joined", "by keys", "per chunk"])
 def versions_read(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     """Alternates built from each row's versions read with it (PostgreSQL), or per chunk."""
-    if request.param == "per chunk":
-        monkeypatch.setattr(_Locator, "versions_in_sql", lambda self, using: False)
+    read_versions(monkeypatch, request.param)
     return str(request.param)
 
 
@@ -489,9 +502,13 @@ def test_alternates_are_the_same_read_in_sql_or_per_chunk(
     monkeypatch.setattr(conf, "CHUNK_SIZE", 3)  # chunks split pages from their versions
     document("a.example")  # counts the pages
     cache.clear()
+    read_versions(monkeypatch, "joined")
     with CaptureQueriesContext(connection) as in_sql:
         ours = document("a.example")
-    monkeypatch.setattr(_Locator, "versions_in_sql", lambda self, using: False)
+    read_versions(monkeypatch, "by keys")
+    cache.clear()
+    assert document("a.example") == ours
+    read_versions(monkeypatch, "per chunk")
     cache.clear()
     with CaptureQueriesContext(connection) as per_chunk:
         assert document("a.example") == ours
@@ -519,7 +536,11 @@ def test_alternates_are_the_same_read_per_locale_or_aggregated(
     publish(translated["story"].copy_for_translation(german, copy_parents=True))
     document("a.example")  # counts the pages
     cache.clear()
+    read_versions(monkeypatch, "joined")
     per_locale = document("a.example")
+    read_versions(monkeypatch, "by keys")
+    cache.clear()
+    assert document("a.example") == per_locale
     # More locales than columns: the versions are aggregated with STRING_AGG.
     monkeypatch.setattr(sources, "MAX_LOCALE_COLUMNS", 2)
     cache.clear()
@@ -529,6 +550,35 @@ def test_alternates_are_the_same_read_per_locale_or_aggregated(
     assert document("a.example") == per_locale
     links = _links(per_locale)
     assert set(links[translated["story"].get_full_url()]) == {"en", "fr", "de", "x-default"}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="versions read in SQL")
+def test_a_page_holding_a_fifth_of_its_site_joins_its_locales_pages(
+    registry: SitemapRegistry, translated: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_sitemapx.locations import Origin
+
+    # Nine rows on a.example, on pages of at most four (a row may list two URLs).
+    source = registry.register("wagtail", WagtailPageSource, limit=8, max_urls_per_page=2)
+    assert isinstance(source, WagtailPageSource)
+    index("a.example")  # counts the pages
+    states = source.for_origin(Origin("http", "a.example")).page_table().states()
+    listed = sum(state.rows for state in states)
+    forms = set()
+    for state in states:
+        cache.clear()
+        with CaptureQueriesContext(connection) as captured:
+            data = document("a.example", state.number)
+        (query,) = [query["sql"] for query in captured if "ORDER BY r.c0" in query["sql"]]
+        joined = "LEFT JOIN" in query and "ANY(ARRAY" not in query
+        assert joined == (state.rows * 5 >= listed), (state, listed)
+        forms.add(joined)
+        # Either form gives the same bytes.
+        read_versions(monkeypatch, "by keys" if joined else "joined")
+        cache.clear()
+        assert document("a.example", state.number) == data
+        monkeypatch.undo()
+    assert forms == {True, False}
 
 
 def test_a_version_with_a_control_character_has_no_link(

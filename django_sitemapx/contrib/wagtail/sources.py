@@ -79,6 +79,11 @@ SEPARATOR = "\x1f"
 ENTRIES_PER_CHUNK = 256
 # The most locales whose versions are read as a column each (``_Locator.versioned_rows``).
 MAX_LOCALE_COLUMNS = 16
+# A page holding at least this share of its site's listed rows joins its rows to the
+# site's pages of each locale, which PostgreSQL may hash whole (``_Locator.versioned_rows``);
+# a smaller page looks its keys up: hashing the tree would cost what the site holds. A
+# full page of a 200,000-page site (24.5%) took 0.26 to 0.37 s joined, 0.33 to 0.66 by keys.
+WHOLE_TREE_SHARE = 0.2
 
 
 def i18n_enabled() -> bool:
@@ -429,7 +434,8 @@ class WagtailPageSource(ModelSource):
 
     def page(self, number: int, summary: PageSummary | None = None) -> Page | None:
         table = self.page_table()
-        found = table.bounds(table.states(set() if summary is not None else {number}), number)
+        states = table.states(set() if summary is not None else {number})
+        found = table.bounds(states, number)
         if found is None:
             return None
         state, bounds = found
@@ -438,12 +444,22 @@ class WagtailPageSource(ModelSource):
                 return None
             summary = PageSummary(number, state.rows, state.lastmod, state.undated)
         rows = in_range(self, self.listed_rows(), bounds)
-        return Page(summary, PlainChunkEntries(functools.partial(self.entries, rows)))
+        whole_tree = summary.rows >= WHOLE_TREE_SHARE * sum(other.rows for other in states)
+        return Page(summary, PlainChunkEntries(functools.partial(self.entries, rows, whole_tree)))
 
     def entries(
-        self, page_rows: models.QuerySet[Any], builder: LocationBuilder, plain: bool = False
+        self,
+        page_rows: models.QuerySet[Any],
+        whole_tree: bool,
+        builder: LocationBuilder,
+        plain: bool = False,
     ) -> ChunkStream:
-        """The entries of ``page_rows``, chunk by chunk, each followed by what it skipped."""
+        """The entries of ``page_rows``, chunk by chunk, each followed by what it skipped.
+
+        ``whole_tree``: whether the page holds enough of its site's rows that its
+        translations' versions are read by joining the site's pages of each locale
+        (see ``_Locator.versioned_rows``).
+        """
         tree = self.tree
         if tree is None:
             return
@@ -470,7 +486,7 @@ class WagtailPageSource(ModelSource):
         uri = writer.locate if in_sql else writer.uri
         extras_of: Callable[[Any], Extras | None]
         batches = (
-            writer.versioned_rows(queryset, page_rows, conf.CHUNK_SIZE)
+            writer.versioned_rows(queryset, page_rows, conf.CHUNK_SIZE, whole_tree=whole_tree)
             if in_sql
             else row_batches(queryset, conf.CHUNK_SIZE)
         )
@@ -656,58 +672,96 @@ class _Locator:
         return is_postgresql(using) and self.cut > 0
 
     def versioned_rows(
-        self, rows: models.QuerySet[Any], page_rows: models.QuerySet[Any], size: int
+        self,
+        rows: models.QuerySet[Any],
+        page_rows: models.QuerySet[Any],
+        size: int,
+        *,
+        whole_tree: bool = False,
     ) -> Iterator[list[tuple[Any, ...]]]:
         """The rows of ``rows`` (``ROW_FIELDS``, then lastmod) in lists of at most ``size``,
         each row's translation key replaced by its listed versions (:meth:`versions`).
 
-        One query, set-based: the versions of the page's translation keys (looked up
-        in Wagtail's ``(translation_key, locale)`` index by an array of the keys, see
-        :class:`_AmongKeys`), grouped by key, hash-joined to the page's rows. A
-        correlated subquery per row (that index probed once a row) took twice the time.
+        One query, set-based, in one of three forms; each gives a key's versions one
+        column per locale (Wagtail keeps one page per key and locale), in the order of
+        the locales' IDs, joined by ``SEPARATOR``:
 
-        With at most ``MAX_LOCALE_COLUMNS`` locales, a key's versions are one column
-        per locale (Wagtail keeps one page per key and locale), joined: an aggregate
-        of fixed size, which PostgreSQL groups in a hash table. ``STRING_AGG`` (for
-        more locales) has it sort the versions by key first, on disk at the default
-        ``work_mem`` for a full page, and sort each key's versions again.
+        - ``whole_tree`` (a page holding much of its site's rows), at most
+          ``MAX_LOCALE_COLUMNS`` locales: the rows left-joined to the site's listed
+          pages of each locale, on the key. PostgreSQL hashes each locale's pages
+          (their whole tree, read once) or looks each row's key up in Wagtail's
+          ``(translation_key, locale)`` index, as it costs them; no grouping. A left
+          join can be hashed in a parallel worker, which the full join below cannot
+          before PostgreSQL 16: a 49,000-row page of a 100,000-page tree in 182 ms
+          against 309 (301 against 326 without a worker; ``docs/performance.md``).
+        - Otherwise, at most ``MAX_LOCALE_COLUMNS`` locales: the versions of the page's
+          keys (looked up in that index by an array of the keys, see :class:`_AmongKeys`),
+          one ``MAX(...) FILTER (WHERE locale = ...)`` per locale, grouped by key (an
+          aggregate of fixed size, which PostgreSQL groups in a hash table), then
+          hash-joined to the page's rows: a page's versions cost what the page holds,
+          not what its site holds. A correlated subquery per row (that index probed
+          once a row) took twice the time.
+        - More locales: ``STRING_AGG`` of those versions, which has PostgreSQL sort them
+          by key first (on disk at the default ``work_mem`` for a full page) and sort
+          each key's versions again.
         """
         using = rows.db
         query = rows.order_by().query
         count = len(query.values_select) + len(query.annotation_select)
         rows_sql, rows_params = query.sql_with_params()
-        keys = page_rows.order_by().values("translation_key")
-        locales = self.locales(using)
-        versions = self.versions(keys)
-        aggregate_params: tuple[Any, ...]
-        if 0 < len(locales) <= MAX_LOCALE_COLUMNS:
-            versions = versions.values_list("translation_key", "locale_id", "sitemapx_version")
-            per_locale = ", ".join(["MAX(t.version) FILTER (WHERE t.locale = %s)"] * len(locales))
-            aggregate = f"CONCAT_WS(%s, {per_locale})"
-            aggregate_params = (SEPARATOR, *locales)
-            columns_of_t = "key, locale, version"
-        else:
-            aggregate = "STRING_AGG(t.version, %s ORDER BY t.version)"
-            aggregate_params = (SEPARATOR,)
-            columns_of_t = "key, version"
-        versions_sql, versions_params = versions.query.sql_with_params()
         names = [f"c{number}" for number in range(count)]
         key = ROW_FIELDS.index("translation_key")
         columns = [f"r.{name}" for name in names]
-        columns[key] = "COALESCE(v.versions, '')"
-        # A full join, which gives the left join's rows (every key of v is one of r's:
-        # the versions are those of the rows' keys, read in the same statement), and
-        # which PostgreSQL can only hash or merge: estimating the array of keys
-        # (``_AmongKeys``) at ten, it chose a nested loop for a left join, each of a
-        # page's 49,000 rows compared with its 49,000 sets of versions (101 s for a
-        # page of a 400,000-page tree).
-        sql = (
-            f"SELECT {', '.join(columns)} FROM ({rows_sql}) r ({', '.join(names)}) "
-            f"FULL JOIN (SELECT t.key, {aggregate} AS versions "
-            f"FROM ({versions_sql}) t ({columns_of_t}) GROUP BY t.key) v "
-            f"ON v.key = r.c{key} ORDER BY r.c0"
-        )
-        params = (*rows_params, *aggregate_params, *versions_params)
+        locales = self.locales(using)
+        if whole_tree and 0 < len(locales) <= MAX_LOCALE_COLUMNS:
+            joins = []
+            joins_params: list[Any] = []
+            for number, locale in enumerate(locales):
+                of_locale = self.versions(None).filter(locale_id=locale)
+                locale_sql, locale_params = of_locale.query.sql_with_params()
+                joins.append(
+                    f"LEFT JOIN ({locale_sql}) t{number} (key, version) "
+                    f"ON t{number}.key = r.c{key}"
+                )
+                joins_params.extend(locale_params)
+            per_locale = ", ".join(f"t{number}.version" for number in range(len(locales)))
+            columns[key] = f"CONCAT_WS(%s, {per_locale})"
+            sql = (
+                f"SELECT {', '.join(columns)} FROM ({rows_sql}) r ({', '.join(names)}) "
+                f"{' '.join(joins)} ORDER BY r.c0"
+            )
+            params: tuple[Any, ...] = (SEPARATOR, *rows_params, *joins_params)
+        else:
+            keys = page_rows.order_by().values("translation_key")
+            versions = self.versions(keys)
+            aggregate_params: tuple[Any, ...]
+            if 0 < len(locales) <= MAX_LOCALE_COLUMNS:
+                versions = versions.values_list("translation_key", "locale_id", "sitemapx_version")
+                per_locale = ", ".join(
+                    ["MAX(t.version) FILTER (WHERE t.locale = %s)"] * len(locales)
+                )
+                aggregate = f"CONCAT_WS(%s, {per_locale})"
+                aggregate_params = (SEPARATOR, *locales)
+                columns_of_t = "key, locale, version"
+            else:
+                aggregate = "STRING_AGG(t.version, %s ORDER BY t.version)"
+                aggregate_params = (SEPARATOR,)
+                columns_of_t = "key, version"
+            versions_sql, versions_params = versions.query.sql_with_params()
+            columns[key] = "COALESCE(v.versions, '')"
+            # A full join, which gives the left join's rows (every key of v is one of
+            # r's: the versions are those of the rows' keys, read in the same statement),
+            # and which PostgreSQL can only hash or merge: estimating the array of keys
+            # (``_AmongKeys``) at ten, it chose a nested loop for a left join, each of a
+            # page's 49,000 rows compared with its 49,000 sets of versions (101 s for a
+            # page of a 400,000-page tree).
+            sql = (
+                f"SELECT {', '.join(columns)} FROM ({rows_sql}) r ({', '.join(names)}) "
+                f"FULL JOIN (SELECT t.key, {aggregate} AS versions "
+                f"FROM ({versions_sql}) t ({columns_of_t}) GROUP BY t.key) v "
+                f"ON v.key = r.c{key} ORDER BY r.c0"
+            )
+            params = (*rows_params, *aggregate_params, *versions_params)
         with connections[using].cursor() as cursor:
             cursor.execute(sql, params)
             while batch := cursor.fetchmany(size):
@@ -719,8 +773,9 @@ class _Locator:
 
         return list(Locale.objects.using(using).order_by("pk").values_list("pk", flat=True))
 
-    def versions(self, keys: models.QuerySet[Any]) -> models.QuerySet[Any]:
-        """The listed versions of translation keys ``keys``: (key, version) rows.
+    def versions(self, keys: models.QuerySet[Any] | None) -> models.QuerySet[Any]:
+        """The listed versions of translation keys ``keys`` (None: every key): (key,
+        version) rows.
 
         A version is its root's tree path then its ``url_path``, filtered as
         ``get_queryset()`` filters the rows (live, unexpired, unrestricted, in the
@@ -732,10 +787,11 @@ class _Locator:
         under = Q()
         for root in self.tree.roots:
             under |= Q(path__startswith=root.path)
+        versions = page_model()._default_manager.filter(under)
+        if keys is not None:
+            versions = versions.filter(_AmongKeys("translation_key", Subquery(keys)))
         versions = (
-            page_model()
-            ._default_manager.filter(under, _AmongKeys("translation_key", Subquery(keys)))
-            .filter(live=True, expired=False)
+            versions.filter(live=True, expired=False)
             .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
             # A control character makes no URI (LocationBuilder skips it): such a
             # version has no link, and the separator stays one.
