@@ -22,7 +22,8 @@ figure compared is URLs per second, by the wall clock and by the serving
 process's own CPU time (which a busy shared machine disturbs less; the
 database's work is not in it). Then one page is published and the index
 served again: its queries and time are what one publish costs.
-Memory is each process's peak RSS.
+Memory is each process's peak RSS. ``--rounds N`` runs the two variants (table
+kept) N times, alternated, and reports the median ratio with its range.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -362,28 +364,43 @@ def main() -> int:
         help="one page in N is an EventPage, whose own get_sitemap_urls() is called (2: half)",
     )
     parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="rounds of the two variants (table kept), alternated; the ratios' median is "
+        "reported with their range (a shared machine's noise is wider than one run shows)",
+    )
     options = parser.parse_args()
     if not options.postgres_url:
         parser.error("--postgres-url (or SITEMAPX_BENCH_DATABASE_URL) is required")
+    if options.rounds < 1:
+        parser.error("--rounds must be at least 1")
     url, timeout = options.postgres_url, options.timeout
     prepare_args = ["prepare", str(options.pages), str(options.event_every)]
     results = [run_worker(prepare_args, url, timeout)]
     results.append(run_worker(["sitemapx", "fresh"], url, timeout))
-    results.append(run_worker(["sitemapx", "kept"], url, timeout))
-    results.append(run_worker(["wagtail"], url, timeout))
+    rounds = []
+    for number in range(1, options.rounds + 1):
+        ours = run_worker(["sitemapx", "kept"], url, timeout)
+        theirs = run_worker(["wagtail"], url, timeout)
+        rounds.append((ours, theirs))
+        results += [{**ours, "round": number}, {**theirs, "round": number}]
     results.append(run_worker(["publish"], url, timeout))
     for result in results:
         print(json.dumps(result))
-    ours = results[2]["urls_per_second"]
-    theirs = results[3]["urls_per_second"]
-    ratio = ours / theirs
-    print(f"URLs per second: django-sitemapx {ours:,.0f}, wagtail {theirs:,.0f}: {ratio:.1f}x")
-    ours_cpu = results[2]["urls_per_cpu_second"]
-    theirs_cpu = results[3]["urls_per_cpu_second"]
-    print(
-        f"URLs per CPU second of the serving process (the database's time not in it): "
-        f"django-sitemapx {ours_cpu:,.0f}, wagtail {theirs_cpu:,.0f}: {ours_cpu / theirs_cpu:.1f}x"
-    )
+    for measure, what in (
+        ("urls_per_second", "URLs per second"),
+        ("urls_per_cpu_second", "URLs per CPU second of the serving process (not the database's)"),
+    ):
+        ratios = sorted(ours[measure] / theirs[measure] for ours, theirs in rounds)
+        ours_median = statistics.median(ours[measure] for ours, _theirs in rounds)
+        theirs_median = statistics.median(theirs[measure] for _ours, theirs in rounds)
+        spread = f" (range {ratios[0]:.1f}x to {ratios[-1]:.1f}x)" if len(rounds) > 1 else ""
+        print(
+            f"{what}: django-sitemapx {ours_median:,.0f}, wagtail {theirs_median:,.0f}; "
+            f"ratio {statistics.median(ratios):.1f}x{spread}, {len(rounds)} round(s)"
+        )
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
