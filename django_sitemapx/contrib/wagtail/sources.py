@@ -682,9 +682,9 @@ class _Locator:
         """The rows of ``rows`` (``ROW_FIELDS``, then lastmod) in lists of at most ``size``,
         each row's translation key replaced by its listed versions (:meth:`versions`).
 
-        One query, set-based, in one of three forms; each gives a key's versions one
-        column per locale (Wagtail keeps one page per key and locale), in the order of
-        the locales' IDs, joined by ``SEPARATOR``:
+        One query, set-based, in one of three forms, each giving a key's versions
+        joined by ``SEPARATOR``; the first two read them one column per locale (Wagtail
+        keeps one page per key and locale), in the order of the locales' IDs:
 
         - ``whole_tree`` (a page holding much of its site's rows), at most
           ``MAX_LOCALE_COLUMNS`` locales: the rows left-joined to the site's listed
@@ -701,8 +701,8 @@ class _Locator:
           hash-joined to the page's rows: a page's versions cost what the page holds,
           not what its site holds. A correlated subquery per row (that index probed
           once a row) took twice the time.
-        - More locales: ``STRING_AGG`` of those versions, which has PostgreSQL sort them
-          by key first (on disk at the default ``work_mem`` for a full page) and sort
+        - More locales: ``STRING_AGG`` of those versions in their own order, which has
+          PostgreSQL sort them by key first (on disk at the default ``work_mem`` for a full page) and sort
           each key's versions again.
         """
         using = rows.db
