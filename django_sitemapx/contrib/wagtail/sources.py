@@ -702,8 +702,8 @@ class _Locator:
           not what its site holds. A correlated subquery per row (that index probed
           once a row) took twice the time.
         - More locales: ``STRING_AGG`` of those versions in their own order, which has
-          PostgreSQL sort them by key first (on disk at the default ``work_mem`` for a full page) and sort
-          each key's versions again.
+          PostgreSQL sort them by key first (on disk at the default ``work_mem`` for a
+          full page) and sort each key's versions again.
         """
         using = rows.db
         query = rows.order_by().query
