@@ -90,12 +90,17 @@ class SitemapCache:
         self.alias = alias if alias is not None else app_settings.CACHE_ALIAS
         self._cache: BaseCache | None = None
         self.available = self.alias is not None
+        # Whether the backend raised (``available`` also turns off for a cache that
+        # answers but does not keep keys: see ``DocumentCache.create``).
+        self.failed = False
         if self.alias is not None:
             name = self.alias
             self._cache = self._call(lambda: caches[name], None)
 
-    def _call(self, operation: Any, default: Any) -> Any:
-        if not self.available:
+    def _call(self, operation: Any, default: Any, *, turned_off: bool = False) -> Any:
+        """``operation()``'s result, or ``default`` once the cache is off; ``turned_off``:
+        called still where the cache was turned off without failing."""
+        if not self.available and (self.failed or not turned_off):
             return default
         try:
             return operation()
@@ -103,6 +108,7 @@ class SitemapCache:
         # database, file errors): none of them may turn a sitemap into a 500.
         except Exception:
             self.available = False
+            self.failed = True
             logger.warning(
                 "The sitemap cache %r failed; serving uncached.", self.alias, exc_info=True
             )

@@ -436,17 +436,21 @@ class DocumentCache(SitemapCache):
         self._release(held)
 
     def _release(self, held: Sequence[tuple[Lock, str]]) -> None:
+        # Given back even where this request turned the cache off for not keeping a key
+        # (``create``): the backend answers, and a slot left taken would bar builds until
+        # it expires (every slot, with a few such requests: 503s for a minute).
         # One round trip while the keys cannot have expired; else check each is still ours.
         names = [
             name
             for lock, name in held
             if lock.surely_held()
-            or self._call(lambda name=name: self.backend.get(name), None) == lock.token
+            or self._call(lambda name=name: self.backend.get(name), None, turned_off=True)
+            == lock.token
         ]
         if len(names) == 1:
-            self._call(lambda: self.backend.delete(names[0]), None)
+            self._call(lambda: self.backend.delete(names[0]), None, turned_off=True)
         elif names:
-            self._call(lambda: self.backend.delete_many(names), None)
+            self._call(lambda: self.backend.delete_many(names), None, turned_off=True)
 
     def wait(self, key: str, seconds: float) -> Record | Lock | None:
         """Wait for another builder: its record, or the lock it gave up; None after ``seconds``."""

@@ -302,6 +302,23 @@ def test_a_build_beyond_the_bound_is_answered_503_with_retry_after(
     assert Client().get("/sitemap-items-2.xml").status_code == 200
 
 
+@override_settings(SITEMAPX_CACHE_BUILDS=1, SITEMAPX_CACHE_BUILD_WAIT=0.05)
+def test_a_request_finding_its_tokens_evicted_gives_its_build_slot_back(
+    counting: SitemapRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What create() does where the cache evicts the generations' new tokens at once
+    # (a tiny, full cache): the request turns the cache off and is served uncached.
+    def forgotten(self: DocumentCache, names: Any, current: Any) -> None:
+        self.available = False
+
+    with monkeypatch.context() as patched:
+        patched.setattr(DocumentCache, "create", forgotten)
+        assert Client().get("/sitemap-items-2.xml").status_code == 200
+    # Its slot was given back: the next build finds it free at once, not a 503.
+    assert not [key for key in _keys() if ":build:" in key]
+    assert Client().get("/sitemap-items-2.xml").status_code == 200
+
+
 @override_settings(SITEMAPX_CACHE_BUILDS=1, SITEMAPX_CACHE_WAIT=0.5)
 def test_a_dead_builders_slot_frees_itself(counting: SitemapRegistry) -> None:
     assert DocumentCache().build_slot(0) is not None  # never released: its worker died
