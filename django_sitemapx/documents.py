@@ -16,7 +16,7 @@ from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 
 from .conf import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS, app_settings
-from .entries import ChunkStream, EntryStream, EntryTuple, PlainChunk, Skipped, close_stream
+from .entries import Chunk, ChunkStream, EntryStream, EntryTuple, Skipped, close_stream
 from .exceptions import VALUE_REASONS, SkipReason
 from .locations import LocationBuilder, Origin
 from .overrides import adjust_index, apply_overrides
@@ -230,12 +230,8 @@ def read_chunks(
     stream: EntryStream, skipped: MutableMapping[str, int]
 ) -> Iterator[Sequence[EntryTuple]]: ...
 @overload
-def read_chunks(
-    stream: ChunkStream, skipped: MutableMapping[str, int]
-) -> Iterator[Sequence[EntryTuple] | PlainChunk]: ...
-def read_chunks(
-    stream: ChunkStream, skipped: MutableMapping[str, int]
-) -> Iterator[Sequence[EntryTuple] | PlainChunk]:
+def read_chunks(stream: ChunkStream, skipped: MutableMapping[str, int]) -> Iterator[Chunk]: ...
+def read_chunks(stream: ChunkStream, skipped: MutableMapping[str, int]) -> Iterator[Chunk]:
     """The chunks of a page's ``stream``; its ``Skipped`` counts are added to ``skipped``.
 
     Every reader of a page's entries reads them through here: the writer
@@ -275,11 +271,12 @@ def render_page(
         stylesheet=stylesheet_url(),
     )
     entries, builder = page.entries, LocationBuilder(origin)
-    # A PlainChunk is rendered from its columns, with no entry built.
+    # A PlainChunk is rendered from its columns, a RenderedChunk as its source wrote it:
+    # no entry built.
     stream = (
         entries.chunks(builder) if isinstance(entries, PlainChunkEntries) else entries(builder)
     )
-    chunks: Iterator[Sequence[EntryTuple] | PlainChunk] = read_chunks(stream, writer.stats.skipped)
+    chunks: Iterator[Chunk] = read_chunks(stream, writer.stats.skipped)
     if source.overridable:
         chunks = apply_overrides(
             chunks,
@@ -322,9 +319,7 @@ class _Rendering:
         self.repages = repages
         self.urls = source.max_page_urls()
 
-    def body(
-        self, first: bytes, chunks: Iterator[Sequence[EntryTuple] | PlainChunk]
-    ) -> Iterator[bytes]:
+    def body(self, first: bytes, chunks: Iterator[Chunk]) -> Iterator[bytes]:
         writer, stream = self.writer, self.stream
         held: list[bytes] | None = []
         try:

@@ -9,7 +9,7 @@ use it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import NamedTuple
@@ -223,8 +223,38 @@ class PlainChunk:
         return list(zip(self.locations(), lastmods, changefreqs, priorities, extras, strict=True))
 
 
-# A page as a source streams it to the writer: a chunk may come as a PlainChunk.
-ChunkStream = Iterator[Sequence[EntryTuple] | PlainChunk | Skipped]
+@dataclass(frozen=True)
+class RenderedChunk:
+    """A chunk of entries its source rendered already: the writer encodes its ``elements``.
+
+    Each of ``elements`` is the ``<url>`` element the writer's ``url_elements()``
+    gives for the entry at the same place of ``entries()``, written for a
+    ``<urlset>`` declaring the prefixes ``declared`` names (a writer declaring
+    fewer renders ``entries()`` instead). Whoever makes one vouches for that:
+    values escaped, every ``loc`` within the protocol's length limit. With
+    ``legal``, it also vouches that no element holds a character outside XML 1.0.
+    ``make_entries`` makes the entries, for whoever needs more than the XML
+    (overrides, rules); it counts no skip again.
+    """
+
+    elements: list[str]
+    make_entries: Callable[[], list[EntryTuple]]
+    declared: frozenset[str] = frozenset()
+    legal: bool = False
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+    def entries(self) -> list[EntryTuple]:
+        """The chunk as entries, for whoever needs more than its XML (overrides)."""
+        return self.make_entries()
+
+
+# A chunk of a page, as a source streams it to the writer.
+Chunk = Sequence[EntryTuple] | PlainChunk | RenderedChunk
+# A page as a source streams it to the writer: a chunk may come as a PlainChunk or a
+# RenderedChunk (when the writer asks for them: ``PlainChunkEntries.chunks``).
+ChunkStream = Iterator[Chunk | Skipped]
 
 
 def close_stream(stream: object) -> None:

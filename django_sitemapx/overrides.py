@@ -34,7 +34,7 @@ from django.db.models import BooleanField, Exists, Max, Q
 from django.db.models.expressions import RawSQL
 
 from .conf import app_settings
-from .entries import EntryTuple, Extras, PlainChunk
+from .entries import Chunk, EntryTuple, Extras, PlainChunk, RenderedChunk
 from .locations.hosts import ascii_host, canonical_host
 from .locations.keys import uri_key
 from .rules import EMPTY, CompiledRule, RuleSet
@@ -81,19 +81,19 @@ def apply_overrides(
 ) -> Iterator[Sequence[EntryTuple]]: ...
 @overload
 def apply_overrides(
-    chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
+    chunks: Iterable[Chunk],
     section: str = ...,
     host: str | None = ...,
     alternate_hosts: Sequence[str] = ...,
     fallback_host: str | None = ...,
-) -> Iterator[Sequence[EntryTuple] | PlainChunk]: ...
+) -> Iterator[Chunk]: ...
 def apply_overrides(
-    chunks: Iterable[Sequence[EntryTuple] | PlainChunk],
+    chunks: Iterable[Chunk],
     section: str = "",
     host: str | None = None,
     alternate_hosts: Sequence[str] = (),
     fallback_host: str | None = None,
-) -> Iterator[Sequence[EntryTuple] | PlainChunk]:
+) -> Iterator[Chunk]:
     """Yield each chunk with rules and overrides applied: at most one query per chunk.
 
     The rules of ``section`` on ``host`` are read and compiled once, before the
@@ -101,7 +101,8 @@ def apply_overrides(
     other hosts the alternates name: one query each), so that a URL another
     host's rule excludes is no alternate here either. A ``PlainChunk`` stays
     one when no override exists and no rule matches any of its URLs, else
-    becomes its entries. The overrides and rules of ``fallback_host`` apply
+    becomes its entries; a ``RenderedChunk`` stays one when no override and
+    no rule exists. The overrides and rules of ``fallback_host`` apply
     where ``host`` has none of its own.
     """
     if not app_settings.OVERRIDES or not table_ready():
@@ -117,7 +118,7 @@ def chunk_overrides(
     host: str | None = None,
     alternate_hosts: Sequence[str] = (),
     fallback_host: str | None = None,
-) -> Callable[[Sequence[EntryTuple] | PlainChunk], Sequence[EntryTuple] | PlainChunk] | None:
+) -> Callable[[Chunk], Chunk] | None:
     """:func:`apply_overrides` for one document read in several parts: the function that
     applies them to a chunk, reading the rules once; None when overrides are off."""
     if not app_settings.OVERRIDES or not table_ready():
@@ -168,7 +169,7 @@ class _Lookup:
         # chunk's URLs are looked up by their host-less digest alone.
         self.named = True
 
-    def apply(self, chunk: Sequence[EntryTuple] | PlainChunk) -> Sequence[EntryTuple] | PlainChunk:
+    def apply(self, chunk: Chunk) -> Chunk:
         if self.first:
             self.first = False
             # Before any URL is keyed: most sites store no override, or a few.
@@ -189,9 +190,11 @@ class _Lookup:
         rules = self.rules
         host_rules = self.host_rules
         nothing = self.everything == {} and self.found_on is None
+        if nothing and not rules and not host_rules:
+            return chunk  # no override, no rule (most sites): no key per URL either
+        if isinstance(chunk, RenderedChunk):
+            chunk = chunk.entries()  # its XML is the entries', which may change now
         if nothing:
-            if not rules and not host_rules:
-                return chunk  # no override, no rule (most sites): no key per URL either
             if isinstance(chunk, PlainChunk):
                 # Its URIs share their first literal (the origin and the pattern's
                 # start): most chunks are ruled out without building a location.

@@ -20,10 +20,13 @@ from .entries import (
     NEWS_NAMESPACE,
     VIDEO_NAMESPACE,
     XHTML_NAMESPACE,
+    Alternate,
+    Chunk,
     EntryTuple,
     Extras,
     NewsElement,
     PlainChunk,
+    RenderedChunk,
     VideoElement,
     interleave,
 )
@@ -58,6 +61,14 @@ _EXTRAS = itemgetter(4)
 
 _LINK = '<xhtml:link rel="alternate" hreflang="'
 _LINK_DECLARING = f'<xhtml:link xmlns:xhtml="{XHTML_NAMESPACE}" rel="alternate" hreflang="'
+
+
+def declared_prefixes(namespaces: Mapping[str, str] | None) -> frozenset[str]:
+    """The prefixes of the writer's child elements (``xhtml``, ``image``, ...) that a root
+    declaring ``namespaces`` (``{prefix: uri}``) declares: their elements need not."""
+    return frozenset(
+        prefix for prefix, uri in (namespaces or {}).items() if CHILD_NAMESPACES.get(prefix) == uri
+    )
 
 
 def stylesheet_instruction(href: str | None) -> str:
@@ -189,6 +200,40 @@ def url_elements(
         else:
             elements.append(_url_element(loc, lastmod, changefreq, priority, children))
     return elements
+
+
+def url_template(
+    changefreq: str | None,
+    priority: str | None,
+    hreflangs: Sequence[str] = (),
+    *,
+    declared: Collection[str] = (),
+) -> tuple[str, ...]:
+    """The literals of the ``<url>`` element :func:`url_elements` writes for an entry with
+    a lastmod, ``changefreq``, ``priority`` and alternates of ``hreflangs``, in order.
+
+    The element is ``literals[0] + loc + literals[1] + lastmod + literals[2] + href``
+    of the first alternate ``+ literals[3] + ...``, for values needing no escape: a
+    source writing many rows of one shape fills the template per row and builds no
+    entry (``entries.RenderedChunk``). Made by this writer from a probe entry, so
+    that it is the writer's own element whatever the writer's format.
+    """
+    marks = [f"\x00{number}\x00" for number in range(2 + len(hreflangs))]
+    alternates = tuple(
+        Alternate(hreflang, mark) for hreflang, mark in zip(hreflangs, marks[2:], strict=True)
+    )
+    extras = Extras(alternates=alternates) if alternates else None
+    (element,) = url_elements(
+        [(marks[0], marks[1], changefreq, priority, extras)], declared=declared
+    )
+    literals = []
+    for mark in marks:
+        literal, found, element = element.partition(mark)
+        if not found:  # never: every value is written once, as it is
+            raise ValueError(f"no place for value {mark!r} in {element!r}")
+        literals.append(literal)
+    literals.append(element)
+    return tuple(literals)
 
 
 def plain_url_elements(chunk: PlainChunk) -> list[str]:
@@ -366,11 +411,7 @@ class DocumentWriter:
         self.max_element_bytes = max_element_bytes
         self.namespaces = dict(namespaces or {})
         # The extension prefixes the root declares for the writer's own elements.
-        self._declared = frozenset(
-            prefix
-            for prefix, uri in self.namespaces.items()
-            if CHILD_NAMESPACES.get(prefix) == uri
-        )
+        self._declared = declared_prefixes(self.namespaces)
         self._closing = closing
         self._closing_size = len(closing.encode())
         self.max_urls = max_urls
@@ -388,8 +429,12 @@ class DocumentWriter:
         # (the export cuts pages in blocks of elements by them).
         self.sizes: list[int] | None = None
 
-    def render_entries(self, entries: Sequence[EntryTuple] | PlainChunk) -> bytes:
+    def render_entries(self, entries: Chunk) -> bytes:
         """The bytes of a chunk of entries, as ``<url>`` elements (see :meth:`render`)."""
+        if isinstance(entries, RenderedChunk):
+            if entries.declared <= self._declared:
+                return self.render(entries.elements, legal=entries.legal)
+            entries = entries.entries()  # written for a root declaring more than this one
         if isinstance(entries, PlainChunk):
             # Every row's values proven legal: only what all rows share is left to check.
             shared = (*entries.literals, entries.lastmod, entries.changefreq, entries.priority)

@@ -11,12 +11,14 @@ from django.utils import timezone
 
 from django_sitemapx import ItemSource, ModelSource, StaticSource, conf
 from django_sitemapx.documents import listed_pages, page_path, render_index, render_page
+from django_sitemapx.entries import Alternate, Entry, Extras, RenderedChunk
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import Override, Rule
 from django_sitemapx.overrides import (
     NOT_OVERRIDDEN,
     AffectedDocuments,
     affected_documents,
+    chunk_overrides,
     fetch,
     fetch_rules,
     override_on,
@@ -66,6 +68,37 @@ def test_overrides_replace_values_and_exclude_in_an_item_source(registry) -> Non
             "priority": "0.5",
         },
     }
+
+
+@pytest.mark.parametrize("stored", ["nothing", "an override", "a rule"])
+def test_a_rendered_chunk_stays_one_until_an_override_or_a_rule_exists(stored: str) -> None:
+    extras = Extras(
+        alternates=(
+            Alternate("en", "https://example.com/a/"),
+            Alternate("fr", "https://example.com/fr/a/"),
+        )
+    )
+    entries = [
+        Entry("https://example.com/a/", None, None, None, extras),
+        Entry("https://example.com/fr/a/", None, None, None, extras),
+    ]
+    # Elements that are not the entries': what an override may change must not be kept.
+    chunk = RenderedChunk(["<url>a</url>", "<url>b</url>"], lambda: list(entries), frozenset())
+    if stored == "an override":
+        Override.objects.create(location="/fr/a/", exclude=True)
+    elif stored == "a rule":
+        Rule.objects.create(pattern="/fr/", exclude=True)
+    apply = chunk_overrides("pages", "example.com")
+    assert apply is not None
+    applied = apply(chunk)
+    if stored == "nothing":
+        assert applied is chunk
+    else:
+        # The French URL left out, and no alternate of the English one either.
+        assert not isinstance(applied, RenderedChunk)
+        ((loc, *_values, left),) = applied
+        assert loc == "https://example.com/a/"
+        assert left is not None and [href for _code, href in left.alternates] == [loc]
 
 
 def test_a_page_whose_urls_are_all_excluded_is_not_served(registry) -> None:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from django_sitemapx.conf import PROTOCOL_MAX_BYTES
-from django_sitemapx.entries import Alternate, Entry, Extras, PlainChunk
+from django_sitemapx.entries import Alternate, Entry, Extras, PlainChunk, RenderedChunk
 from django_sitemapx.writer import (
     NEAR_SHARE,
     SITEMAP_NAMESPACE,
@@ -21,6 +21,7 @@ from django_sitemapx.writer import (
     plain_url_elements,
     sitemap_element,
     url_elements,
+    url_template,
     urlset_open,
     urlset_writer,
 )
@@ -313,6 +314,65 @@ def test_a_plain_chunk_is_written_as_its_entries_are(
     as_columns, as_entries = writers
     assert as_columns.render_entries(chunk) == as_entries.render_entries(chunk.entries())
     assert as_columns.stats == as_entries.stats
+
+
+@given(
+    st.none() | st.sampled_from(["daily", "never"]),
+    st.none() | st.sampled_from(["0.5", "1.0"]),
+    st.lists(st.sampled_from(["en", "fr", "de-ch", "x-default"]), max_size=4),
+    st.booleans(),
+    st.data(),
+)
+def test_a_url_template_filled_in_is_the_element_url_elements_writes(
+    changefreq: str | None,
+    priority: str | None,
+    hreflangs: list[str],
+    declared: bool,
+    data: st.DataObject,
+) -> None:
+    namespaces = {"xhtml"} if declared else set()
+    literals = url_template(changefreq, priority, hreflangs, declared=namespaces)
+    assert len(literals) == 3 + len(hreflangs)
+    loc, lastmod = data.draw(_unescaped), data.draw(_unescaped)
+    hrefs = data.draw(st.lists(_unescaped, min_size=len(hreflangs), max_size=len(hreflangs)))
+    values = [loc, lastmod, *hrefs]
+    filled = literals[0] + "".join(v + t for v, t in zip(values, literals[1:], strict=True))
+    alternates = tuple(Alternate(*link) for link in zip(hreflangs, hrefs, strict=True))
+    extras = Extras(alternates=alternates) if alternates else None
+    entry = (loc, lastmod, changefreq, priority, extras)
+    assert [filled] == url_elements([entry], declared=namespaces)
+
+
+def _rendered(entries: list[Entry], declared: frozenset[str], legal: bool = True) -> RenderedChunk:
+    elements = url_elements(entries, declared=declared)
+    return RenderedChunk(elements, lambda: list(entries), declared, legal)
+
+
+def test_a_rendered_chunk_is_written_as_it_is_where_the_root_declares_its_prefixes() -> None:
+    extras = Extras(
+        alternates=(Alternate("en", "https://e.x/"), Alternate("fr", "https://e.x/fr/"))
+    )
+    entries = [Entry("https://e.x/", "2026-01-01", None, None, extras), Entry("https://e.x/b")]
+    declaring = urlset_writer(max_urls=10, max_bytes=10_000, namespaces=XHTML)
+    chunk = _rendered(entries, frozenset({"xhtml"}))
+    # Elements that are not the entries' would show: the writer takes them as they are.
+    chunk.elements[1] = chunk.elements[1].replace("/b<", "/c<")
+    data = declaring.render_entries(chunk)
+    assert b"https://e.x/c<" in data and declaring.stats.urls == 2
+    # A root declaring less than the chunk's elements assume: its entries are written.
+    plain = urlset_writer(max_urls=10, max_bytes=10_000)
+    data = plain.render_entries(chunk)
+    assert b"https://e.x/b<" in data and f'xmlns:xhtml="{XHTML_NAMESPACE}"'.encode() in data
+    validate_sitemap(data + plain.close())
+
+
+def test_a_rendered_chunk_is_kept_within_the_limits_and_checked_unless_vouched_legal() -> None:
+    entries = [Entry(f"https://e.x/{n}", "2026-01-01") for n in range(5)]
+    entries[1] = Entry("https://e.x/\x0b", "2026-01-01")
+    writer = urlset_writer(max_urls=4, max_bytes=10_000, max_element_bytes=200)
+    data = writer.render_entries(_rendered(entries, frozenset(), legal=False))
+    assert writer.stats.urls == 3 and b"\x0b" not in data
+    assert writer.stats.skipped == {"illegal_characters": 1, "over_url_limit": 1}
 
 
 def test_a_plain_chunk_with_an_illegal_character_loses_that_url() -> None:

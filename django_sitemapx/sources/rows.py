@@ -30,6 +30,7 @@ from django.db.models.sql.constants import MULTI
 
 from .. import conf
 from ..entries import (
+    Chunk,
     ChunkStream,
     EntryTuple,
     PlainChunk,
@@ -62,7 +63,7 @@ BulkLocations = Callable[[list[Any]], list[str] | None]
 Values = tuple["Reader | Fixed", "Reader | Fixed", "Reader | Fixed"]
 # A way of writing a page: its chunks, then whether it counted the rows whose
 # SQL lastmod is out of range itself.
-Strategy = Generator[Sequence[EntryTuple] | PlainChunk | Skipped, None, bool]
+Strategy = Generator[Chunk | Skipped, None, bool]
 # Given a batch's keys and, when the database wrote them as W3C text, their lastmods.
 KeysCallback = Callable[[list[Any], list[str | None] | None], None]
 
