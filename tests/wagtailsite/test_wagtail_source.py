@@ -617,6 +617,71 @@ def test_a_rows_uri_read_from_its_versions_is_what_locate_gives(
                 assert links is not None and len(links) == (3 if own else 2)  # x-default: en
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="versions read in SQL")
+@pytest.mark.parametrize("x_default", [True, False])
+@pytest.mark.parametrize("append_slash", [True, False])
+def test_rows_written_from_templates_are_the_elements_of_their_entries(
+    registry: SitemapRegistry,
+    translated: dict[str, Page],
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    x_default: bool,
+    append_slash: bool,
+) -> None:
+    from django_sitemapx.contrib.wagtail import sources
+    from django_sitemapx.entries import RenderedChunk
+    from django_sitemapx.locations import LocationBuilder, Origin
+    from django_sitemapx.writer import url_elements
+
+    french = Locale.objects.get(language_code="fr")
+    german = Locale.objects.create(language_code="de")
+    publish(translated["story"].copy_for_translation(german, copy_parents=True))
+    cafe = publish(translated["news"].add_child(instance=ArticlePage(title="C", slug="café")))
+    publish(cafe.copy_for_translation(french))
+    publish(translated["scheduled"].copy_for_translation(french))
+    # Pages in two of the three languages, and one in one.
+    for slug in ("duo", "pair"):
+        duo = publish(translated["news"].add_child(instance=ArticlePage(title=slug, slug=slug)))
+        publish(duo.copy_for_translation(french))
+    alone = publish(translated["news"].add_child(instance=ArticlePage(title="A", slug="alone")))
+    settings.WAGTAIL_APPEND_SLASH = append_slash
+    source = registry.register(
+        "wagtail", WagtailPageSource, max_urls_per_page=2, x_default_locale=x_default
+    )
+    assert isinstance(source, WagtailPageSource)
+    monkeypatch.setattr(conf, "CHUNK_SIZE", 3)  # pages apart from their versions
+    made: list[str | None] = []
+    element = sources._Shape.element
+
+    def counted(shape: Any, *args: Any) -> str | None:
+        made.append(element(shape, *args))
+        return made[-1]
+
+    monkeypatch.setattr(sources._Shape, "element", counted)
+    index("a.example")  # counts the pages
+    bound = source.for_origin(Origin("http", "a.example"))
+    page = bound.page(1)
+    assert page is not None and isinstance(page.entries, sources.PlainChunkEntries)
+    builder = LocationBuilder(bound.origin)
+    rendered = [c for c in page.entries.chunks(builder) if isinstance(c, RenderedChunk)]
+    entries = [c for c in page.entries(builder) if isinstance(c, list)]
+    assert rendered and {chunk.declared for chunk in rendered} == {frozenset({"xhtml"})}
+    # What the writer would write of the entries, element for element and chunk by chunk.
+    written = [url_elements(chunk, declared={"xhtml"}) for chunk in entries]
+    ours = [element for chunk in rendered for element in chunk.elements]
+    assert ours == [element for chunk in written for element in chunk]
+    for chunk in rendered:
+        assert chunk.elements == url_elements(chunk.entries(), declared=chunk.declared)
+        assert chunk.legal
+    # Rows of three plain versions were written from a template (two versions: without
+    # a call), not as entries; none is without WAGTAIL_APPEND_SLASH (``href()`` strips
+    # the slash the versions end with).
+    assert bool([made for made in made if made]) is append_slash
+    locs = [loc for loc, _day in urls(document("a.example"))]
+    assert alone.get_full_url().rstrip("/") in {loc.rstrip("/") for loc in locs}
+    assert len(locs) == len(ours)
+
+
 # -- page types making their own URLs -------------------------------------------------------
 
 

@@ -40,7 +40,14 @@ from django.utils import timezone, translation
 
 from ... import conf
 from ...conf import PROTOCOL_MAX_LOC_LENGTH
-from ...entries import XHTML_NAMESPACE, ChunkStream, EntryTuple, Extras, SkipCounter
+from ...entries import (
+    XHTML_NAMESPACE,
+    ChunkStream,
+    EntryTuple,
+    Extras,
+    RenderedChunk,
+    SkipCounter,
+)
 from ...exceptions import Skip, SkipReason, SourceConfigurationError
 from ...locations.hosts import canonical_host, host_name
 from ...sources import ModelSource, Page, PageSummary
@@ -50,6 +57,13 @@ from ...sources.pages import host_section
 from ...sources.rows import native_timestamps, row_batches
 from ...sources.summaries import in_range
 from ...values import checked_reader, format_hreflang, formatted, static_value
+from ...writer import (
+    declared_prefixes,
+    has_illegal_xml_chars,
+    needs_escape,
+    url_elements,
+    url_template,
+)
 from .sites import site_host
 
 if TYPE_CHECKING:
@@ -484,6 +498,13 @@ class WagtailPageSource(ModelSource):
             else None
         )
         uri = writer.locate if in_sql else writer.uri
+        # Asked for chunks the writer takes as they are (``PlainChunkEntries.chunks``),
+        # rows with their versions and W3C lastmods are written here from templates.
+        templates = (
+            _Templates(writer, changefreq, priority, declared_prefixes(self.get_namespaces()))
+            if plain and in_sql and lastmod_sql
+            else None
+        )
         extras_of: Callable[[Any], Extras | None]
         batches = (
             writer.versioned_rows(queryset, page_rows, conf.CHUNK_SIZE, whole_tree=whole_tree)
@@ -502,6 +523,10 @@ class WagtailPageSource(ModelSource):
                 own = {}
                 if own_urls is not None and any(row[2] in specific for row in batch):
                     own = own_urls.of(batch, lastmod_of)
+                if templates is not None:
+                    yield templates.chunk(batch, own, specific, skipped)
+                    yield from skipped.flush()
+                    continue
                 if in_sql and lastmod_sql:
                     yield from writer.versioned_entries(
                         batch, own, specific, changefreq, priority, skipped
@@ -530,6 +555,224 @@ class WagtailPageSource(ModelSource):
         finally:
             if own_urls is not None:
                 own_urls.close()
+
+
+class _Templates:
+    """The ``<url>`` elements of a document's rows (``_Locator.versioned_rows``), written
+    from the writer's templates (``writer.url_template``), one per shape of row.
+
+    A shape is the roots a row's versions are under, in the order the row lists
+    them: rows of one shape have their alternates' hreflangs in one order, so
+    their elements differ only by the row's URI, its lastmod and its versions'
+    URIs. A row of plain versions (an ASCII slug's) whose shape is known is one
+    f-string; any other row is written as ``versioned_entries()`` and
+    ``url_elements()`` write it, so a chunk is the bytes its entries would give.
+    """
+
+    def __init__(
+        self,
+        locator: _Locator,
+        changefreq: str | None,
+        priority: str | None,
+        declared: frozenset[str],
+    ) -> None:
+        self.locator = locator
+        self.changefreq = changefreq
+        self.priority = priority
+        self.declared = declared
+        # A row with no alternate: its URI, then its lastmod.
+        self.alone = url_template(changefreq, priority, declared=declared)
+        self.shapes: dict[tuple[str, ...], _Shape | None] = {}
+        # Rows of plain versions whose own version gives their URI (``located_links``).
+        self.fast = locator.own_in_links and locator.plain_room > 0
+
+    def shape(self, heads: tuple[str, ...]) -> _Shape | None:
+        """The shape of a row whose versions are under the roots of ``heads`` (each a
+        version's first ``cut`` characters); None when it has none (an unknown root,
+        two versions of one hreflang, two of the default locale: sorted by URI)."""
+        if heads in self.shapes:
+            return self.shapes[heads]
+        roots = self.locator.links_by_root
+        parts = [roots.get(head) for head in heads]
+        shape = None
+        hreflangs = [part[2] for part in parts if part is not None]
+        defaults = [index for index, part in enumerate(parts) if part is not None and part[4]]
+        if (
+            len(hreflangs) == len(parts) > 1
+            and len(set(hreflangs)) == len(parts)
+            and (len(defaults) <= 1)
+        ):
+            order = sorted(range(len(parts)), key=hreflangs.__getitem__)
+            written = [hreflangs[index] for index in order]
+            if defaults:
+                order.append(defaults[0])
+                written.append("x-default")
+            shape = _Shape(
+                tuple(part[0] for part in parts if part is not None),
+                tuple(part[1] for part in parts if part is not None),
+                tuple(part[3] for part in parts if part is not None),
+                tuple(order),
+                url_template(self.changefreq, self.priority, written, declared=self.declared),
+            )
+        self.shapes[heads] = shape
+        return shape
+
+    def chunk(
+        self,
+        batch: Sequence[tuple[Any, ...]],
+        own: dict[Any, list[tuple[str, str | None, str | None, str | None]]],
+        specific: dict[int, type[models.Model]],
+        skipped: SkipCounter,
+    ) -> RenderedChunk:
+        """The elements of a batch of rows, as one chunk (see :class:`_Templates`)."""
+        locator = self.locator
+        changefreq, priority = self.changefreq, self.priority
+        cut = locator.cut
+        room = locator.plain_room if self.fast else -1
+        locate = locator.locate
+        shape_of = self.shape
+        # The two-version shape of the row before (``_Shape.two``): most rows share it.
+        last: tuple[Any, ...] | None = None
+        alone_head, alone_middle, alone_tail = self.alone
+        # The URLs the pages of specific types make, written by the writer in one call.
+        owned: list[EntryTuple] = []
+        for row in batch:
+            if row[2] in specific:
+                for own_loc, own_lastmod, freq, prio in own.get(row[0], ()):
+                    owned.append(
+                        (own_loc, own_lastmod, freq or changefreq, prio or priority, None)
+                    )
+        owned_elements = iter(url_elements(owned, declared=self.declared))
+        elements: list[str] = []
+        append = elements.append
+        # Elements not made of plain values, checked for characters XML forbids.
+        unproven: list[str] = []
+        for row in batch:
+            key, url_path, content_type, versions, lastmod = row
+            if content_type in specific:
+                for _url in own.get(key, ()):
+                    unproven.append(next(owned_elements))
+                    append(unproven[-1])
+                continue
+            if lastmod is not None:
+                if SEPARATOR not in versions:
+                    loc = locate(url_path, skipped)
+                    if loc is None:
+                        continue
+                    if not needs_escape(loc):
+                        unproven.append(f"{alone_head}{loc}{alone_middle}{lastmod}{alone_tail}")
+                        append(unproven[-1])
+                        continue
+                elif len(versions) <= room and _plain(versions) is not None:
+                    parts = versions.split(SEPARATOR)
+                    if len(parts) == 2:  # a site in two languages: no call, no list
+                        a, b = parts
+                        two = last
+                        if two is None or not a.startswith(two[0]) or not b.startswith(two[1]):
+                            shape = shape_of((a[:cut], b[:cut]))
+                            two = shape.two if shape is not None else None
+                            if two is not None and a.startswith(two[0]) and b.startswith(two[1]):
+                                last = two
+                            else:
+                                two = None
+                        if two is not None:
+                            _a, _b, start_a, start_b, base_a, base_b, a_first, a_default = two[:8]
+                            uri_a = base_a + a[start_a:]
+                            uri_b = base_b + b[start_b:]
+                            own_length = cut + len(url_path)
+                            if len(a) == own_length and a.endswith(url_path):
+                                loc = uri_a
+                            elif len(b) == own_length and b.endswith(url_path):
+                                loc = uri_b
+                            else:
+                                loc = None
+                            if loc is not None:
+                                first, second = (uri_a, uri_b) if a_first else (uri_b, uri_a)
+                                l0, l1, l2, l3, l4, l5 = two[8:]
+                                if a_default is None:
+                                    append(f"{l0}{loc}{l1}{lastmod}{l2}{first}{l3}{second}{l4}")
+                                else:
+                                    default = uri_a if a_default else uri_b
+                                    append(
+                                        f"{l0}{loc}{l1}{lastmod}{l2}{first}{l3}{second}"
+                                        f"{l4}{default}{l5}"
+                                    )
+                                continue
+                    else:
+                        shape = shape_of(tuple([part[:cut] for part in parts]))
+                        if shape is not None:
+                            element = shape.element(parts, url_path, cut, lastmod)
+                            if element is not None:
+                                append(element)
+                                continue
+            for entries in locator.versioned_entries(
+                [row], own, specific, changefreq, priority, skipped
+            ):
+                for element in url_elements(entries, declared=self.declared):
+                    unproven.append(element)
+                    append(element)
+        legal = not unproven or not has_illegal_xml_chars("".join(unproven))
+
+        def make_entries() -> list[EntryTuple]:
+            chunks = locator.versioned_entries(
+                batch, own, specific, changefreq, priority, SkipCounter()
+            )
+            return [entry for entries in chunks for entry in entries]
+
+        return RenderedChunk(elements, make_entries, self.declared, legal)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """The roots of a row's versions, in the row's order (``_Templates.shape``): what
+    each version must start with, where its path below its root starts, the start of
+    its URI; the versions in the order their links are written (x-default's last);
+    and the element's literals."""
+
+    heads: tuple[str, ...]
+    starts: tuple[int, ...]
+    bases: tuple[str, ...]
+    order: tuple[int, ...]
+    literals: tuple[str, ...]
+
+    @functools.cached_property
+    def two(self) -> tuple[Any, ...] | None:
+        """A shape of two versions as one tuple, read by ``_Templates.chunk`` for each row:
+        their heads, starts and bases; whether the first is written first; whether
+        x-default is the first (None: no x-default); the six literals (the last
+        empty without x-default)."""
+        if len(self.heads) != 2:
+            return None
+        default = None if len(self.order) == 2 else self.order[2] == 0
+        literals = (*self.literals, "") if default is None else self.literals
+        return (*self.heads, *self.starts, *self.bases, self.order[0] == 0, default, *literals)
+
+    def element(self, parts: list[str], url_path: str, cut: int, lastmod: str) -> str | None:
+        """The ``<url>`` of the row at ``url_path`` whose versions are ``parts`` (plain,
+        of this shape); None when one is not under its root's ``url_path`` or none is
+        the row's own."""
+        uris = []
+        loc = None
+        for part, head, start, base in zip(
+            parts, self.heads, self.starts, self.bases, strict=True
+        ):
+            if not part.startswith(head):
+                return None
+            uri = base + part[start:]
+            if part[cut:] == url_path:
+                loc = uri
+            uris.append(uri)
+        if loc is None:
+            return None
+        literals = self.literals
+        if len(literals) == 6:  # three links: a site in two languages, and x-default
+            a, b, c, d, e, f = literals
+            first, second, third = self.order
+            return f"{a}{loc}{b}{lastmod}{c}{uris[first]}{d}{uris[second]}{e}{uris[third]}{f}"
+        values = [loc, lastmod, *[uris[index] for index in self.order]]
+        return literals[0] + "".join(
+            value + literal for value, literal in zip(values, literals[1:], strict=True)
+        )
 
 
 def _no_extras(key: Any) -> None:
