@@ -38,7 +38,6 @@ import argparse
 import functools
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -74,11 +73,6 @@ def _manage(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         check=True,
     )
-
-
-def _child_rss() -> float:
-    """Peak RSS of the largest child process waited for so far, in MB."""
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def _step(name: str, run: Any) -> dict[str, Any]:
@@ -162,6 +156,7 @@ def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:
         )
         seconds = time.perf_counter() - started
         cpu = [_cpu_seconds(process.pid) for process in processes]
+        peaks = [_peak_rss_mb(process.pid) for process in processes]
         database_cpu = _database_cpu_seconds()
     finally:
         for process in processes:
@@ -176,7 +171,9 @@ def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:
         "workers_cpu_seconds": cpu,
         # The PostgreSQL backends still connected: the workers' (one each, kept open).
         "database_cpu_seconds": database_cpu,
-        "workers_peak_rss_mb": round(_child_rss(), 1),
+        # Each worker's own peak, read from /proc before it stops (the largest child's
+        # peak, which this once was, is the seeding process's).
+        "workers_peak_rss_mb": peaks,
     }
 
 
@@ -198,6 +195,18 @@ def _database_cpu_seconds() -> float | None:
         return None
     found = [_cpu_seconds(pid) for pid in pids]
     return round(sum(seconds for seconds in found if seconds is not None), 2)
+
+
+def _peak_rss_mb(pid: int) -> float | None:
+    """Peak resident set size of process ``pid`` so far, in MB (Linux's VmHWM), else None."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
 
 
 def _cpu_seconds(pid: int) -> float | None:
