@@ -32,8 +32,8 @@ from django.conf import settings
 from django.core import checks
 from django.db import connections, models, router
 from django.db.models import Func, Q, signals
-from django.db.models.expressions import RawSQL
 from django.db.models.base import ModelState
+from django.db.models.expressions import RawSQL
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
