@@ -99,8 +99,9 @@ class SitemapCache:
 
     def _call(self, operation: Any, default: Any, *, turned_off: bool = False) -> Any:
         """``operation()``'s result, or ``default`` once the cache is off; ``turned_off``:
-        called still where the cache was turned off without failing."""
-        if not self.available and (self.failed or not turned_off):
+        called still where the cache was turned off without failing (not where there is
+        none)."""
+        if not self.available and (self.failed or not turned_off or self._cache is None):
             return default
         try:
             return operation()

@@ -199,6 +199,17 @@ def test_no_alias_means_no_cache() -> None:
     assert store.current(["django_sitemapx:gen"]) is None
 
 
+@override_settings(SITEMAPX_CACHE_ALIAS=None)
+def test_no_alias_gives_back_nothing_and_warns_of_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = DocumentCache()
+    lock = Lock("django_sitemapx:k", "token", 0.0)
+    with caplog.at_level(logging.WARNING, logger="django_sitemapx"):
+        store.unlock(lock, lock)  # what a request's finally does, holding nothing
+    assert not caplog.records and not store.failed
+
+
 @override_settings(SITEMAPX_CACHE_ALIAS="missing")
 def test_an_unknown_alias_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="django_sitemapx"):
