@@ -751,7 +751,7 @@ class _Shape:
     def element(self, parts: list[str], url_path: str, cut: int, lastmod: str) -> str | None:
         """The ``<url>`` of the row at ``url_path`` whose versions are ``parts`` (plain,
         of this shape); None when one is not under its root's ``url_path`` or none is
-        the row's own."""
+        the row's own. Two versions are written by ``_Templates.chunk`` itself (``two``)."""
         uris = []
         loc = None
         for part, head, start, base in zip(
@@ -766,10 +766,6 @@ class _Shape:
         if loc is None:
             return None
         literals = self.literals
-        if len(literals) == 6:  # three links: a site in two languages, and x-default
-            a, b, c, d, e, f = literals
-            first, second, third = self.order
-            return f"{a}{loc}{b}{lastmod}{c}{uris[first]}{d}{uris[second]}{e}{uris[third]}{f}"
         values = [loc, lastmod, *[uris[index] for index in self.order]]
         return literals[0] + "".join(
             value + literal for value, literal in zip(values, literals[1:], strict=True)
