@@ -180,7 +180,11 @@ def prune_changes(older_than: datetime.timedelta = KEEP) -> int:
     """Delete log rows older than ``older_than``; return how many went.
 
     A row saying where the pruned rows ended is logged in their stead: an
-    export whose cursor is before it makes its changed pages whole.
+    export whose cursor is before it makes its changed pages whole. They end
+    at the newest row older than the cut, found on the ``created`` index: the
+    greatest ID among the old rows was found by walking the IDs down past
+    every newer row, a week of saves at every export. A row older than it
+    under a greater ID (a save logged a little late) goes at the next prune.
     """
     from ..models import ChangedKey, table_exists
 
@@ -190,7 +194,7 @@ def prune_changes(older_than: datetime.timedelta = KEEP) -> int:
     rows = ChangedKey.objects.using(using)
     try:
         old = rows.filter(created__lt=timezone.now() - older_than)
-        last = old.order_by("-id").values_list("id", flat=True).first()
+        last = old.order_by("-created", "-id").values_list("id", flat=True).first()
         if last is None:
             return 0
         deleted, _ = rows.filter(id__lte=last).delete()
