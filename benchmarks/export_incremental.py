@@ -25,7 +25,10 @@ changed (``benchmarks/export_settings.py``). Each step runs in fresh processes:
    (published ones: row ``n`` is unpublished when ``n`` is a multiple of 10), which
    touches every page; then as many rows in a row (the newest), which touch one or two;
 5. after each: ``incremental, 1 process``, ``sitemap_export`` into the folder of step 2
-   (with its seconds as a share of the best full run in one process, ``of_full``),
+   (with its seconds as a share of the best full run in one process, ``of_full``);
+   the spread saves and their incremental runs go ``--spread-repeat`` times (5), each
+   after the run before, and their median and range are reported too: one run moves
+   by a fifth from run to run on a 2-core machine;
    and ``incremental, 2 workers``, ``sitemap_export --tasks`` into the folder of step 3.
 
 Prints and writes wall time, URLs per second and peak RSS per process. The
@@ -39,6 +42,7 @@ import functools
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -177,6 +181,11 @@ def _with_workers(folder: Path, workers: int, *extra: str) -> dict[str, Any]:
     }
 
 
+def _share(seconds: float, full: float) -> str:
+    """``seconds`` as a share of a full run's ``full`` seconds, in percent."""
+    return f"{100 * seconds / full:.1f}%"
+
+
 def _database_cpu_seconds() -> float | None:
     """CPU seconds of the benchmark database's other backends (a local server), else None."""
     import psycopg
@@ -241,6 +250,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--changes", type=int, default=1_000)
     parser.add_argument("--output", type=Path)
     parser.add_argument("--repeat", type=int, default=1, help="full runs of each kind")
+    parser.add_argument(
+        "--spread-repeat",
+        type=int,
+        default=5,
+        help="spread saves and incremental runs in turn (their median and range are reported)",
+    )
     parser.add_argument("--folder", type=Path, help="where to export (a new folder inside)")
     parser.add_argument("--no-workers", action="store_true", help="one process only")
     args = parser.parse_args(argv)
@@ -302,24 +317,45 @@ def main(argv: list[str]) -> int:
         print(json.dumps(summary), flush=True)
         rows.append(summary)
         for spread in ("spread", "clustered"):
-            rows.append(
-                _step(
-                    f"{args.changes} rows saved, {spread}",
-                    functools.partial(
-                        _in_process,
-                        SAVE.format(
-                            rows=args.rows, changes=args.changes, spread=spread == "spread"
+            seconds = []
+            for _ in range(args.spread_repeat if spread == "spread" else 1):
+                rows.append(
+                    _step(
+                        f"{args.changes} rows saved, {spread}",
+                        functools.partial(
+                            _in_process,
+                            SAVE.format(
+                                rows=args.rows, changes=args.changes, spread=spread == "spread"
+                            ),
                         ),
+                    )
+                )
+                row = _step(
+                    f"incremental after {spread}, 1 process",
+                    lambda: _in_process(
+                        EXPORT.format(folder=str(single), base=BASE_URL, full=False)
                     ),
                 )
-            )
-            row = _step(
-                f"incremental after {spread}, 1 process",
-                lambda: _in_process(EXPORT.format(folder=str(single), base=BASE_URL, full=False)),
-            )
-            row["of_full"] = f"{100 * row['export_seconds'] / best['1 process']:.1f}%"
-            print(json.dumps({"step": row["step"], "of_full": row["of_full"]}), flush=True)
-            rows.append(row)
+                row["of_full"] = _share(row["export_seconds"], best["1 process"])
+                print(json.dumps({"step": row["step"], "of_full": row["of_full"]}), flush=True)
+                rows.append(row)
+                seconds.append(row["export_seconds"])
+            if len(seconds) > 1:
+                summary = {
+                    "step": f"incremental after {spread}, 1 process, {len(seconds)} runs",
+                    "median_seconds": statistics.median(seconds),
+                    "range_seconds": [min(seconds), max(seconds)],
+                    "median_of_full": _share(statistics.median(seconds), best["1 process"]),
+                    "range_of_full": [
+                        _share(min(seconds), best["1 process"]),
+                        _share(max(seconds), best["1 process"]),
+                    ],
+                    "runs_at_most_2_percent": sum(
+                        value <= 0.02 * best["1 process"] for value in seconds
+                    ),
+                }
+                print(json.dumps(summary), flush=True)
+                rows.append(summary)
             if not args.no_workers:
                 rows.append(
                     _step(
