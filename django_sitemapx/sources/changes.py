@@ -149,7 +149,13 @@ def changes_since(cursors: dict[str, int]) -> ChangeLog:
     using = router.db_for_read(ChangedKey)
     if not cursors or not table_exists(ChangedKey, using):
         return ChangeLog()
-    rows = ChangedKey.objects.using(using).filter(id__gt=min(cursors.values())).order_by()
+    logged = ChangedKey.objects.using(using)
+    # Up to where the log ends now, read first: a range closed at both ends is read on the
+    # primary key. Open at the top, PostgreSQL read the whole log (a week of saves) for
+    # the rows after the cursor when its statistics trailed the log's inserts.
+    last = logged.order_by("-id").values_list("id", flat=True).first()
+    low = min(cursors.values())
+    rows = logged.filter(id__gt=low, id__lte=low if last is None else last).order_by()
     found = list(rows.values_list("id", "section", "page", "key")[: MAX_ROWS + 1])
     if len(found) > MAX_ROWS:
         return ChangeLog()
