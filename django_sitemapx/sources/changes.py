@@ -150,9 +150,9 @@ def changes_since(cursors: dict[str, int]) -> ChangeLog:
     if not cursors or not table_exists(ChangedKey, using):
         return ChangeLog()
     logged = ChangedKey.objects.using(using)
-    # Up to where the log ends now, read first: a range closed at both ends is read on the
-    # primary key. Open at the top, PostgreSQL read the whole log (a week of saves) for
-    # the rows after the cursor when its statistics trailed the log's inserts.
+    # Up to where the log ends now, read first: closed at both ends, the range is read on
+    # the primary key whatever PostgreSQL's statistics say. Open at the top, it was planned
+    # as a scan of the whole log (a week of saves) when they trailed the log's inserts.
     last = logged.order_by("-id").values_list("id", flat=True).first()
     low = min(cursors.values())
     rows = logged.filter(id__gt=low, id__lte=low if last is None else last).order_by()
@@ -187,10 +187,9 @@ def prune_changes(older_than: datetime.timedelta = KEEP) -> int:
 
     A row saying where the pruned rows ended is logged in their stead: an
     export whose cursor is before it makes its changed pages whole. They end
-    at the newest row older than the cut, found on the ``created`` index: the
-    greatest ID among the old rows was found by walking the IDs down past
-    every newer row, a week of saves at every export. A row older than it
-    under a greater ID (a save logged a little late) goes at the next prune.
+    at the newest row older than the cut, found on the ``created`` index, so
+    that no newer row is read; a row older than it under a greater ID (a save
+    logged a little late) goes at the next prune.
     """
     from ..models import ChangedKey, table_exists
 
