@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -77,6 +79,20 @@ def _rows_read(sql: str, params: Any) -> int:
     return total
 
 
+@contextlib.contextmanager
+def _log_rows_read() -> Iterator[list[int]]:
+    """The rows each query on the log reads (``_rows_read``), as they run."""
+    read: list[int] = []
+
+    def explained(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.startswith("SELECT") and ChangedKey._meta.db_table in sql:
+            read.append(_rows_read(sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(explained):
+        yield read
+
+
 def test_finding_where_to_cut_reads_no_newer_row() -> None:
     """The week of rows newer than the cut is not read to find where it is: each export
     prunes, and a busy site logs millions a week."""
@@ -87,14 +103,7 @@ def test_finding_where_to_cut_reads_no_newer_row() -> None:
     _log(20_000, now, start=5_000)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {ChangedKey._meta.db_table}")
-    read: list[int] = []
-
-    def explained(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if sql.startswith("SELECT") and ChangedKey._meta.db_table in sql:
-            read.append(_rows_read(sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(explained):
+    with _log_rows_read() as read:
         assert prune_changes() == 5_000
     # The rows deleted are read (to send their signals), and those only.
     assert read
@@ -113,14 +122,7 @@ def test_reading_the_log_after_a_cursor_reads_no_row_before_it() -> None:
         sql.execute(f"ANALYZE {ChangedKey._meta.db_table}")
     _log(20_000, timezone.now())
     cursor = ChangedKey.objects.order_by("-id").values_list("id", flat=True)[1_000]
-    read: list[int] = []
-
-    def explained(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if sql.startswith("SELECT") and ChangedKey._meta.db_table in sql:
-            read.append(_rows_read(sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(explained):
+    with _log_rows_read() as read:
         log = changes_since({"d": cursor})
     assert log.counts == {("d", 1): 1_000}
     assert read
