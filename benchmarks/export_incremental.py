@@ -261,6 +261,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if "BENCH_DATABASE_URL" not in os.environ:
         parser.error("set BENCH_DATABASE_URL (PostgreSQL)")
+    if args.spread_repeat < 1:
+        parser.error("--spread-repeat must be at least 1")
     if args.folder is not None and not args.folder.is_dir():
         parser.error(f"{args.folder} is not a folder")
     kinds = ["1 process"] if args.no_workers else ["1 process", "1 workers", "2 workers"]
