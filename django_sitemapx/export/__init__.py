@@ -551,6 +551,7 @@ class _Run:
         self._overrides: dict[str, splice.Overrides] = {}
         # Each section's page table, made once for its pages (``splice.BlockWriter``).
         self._tables: dict[str, PageTable] = {}
+        self._formats: dict[str, splice.PageFormat] = {}
         # Each section's changed rows' elements, rendered once for its spliced pages.
         self._elements: dict[str, dict[str, bytes] | None] = {}
         # Each section's changed blocks' keys by page, read as their pages were told.
@@ -696,6 +697,7 @@ class _Run:
             return None
         if section not in self._ranges:
             self._tables[section] = source.page_table()
+            self._formats[section] = splice.PageFormat.of(source)
             self._ranges[section] = splice.page_ranges(
                 source, self.configuration, self._tables[section]
             )
@@ -721,6 +723,7 @@ class _Run:
                         target,
                         overrides,
                         self._tables[section],
+                        self._formats[section],
                     )
         except splice.NotInBlocks:
             staged.discard()
@@ -801,6 +804,7 @@ class _Run:
                     self._changed_elements(section, source, overrides),
                     self.read.get(section, {}).pop(number, None),
                     self._tables[section],
+                    self._formats[section],
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)
@@ -817,7 +821,12 @@ class _Run:
             assert self.changes is not None and source.origin is not None
             keys = self.changes.keys.get(section, [])
             self._elements[section] = splice.changed_elements(
-                source, source.origin, keys, overrides, self._tables.get(section)
+                source,
+                source.origin,
+                keys,
+                overrides,
+                self._tables.get(section),
+                self._formats.get(section),
             )
         return self._elements[section]
 

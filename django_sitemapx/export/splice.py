@@ -37,7 +37,7 @@ import dataclasses
 import hashlib
 import io
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -166,11 +166,44 @@ def section_overrides(source: ModelSource, origin: Origin) -> Overrides:
 _ELEMENT = b"<url>"
 
 
+@dataclass(frozen=True)
+class PageFormat:
+    """What every page of a section is written with: its limits, namespaces and opening tag.
+
+    Read once per section by an export (``PageFormat.of``), not once per page:
+    the longest location allowed is found by reversing the section's URL
+    pattern, about a tenth of a millisecond a page (docs/performance.md,
+    "Incremental export").
+    """
+
+    max_urls: int
+    namespaces: Mapping[str, str] | None
+    max_element_bytes: int | None
+    stylesheet: str | None
+    head: bytes
+    # Whether each block's greatest lastmod is kept (``Blocks.lastmods``).
+    told: bool
+
+    @classmethod
+    def of(cls, source: ModelSource) -> PageFormat:
+        namespaces = source.get_namespaces()
+        stylesheet = stylesheet_url()
+        return cls(
+            source.get_limit(),
+            namespaces,
+            source.max_url_bytes(),
+            stylesheet,
+            urlset_open(namespaces, stylesheet).encode(),
+            told_by_rows(source, source.get_queryset().db),
+        )
+
+
 class BlockWriter:
     """Writes the blocks of one page of ``source`` with one ``DocumentWriter``.
 
     ``table`` is the section's ``source.page_table()`` when an export made it
-    already: one for all its pages, not one (two queries compiled) per page.
+    already: one for all its pages, not one (two queries compiled) per page;
+    ``page_format`` likewise (``PageFormat.of``).
     """
 
     def __init__(
@@ -180,28 +213,29 @@ class BlockWriter:
         origin: Origin,
         overrides: Overrides = None,
         table: PageTable | None = None,
+        page_format: PageFormat | None = None,
     ) -> None:
         self.source = source
         self.number = number
         self.origin = origin
         self.table = table or source.page_table()
         self.codec = self.table.codec
+        page_format = page_format or PageFormat.of(source)
         self.writer: DocumentWriter = urlset_writer(
-            max_urls=source.get_limit(),
+            max_urls=page_format.max_urls,
             max_bytes=PROTOCOL_MAX_BYTES,
-            namespaces=source.get_namespaces(),
-            max_element_bytes=source.max_url_bytes(),
-            stylesheet=stylesheet_url(),
+            namespaces=page_format.namespaces,
+            max_element_bytes=page_format.max_element_bytes,
+            stylesheet=page_format.stylesheet,
         )
         # The opening tag is a segment of its own: blocks are elements only.
-        self.head = urlset_open(source.get_namespaces(), stylesheet_url()).encode()
+        self.head = page_format.head
         self.tail = URLSET_CLOSE.encode()
         self.writer.started = True
         self.writer.stats.bytes = len(self.head)
         # The rules are read once for the page (or the export), not once per block.
         self.overrides = overrides or section_overrides(source, origin)
-        # Whether each block's greatest lastmod is kept (``Blocks.lastmods``).
-        self.told = told_by_rows(source, source.get_queryset().db)
+        self.told = page_format.told
 
     def _rows(self, low: str, high: str) -> QuerySet[Any]:
         bounds = _bounds(self.codec, low, high)
@@ -811,13 +845,14 @@ def make_whole(
     target: IO[bytes],
     overrides: Overrides = None,
     table: PageTable | None = None,
+    page_format: PageFormat | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``, recording its blocks; None when it has no URL.
 
     Raises ``NotInBlocks`` for a page to make the usual way (``target`` is then
-    to be discarded). ``table``: as :class:`BlockWriter` takes it.
+    to be discarded). ``table``, ``page_format``: as :class:`BlockWriter` takes them.
     """
-    blocks = BlockWriter(source, number, origin, overrides, table)
+    blocks = BlockWriter(source, number, origin, overrides, table, page_format)
     target.write(blocks.head)
     cut, exact = blocks.cut(where.low, where.high, target)
     if not blocks.writer.stats.urls:
@@ -919,6 +954,7 @@ def splice(
     elements: dict[str, bytes] | None = None,
     read: ReadBlocks | None = None,
     table: PageTable | None = None,
+    page_format: PageFormat | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
@@ -929,7 +965,7 @@ def splice(
     changed blocks' keys, read already (:func:`settle`; else read here). None
     when the page cannot be spliced so (an entry left out, the page emptied):
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
-    ``table``: as :class:`BlockWriter` takes it.
+    ``table``, ``page_format``: as :class:`BlockWriter` takes them.
     """
     from .files import write_spliced
 
@@ -937,7 +973,7 @@ def splice(
     if not changed or changed[0] < 0:
         return None
     count = len(before.starts)
-    blocks = BlockWriter(source, number, origin, overrides, table)
+    blocks = BlockWriter(source, number, origin, overrides, table, page_format)
     stats = blocks.writer.stats
     # The writer counts the page's other blocks as written: its limits hold for the page.
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
@@ -1029,6 +1065,7 @@ def changed_elements(
     keys: list[str],
     overrides: Overrides = None,
     table: PageTable | None = None,
+    page_format: PageFormat | None = None,
 ) -> dict[str, bytes] | None:
     """The ``<url>`` element (less its opening ``<url>``) of each of ``keys`` still listed.
 
@@ -1036,8 +1073,8 @@ def changed_elements(
     query per ``_ELEMENTS_PER_QUERY`` keys, not two per page. An element is
     written from its row alone, so the same bytes as a page's own query.
     None when there are more than ``_ELEMENTS_AT_ONCE`` keys (each page
-    then reads its own) or the elements are not one a row. ``table``: as
-    :class:`BlockWriter` takes it.
+    then reads its own) or the elements are not one a row. ``table``,
+    ``page_format``: as :class:`BlockWriter` takes them.
     """
     if len(keys) > _ELEMENTS_AT_ONCE:
         return None
@@ -1045,7 +1082,7 @@ def changed_elements(
     # At most a page's URLs per query: each query has a writer of its own, with a page's limits.
     size = min(_ELEMENTS_PER_QUERY, source.get_limit())
     for start in range(0, len(keys), size):
-        writer = BlockWriter(source, 0, origin, overrides, table)
+        writer = BlockWriter(source, 0, origin, overrides, table, page_format)
         try:
             part = writer.elements_of(keys[start : start + size])
         except NotInBlocks:

@@ -167,6 +167,35 @@ def test_saves_deletes_and_inserts_are_spliced_byte_for_byte(
     assert unchanged.spliced == 0 and unchanged.proven == 3
 
 
+def test_a_sections_page_format_is_read_once_for_all_its_pages(
+    registry: SitemapRegistry,
+    tmp_path: Path,
+    spliced: list[int],
+    commit: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Its longest location is found by reversing the URL pattern: not once per page.
+    registry.register(Document, source_class=_DatedPathSource, section="d", limit=20)
+    _documents(commit, range(10, 610, 10))
+    exports = Exports(tmp_path, gzip=False)
+    exports.check()
+    read: list[str] = []
+    real = splice.PageFormat.of.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[splice.PageFormat], source: Any) -> splice.PageFormat:
+        read.append(source.section)
+        made: splice.PageFormat = real(cls, source)
+        return made
+
+    monkeypatch.setattr(splice.PageFormat, "of", classmethod(counting))
+    for key in (10, 250, 600):
+        _save(commit, key)
+    result = exports.export()
+    assert result.spliced == 3 and len(spliced) == 3
+    assert read == ["d"]
+    assert exports.check().spliced == 0
+
+
 def test_a_block_gaining_rows_is_cut_again_and_one_losing_them_all_goes(
     registry: SitemapRegistry, tmp_path: Path, spliced: list[int], commit: Callable[..., Any]
 ) -> None:
