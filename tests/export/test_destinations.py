@@ -92,6 +92,45 @@ def test_a_folder_puts_a_blocks_file_aside_over_its_old_bytes_cut_to_length(
         assert sorted(path.name for path in target.parent.iterdir()) == [target.name]
 
 
+def test_a_folder_makes_a_files_folders_only_when_they_are_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    destination = FolderDestination(tmp_path / "out")
+    destination.validate(dry_run=False)
+    made: list[Path] = []
+    real = Path.mkdir
+
+    def recording(self: Path, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", recording)
+    with destination.lock():
+        made.clear()
+        first = destination.stage("a/b/sitemap.xml")
+        destination.put_aside("c/.sitemap.xml.sitemapx-blocks", b"blocks")
+        # ``mkdir(parents=True)`` calls itself for the folders above.
+        assert set(made) == {tmp_path / "out" / name for name in ("a/b", "a", "c")}
+        assert first.path.parent == tmp_path / "out" / "a" / "b"
+        assert (tmp_path / "out" / "c" / ".sitemap.xml.sitemapx-blocks").read_bytes() == b"blocks"
+        # In folders that exist: no mkdir (and no stat of the folder) per file.
+        made.clear()
+        second = destination.stage("a/b/sitemap-2.xml")
+        destination.put_aside("c/.sitemap.xml.sitemapx-blocks", b"again")
+        destination.put_aside(".sitemap.xml.sitemapx-blocks", b"top")
+        assert made == []
+        assert second.path.exists() and second.path != first.path
+        # A folder removed meanwhile is made again.
+        first.discard()
+        second.discard()
+        for path in (tmp_path / "out" / "a" / "b", tmp_path / "out" / "a"):
+            path.rmdir()
+        third = destination.stage("a/b/sitemap.xml")
+        assert set(made) == {tmp_path / "out" / "a/b", tmp_path / "out" / "a"}
+        assert third.path.exists()
+        third.discard()
+
+
 def test_a_folder_export_syncs_every_file_before_it_puts_the_first_in_place(
     items: SitemapRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
