@@ -515,7 +515,8 @@ def _counted(
     """``block_keys`` on PostgreSQL: the ranges bounded at both ends (every block but
     a section's first and last) in one query (:func:`_count_lateral`), the others
     filtered on their ranges (:func:`_count_rows`)."""
-    return _read_counts(_send_counts(source, ranges, keys, dated), len(ranges))
+    codec = source.page_table().codec
+    return _read_counts(_send_counts(source, codec, ranges, keys, dated), len(ranges))
 
 
 @dataclass
@@ -529,24 +530,31 @@ class _Sent:
 
 
 def _send_counts(
-    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
+    source: ModelSource,
+    codec: KeyCodec,
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
 ) -> list[_Sent]:
-    """Send the queries of :func:`_counted` (not waiting for them in pipeline mode)."""
+    """Send the queries of :func:`_counted` (not waiting for them in pipeline mode).
+
+    ``codec``: the section's key codec (``PageTable.codec``), made once by the caller.
+    """
     sent = []
     bounded = [index for index, (low, high) in enumerate(ranges) if low and high]
     others = [index for index, (low, high) in enumerate(ranges) if not (low and high)]
     for start in range(0, len(bounded), _RANGES_PER_LATERAL):
         part = bounded[start : start + _RANGES_PER_LATERAL]
         part_keys = [keys[index] for index in part]
-        cursor = _count_lateral(source, [ranges[index] for index in part], part_keys, dated)
+        part_ranges = [ranges[index] for index in part]
+        cursor = _count_lateral(source, part_ranges, part_keys, dated, codec)
         sent.append(_Sent(part, part_keys, cursor))
-    codec = source.page_table().codec
     for start in range(0, len(others), _RANGES_PER_QUERY):
         part = others[start : start + _RANGES_PER_QUERY]
         part_ranges = [ranges[index] for index in part]
         part_keys = [keys[index] for index in part]
         rows = source.listed_rows().filter(_in_ranges(source, codec, part_ranges)).order_by()
-        cursor = _count_rows(source, rows, part_ranges, part_keys, dated)
+        cursor = _count_rows(source, rows, part_ranges, part_keys, dated, codec)
         sent.append(_Sent(part, part_keys, cursor))
     return sent
 
@@ -628,9 +636,11 @@ def _count_rows(
     ranges: list[tuple[str, str]],
     keys: list[list[str]],
     dated: bool,
+    codec: KeyCodec | None = None,
 ) -> Any:
     """``block_keys`` of the ranges ``rows`` is filtered on, counted in pieces (PostgreSQL):
-    the cursor of the query sent, whose rows :func:`_pieces_read` reads.
+    the cursor of the query sent, whose rows :func:`_pieces_read` reads. ``codec``: the
+    section's key codec, when the caller made it (``PageTable.codec``).
 
     Each range is cut at its changed keys; ``width_bucket`` numbers the piece
     each row falls in (the pieces' lower bounds, but the first's, are its
@@ -643,11 +653,16 @@ def _count_rows(
     # The column as stored: formatted once per piece (``_count_pieces``).
     inner = rows.values_list(key, column) if dated and column else rows.values_list(key)
     sql, params = inner.query.sql_with_params()
-    return _count_pieces(source, f"({sql})", list(params), rows.db, ranges, keys, dated)
+    codec = codec or source.page_table().codec
+    return _count_pieces(codec, f"({sql})", list(params), rows.db, ranges, keys, dated)
 
 
 def _count_lateral(
-    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
+    source: ModelSource,
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
+    codec: KeyCodec | None = None,
 ) -> Any:
     """:func:`_count_rows` of ``ranges``, each bounded at both ends, in one query (PostgreSQL).
 
@@ -656,9 +671,9 @@ def _count_lateral(
     the ranges (``KeyRanges``, an ``OR`` of them) is planned range by range
     and written with two parameters each, in queries of ``_RANGES_PER_QUERY``
     (docs/performance.md, "Incremental export"). The same rows, counted the
-    same way.
+    same way. ``codec``: as :func:`_count_rows` takes it.
     """
-    codec = source.page_table().codec
+    codec = codec or source.page_table().codec
     key, column = source.key_name, source.lastmod_column
     using = source.get_queryset().db
     connection = connections[using]
@@ -684,11 +699,11 @@ def _count_lateral(
         f"unnest(%s::{cast}[], %s::{cast}[]) AS sitemapx_ranges(low, high) "
         f"CROSS JOIN LATERAL ({sql})"
     )
-    return _count_pieces(source, rows, [lows, highs, *params], using, ranges, keys, dated)
+    return _count_pieces(codec, rows, [lows, highs, *params], using, ranges, keys, dated)
 
 
 def _count_pieces(
-    source: ModelSource,
+    codec: KeyCodec,
     rows: str,
     params: list[Any],
     using: str,
@@ -699,7 +714,6 @@ def _count_pieces(
     """Send the count of the pieces of ``ranges`` cut at their ``keys`` among ``rows``
     (SQL giving each row's key, and lastmod when ``dated``, with ``params``): see
     :func:`_count_rows`. Returns the cursor, its result not read."""
-    codec = source.page_table().codec
     thresholds: list[Any] = []
     pieces = 0
     for (low, _high), wanted in zip(ranges, keys, strict=True):
@@ -767,6 +781,7 @@ class _Counting:
         self._pipelined: bool | None = None
         column = source.lastmod_column
         self._dated = column is not None and told_by_rows(source, source.get_queryset().db)
+        self._codec = source.page_table().codec
 
     def __enter__(self) -> _Counting:
         return self
@@ -804,7 +819,8 @@ class _Counting:
 
     def _send(self, end: int) -> None:
         start, self._count = self._count, end
-        sent = _send_counts(self.source, self.ranges[start:end], self.keys[start:end], self._dated)
+        ranges, keys = self.ranges[start:end], self.keys[start:end]
+        sent = _send_counts(self.source, self._codec, ranges, keys, self._dated)
         for query in sent:
             query.places = [start + place for place in query.places]
         self._sent.extend(sent)
