@@ -131,6 +131,21 @@ def test_a_folder_makes_a_files_folders_only_when_they_are_missing(
         third.discard()
 
 
+def test_a_folder_reads_a_file_whole_whatever_its_size_says(tmp_path: Path) -> None:
+    destination = FolderDestination(tmp_path)
+    for size in (0, 1, 4096, 3_000_000):
+        data = os.urandom(size)
+        (tmp_path / "file").write_bytes(data)
+        assert destination.read_bytes("file") == data
+    assert destination.read_bytes("missing") is None
+    # A file whose size says less than it holds is read to its end.
+    status = Path("/proc/self/status")
+    if not status.exists():
+        pytest.skip("no /proc")
+    assert status.stat().st_size == 0
+    assert b"Pid:" in (FolderDestination("/proc/self").read_bytes("status") or b"")
+
+
 def test_a_folder_export_syncs_every_file_before_it_puts_the_first_in_place(
     items: SitemapRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
