@@ -551,6 +551,7 @@ class _Run:
         self._overrides: dict[str, splice.Overrides] = {}
         # Each section's page table, made once for its pages (``splice.BlockWriter``).
         self._tables: dict[str, PageTable] = {}
+        # Each section's page format, read once for its pages (``splice.PageFormat``).
         self._formats: dict[str, splice.PageFormat] = {}
         # Each section's changed rows' elements, rendered once for its spliced pages.
         self._elements: dict[str, dict[str, bytes] | None] = {}

@@ -186,6 +186,7 @@ class PageFormat:
 
     @classmethod
     def of(cls, source: ModelSource) -> PageFormat:
+        """``source``'s page format, as its settings and URL pattern give it now."""
         namespaces = source.get_namespaces()
         stylesheet = stylesheet_url()
         return cls(
