@@ -495,13 +495,13 @@ def block_keys(
     grouped = connections[using].vendor == "postgresql"
     if grouped:
         with _serial_plans(using):
-            return _counted(source, ranges, wanted, dated)
+            return _counted(source, codec, ranges, wanted, dated)
     found: list[BlockRows] = []
     for start in range(0, len(ranges), _RANGES_PER_QUERY):
         part = ranges[start : start + _RANGES_PER_QUERY]
         part_keys = wanted[start : start + _RANGES_PER_QUERY]
         rows = source.listed_rows().filter(_in_ranges(source, codec, part)).order_by(key)
-        found.extend(_read_rows(source, rows, part, part_keys, dated))
+        found.extend(_read_rows(source, rows, part, part_keys, dated, codec))
     return found
 
 
@@ -511,12 +511,15 @@ _RANGES_PER_LATERAL = 2_000
 
 
 def _counted(
-    source: ModelSource, ranges: list[tuple[str, str]], keys: list[list[str]], dated: bool
+    source: ModelSource,
+    codec: KeyCodec,
+    ranges: list[tuple[str, str]],
+    keys: list[list[str]],
+    dated: bool,
 ) -> list[BlockRows]:
     """``block_keys`` on PostgreSQL: the ranges bounded at both ends (every block but
     a section's first and last) in one query (:func:`_count_lateral`), the others
     filtered on their ranges (:func:`_count_rows`)."""
-    codec = source.page_table().codec
     return _read_counts(_send_counts(source, codec, ranges, keys, dated), len(ranges))
 
 
@@ -604,9 +607,13 @@ def _read_rows(
     ranges: list[tuple[str, str]],
     keys: list[list[str]],
     dated: bool,
+    codec: KeyCodec | None = None,
 ) -> list[BlockRows]:
-    """``block_keys`` of ``ranges`` from their ``rows``' keys, read in key order."""
-    encode = source.page_table().codec.encode
+    """``block_keys`` of ``ranges`` from their ``rows``' keys, read in key order.
+
+    ``codec``: as :func:`_count_rows` takes it.
+    """
+    encode = (codec or source.page_table().codec).encode
     key, column = source.key_name, source.lastmod_column
     lows = [low for low, _high in ranges]
     found: list[list[str]] = [[] for _ in ranges]
