@@ -31,6 +31,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib.metadata
+import itertools
 import json
 import logging
 import time
@@ -326,8 +327,24 @@ def tell_changed_pages(
                 files_read.keep(name, record, blocks)
             return blocks
 
+        def read_soon(
+            number: int, blocks: Blocks, changed: list[int], section: str = source.section
+        ) -> None:
+            # The bytes splicing the page reads: its changed blocks (block i is segment
+            # i + 1), and around them the partial 4 KiB blocks written with them; every
+            # byte of a page to be copied whole.
+            name = _file_name(paths(section, number))
+            record = state.records.get(name)
+            if record is not None and splice.copies_whole(number, record.rewritten):
+                destination.read_soon(name, [(0, record.size)])
+                return
+            offsets = [0, *itertools.accumulate(blocks.sizes)]
+            destination.read_soon(
+                name, [(offsets[index + 1], blocks.sizes[index + 1]) for index in changed]
+            )
+
         kept = read.setdefault(source.section, {}) if read is not None else None
-        told += len(splice.settle(source, ranges[source.section], blocks_of, log, kept))
+        told += len(splice.settle(source, ranges[source.section], blocks_of, log, kept, read_soon))
     return told
 
 
@@ -736,9 +753,8 @@ class _Run:
             staged.discard()
             return False
         self.staged.append(staged)
-        record = FileRecord(
-            made.digest, made.size, made.urls, proof, self._stage_blocks(name, made.blocks)
-        )
+        blocks = self._stage_blocks(name, made.blocks)
+        record = FileRecord(made.digest, made.size, made.urls, proof, blocks, made.rewritten)
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
         return True
 
@@ -806,6 +822,8 @@ class _Run:
                     self.read.get(section, {}).pop(number, None),
                     self._tables[section],
                     self._formats[section],
+                    before.rewritten,
+                    share=not splice.copies_whole(number, before.rewritten),
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)

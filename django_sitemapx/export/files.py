@@ -76,16 +76,18 @@ _COPY_BY_KERNEL = hasattr(os, "copy_file_range")
 _COPY_BUFFER = 1 << 20
 
 
-def copy_range(source: IO[bytes], target: IO[bytes], offset: int, length: int) -> None:
+def copy_range(
+    source: IO[bytes], target: IO[bytes], offset: int, length: int, *, share: bool = True
+) -> None:
     """Append ``length`` bytes of ``source`` from ``offset`` to ``target``, at its position.
 
     Between two local files, the kernel copies them (``os.copy_file_range``,
     no copy through this process, and a reflink where the file system shares
-    blocks); otherwise they are read and written. ``target`` is unbuffered.
-    Raises ``OSError`` if ``source`` ends first.
+    blocks); otherwise, or when not to ``share`` them, they are read and
+    written. ``target`` is unbuffered. Raises ``OSError`` if ``source`` ends first.
     """
     global _COPY_BY_KERNEL
-    if _COPY_BY_KERNEL and length:
+    if share and _COPY_BY_KERNEL and length:
         try:
             source_fd, target_fd = source.fileno(), target.fileno()
         except (AttributeError, OSError, ValueError):
@@ -119,7 +121,11 @@ CLONE_ALIGNMENT = 4096
 
 
 def write_spliced(
-    source: IO[bytes], target: IO[bytes], pieces: Iterable[bytes | tuple[int, int]]
+    source: IO[bytes],
+    target: IO[bytes],
+    pieces: Iterable[bytes | tuple[int, int]],
+    *,
+    share: bool = True,
 ) -> None:
     """Append ``pieces`` to ``target``: new bytes, or (offset, length) runs of ``source``.
 
@@ -129,7 +135,9 @@ def write_spliced(
     blocks (``copy_range``, which such a file system clones), and the
     partial blocks at its ends are read and written with the new bytes next
     to them. Any other run is copied as it is. The bytes are the same either
-    way; on a file system without shared blocks it costs the same.
+    way; on a file system without shared blocks it costs the same. Not to
+    ``share``, every run is read and written: a new file whose bytes are
+    its own, in as few extents as the file system makes.
     """
     pending = bytearray()
     position = target.tell()  # where ``pending`` starts in ``target``
@@ -139,6 +147,10 @@ def write_spliced(
             continue
         offset, length = piece
         if not length:
+            continue
+        if not share:
+            _flush(target, pending)
+            copy_range(source, target, offset, length, share=False)
             continue
         head = -offset % CLONE_ALIGNMENT
         end = (offset + length) // CLONE_ALIGNMENT * CLONE_ALIGNMENT

@@ -142,6 +142,27 @@ class Made:
     digest: str
     size: int
     urls: int
+    # Its blocks written again since the file was last written whole (``copies_whole``).
+    rewritten: int = 0
+
+
+# Blocks written again into a page's file since it was last written whole, past which
+# its next splice copies every byte rather than share the unchanged ones with the old
+# file. A file system that shares them (XFS with reflink, Btrfs) keeps each block written
+# again as an extent of its own, and splits the shared ones around it; a clone costs per
+# extent. Left to grow, a spread run of changed rows at new places each time was slower
+# run after run (docs/performance.md, "Incremental export").
+COPY_AFTER_REWRITTEN = 48
+
+
+def copies_whole(number: int, rewritten: int) -> bool:
+    """Whether page ``number``, its blocks ``rewritten`` since its file was last written
+    whole, is copied whole when spliced (``splice``'s ``share``).
+
+    Between ``COPY_AFTER_REWRITTEN`` and twice that, by page: the pages that change
+    at every run are not all copied at the same run.
+    """
+    return rewritten >= COPY_AFTER_REWRITTEN + number * 37 % COPY_AFTER_REWRITTEN
 
 
 class NotInBlocks(Exception):
@@ -979,6 +1000,8 @@ def splice(
     read: ReadBlocks | None = None,
     table: PageTable | None = None,
     page_format: PageFormat | None = None,
+    rewritten: int = 0,
+    share: bool = True,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
@@ -990,6 +1013,9 @@ def splice(
     when the page cannot be spliced so (an entry left out, the page emptied):
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
     ``table``, ``page_format``: as :class:`BlockWriter` takes them.
+    ``rewritten``: ``old``'s blocks written again since it was written whole
+    (``Made.rewritten`` counts on from there); not to ``share`` its unchanged
+    bytes, they are copied (``files.write_spliced``), and the count starts again.
     """
     from .files import write_spliced
 
@@ -1068,9 +1094,10 @@ def splice(
         copy_from = offsets[segment + 1]
         kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
-    write_spliced(old, target, pieces)
+    write_spliced(old, target, pieces, share=share)
     blocks.finish(where)
     made_now = _made(blocks, where, new_starts, sizes, counts, bytes(digests), lastmods)
+    made_now.rewritten = rewritten + len(made) if share else 0
     if made_now.blocks is not None and before.lastmods is None:
         # The unchanged blocks' lastmods are not known: none are kept.
         made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
@@ -1203,6 +1230,7 @@ def settle(
     blocks_of: Callable[[int], Blocks | None],
     log: ChangeLog,
     read: dict[int, ReadBlocks] | None = None,
+    on_plan: Callable[[int, Blocks, list[int]], None] | None = None,
 ) -> set[int]:
     """Tell the page table the summaries of ``source``'s changed pages: no page counted.
 
@@ -1215,7 +1243,9 @@ def settle(
     (:func:`block_keys`, sent as the pages are planned: ``_Counting``) and
     kept there by page, so that :func:`splice` does not read them again; one
     grouped query sums up any others (``summaries.summarize_ranges``). ``ranges`` are the
-    section's pages as loaded before the log was read (``page_ranges``).
+    section's pages as loaded before the log was read (``page_ranges``). ``on_plan``
+    is called with each page it plans, its blocks and the indexes of its changed
+    blocks (the export reads their bytes ahead, ``Destination.read_soon``).
     The page table stores each summary as a count (``PageTable.settle``);
     the other pages are counted as usual. Returns the pages told.
     """
@@ -1229,7 +1259,7 @@ def settle(
     # for ``splice``: counted as they are found (the first ``_BLOCKS_READ_AT_ONCE``).
     counting = _Counting(source, _BLOCKS_READ_AT_ONCE if read is not None else 0)
     with counting:
-        _plan_pages(source, ranges, blocks_of, log, plans, counting)
+        _plan_pages(source, ranges, blocks_of, log, plans, counting, on_plan)
         found = iter(list(_summarize_blocks(source, counting)))
     summaries = {}
     for number, (rows, latest, changed_count) in plans.items():
@@ -1277,6 +1307,7 @@ def _plan_pages(
     log: ChangeLog,
     plans: dict[int, tuple[int, str | None, int]],
     counting: _Counting,
+    on_plan: Callable[[int, Blocks, list[int]], None] | None = None,
 ) -> None:
     """:func:`settle`'s plan of each stale page it can tell: its unchanged blocks summed
     up (rows, greatest lastmod) and how many changed, whose ranges go to ``counting``.
@@ -1306,6 +1337,8 @@ def _plan_pages(
         for start, end in zip([-1, *changed], [*changed, count], strict=True):
             kept += lastmods[start + 1 : end]
         plans[number] = (rows, _greatest(None, kept), len(changed))
+        if on_plan is not None:
+            on_plan(number, blocks, changed)
         for index in changed:
             high = blocks.starts[index + 1] if index + 1 < count else where.high
             counting.add((blocks.starts[index], high), sorted(in_block[index]))

@@ -25,7 +25,7 @@ from django.test.utils import CaptureQueriesContext
 import django_sitemapx as sitemapx
 from django_sitemapx import export
 from django_sitemapx.compat import tasks_module
-from django_sitemapx.export import FolderDestination, export_sitemap, parallel, splice
+from django_sitemapx.export import FolderDestination, export_sitemap, files, parallel, splice
 from django_sitemapx.export.destinations import (
     BLOCKS_SUFFIX,
     MANIFEST_NAME,
@@ -62,8 +62,8 @@ def spliced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = splice.splice
 
-    def counting(source: Any, number: int, *args: Any) -> Any:
-        made = real(source, number, *args)
+    def counting(source: Any, number: int, *args: Any, **kwargs: Any) -> Any:
+        made = real(source, number, *args, **kwargs)
         if made is not None:
             calls.append(number)
         return made
@@ -688,3 +688,61 @@ def test_a_spliced_pages_digests_joined_make_the_same_blocks_as_listed() -> None
     assert listed.digest == splice.file_digest(
         [splice.digest(blocks.head), digests[0], digests[2], splice.digest(blocks.tail)]
     )
+
+
+def test_a_page_file_is_copied_whole_after_enough_blocks_are_written_again(
+    registry: SitemapRegistry,
+    tmp_path: Path,
+    spliced: list[int],
+    commit: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each block written again is an extent of its own where the file system shares the
+    # old file's bytes (XFS, Btrfs), and a clone costs per extent: past a count, the
+    # page's next splice copies every byte, and the count starts again.
+    monkeypatch.setattr(splice, "COPY_AFTER_REWRITTEN", 2)
+    shared: list[bool] = []
+    real = files.write_spliced
+
+    def recording(source: Any, target: Any, pieces: Any, *, share: bool = True) -> None:
+        shared.append(share)
+        real(source, target, pieces, share=share)
+
+    monkeypatch.setattr(files, "write_spliced", recording)
+    exports = _exported(registry, commit, tmp_path)
+    number = _page_of(50)
+    name = f"sitemap-d-{number}.xml"
+    # Staggered by page: 2 or 3 here.
+    threshold = 2 + number * 37 % 2
+    assert splice.copies_whole(number, threshold) and not splice.copies_whole(
+        number, threshold - 1
+    )
+
+    def rewritten() -> int:
+        manifest = json.loads((exports.folder / MANIFEST_NAME).read_bytes())
+        record = FileRecord.from_json(manifest["documents"][name])
+        assert record is not None
+        return record.rewritten
+
+    counts = []
+    for time in range(4):
+        # Two blocks of the page each run: rows 50 and 110 (blocks of 4 rows).
+        _save(commit, 50, f"/d/50/run-{time}/")
+        _save(commit, 110, f"/d/110/run-{time}/")
+        assert exports.check().spliced == 1
+        counts.append(rewritten())
+    # Copied whole once the count reaches the page's threshold, then counted again.
+    expected = {2: ([2, 0, 2, 0], [True, False, True, False])}
+    expected[3] = ([2, 4, 0, 2], [True, True, False, True])
+    assert (counts, shared) == expected[threshold]
+
+
+def test_a_records_count_of_blocks_written_again_is_kept_in_the_manifest() -> None:
+    record = FileRecord("ab" * 32, 10, 1, "proof", "cd" * 32, 7)
+    assert record.as_json()["rewritten"] == 7
+    assert FileRecord.from_json(record.as_json()) == record
+    # None yet: the key is left out, as in the manifests of earlier versions.
+    plain = dataclasses.replace(record, rewritten=0)
+    assert "rewritten" not in plain.as_json()
+    for bad in (-3, "7", None, 2.5):
+        assert FileRecord.from_json({**record.as_json(), "rewritten": bad}) == plain

@@ -342,6 +342,42 @@ def test_runs_at_the_same_offset_are_copied_in_whole_aligned_blocks(
     assert copied == [(0, 2 * size), (middle + 300, len(old) - middle - 300)]
 
 
+def test_runs_not_to_share_are_read_and_written_not_copied_by_the_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A page copied whole (``splice.copies_whole``) shares no extent with the old file:
+    # copy_file_range() would clone its aligned runs on XFS or Btrfs.
+    size = files.CLONE_ALIGNMENT
+    old = os.urandom(5 * size + 100)
+    (tmp_path / "old").write_bytes(old)
+
+    def refuse(*args: Any) -> int:
+        raise AssertionError("copy_file_range() called")
+
+    monkeypatch.setattr(os, "copy_file_range", refuse, raising=False)
+    change = b"x" * 300
+    middle = 2 * size + size // 2
+    pieces: list[bytes | tuple[int, int]] = [
+        (0, middle),
+        change,
+        (middle + 300, len(old) - middle - 300),
+    ]
+    with (
+        open(tmp_path / "old", "rb", buffering=0) as source,
+        open(tmp_path / "new", "wb", buffering=0) as target,
+    ):
+        files.write_spliced(source, target, pieces, share=False)
+    assert (tmp_path / "new").read_bytes() == old[:middle] + change + old[middle + 300 :]
+    if hasattr(os, "copy_file_range") and files._COPY_BY_KERNEL:
+        # The same pieces shared: the kernel copies (the check above can fail).
+        with (
+            open(tmp_path / "old", "rb", buffering=0) as source,
+            open(tmp_path / "new", "wb", buffering=0) as target,
+            pytest.raises(AssertionError, match="copy_file_range"),
+        ):
+            files.write_spliced(source, target, pieces)
+
+
 @pytest.fixture
 def whole(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many changed blocks each spliced page wrote whole (``BlockWriter.blocks``)."""
@@ -417,6 +453,44 @@ def test_the_changed_blocks_keys_are_read_once_for_telling_and_writing_in_place(
     result = runs.check()
     assert result.spliced == 3 and result.told == 3 and whole == []
     assert len(result.row_queries) == 2, result.row_queries  # type: ignore[attr-defined]
+
+
+def test_the_changed_blocks_of_each_told_page_are_read_ahead(
+    runs: _Runs, commit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, lastmod_text: None
+) -> None:
+    # Into the page cache at once, as the pages are told, before any is spliced: not one
+    # by one as each page reads them (an earlier splice's file shares them, uncached).
+    asked: dict[str, list[tuple[int, int]]] = {}
+    real = FolderDestination.read_soon
+
+    def recording(destination: FolderDestination, name: str, ranges: Any) -> None:
+        asked[name] = list(ranges)
+        real(destination, name, ranges)
+
+    monkeypatch.setattr(FolderDestination, "read_soon", recording)
+    names = {f"sitemap-a-{_page_of(key)}.xml": key for key in (50, 250)}
+    old = {name: (runs.folder / name).read_bytes() for name in names}
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    result = runs.check()
+    assert result.told == 2 and result.spliced == 2
+    assert sorted(asked) == sorted(names)
+    for name, key in names.items():
+        # One range: the saved row's block, its elements whole (one "<url>" to the next).
+        [(offset, length)] = asked[name]
+        assert offset < old[name].index(f"/a/a{key}/</loc>".encode()) < offset + length
+        assert old[name][offset : offset + 5] == b"<url>"
+        assert old[name][offset + length :].startswith((b"<url>", b"</urlset>"))
+    # A page to be copied whole (``splice.copies_whole``) is read whole.
+    monkeypatch.setattr(splice, "COPY_AFTER_REWRITTEN", 1)
+    asked.clear()
+    name = f"sitemap-a-{_page_of(50)}.xml"
+    size = (runs.folder / name).stat().st_size
+    _save(commit, 50, 100_002)
+    assert runs.check().spliced == 1
+    assert asked == {name: [(0, size)]}
+    # A file that is not there is no error: the read is advice.
+    FolderDestination(runs.root / "none").read_soon("sitemap-a-1.xml", [(0, 100)])
 
 
 def test_a_page_saved_after_it_was_told_has_its_blocks_read_again(
