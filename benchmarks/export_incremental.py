@@ -27,8 +27,10 @@ changed (``benchmarks/export_settings.py``). Each step runs in fresh processes:
 5. after each: ``incremental, 1 process``, ``sitemap_export`` into the folder of step 2
    (with its seconds as a share of the best full run in one process, ``of_full``);
    the spread saves and their incremental runs go ``--spread-repeat`` times (5), each
-   after the run before, and their median and range are reported too: one run moves
-   by a fifth from run to run on a 2-core machine;
+   after the run before and each saving rows at new places (as a site's saves come:
+   the rows of the run before, saved again, would find their blocks in the page
+   cache), and their median and range are reported too: one run moves by a fifth
+   from run to run on a 2-core machine;
    and ``incremental, 2 workers``, ``sitemap_export --tasks`` into the folder of step 3.
 
 Prints and writes wall time, URLs per second and peak RSS per process. The
@@ -320,14 +322,17 @@ def main(argv: list[str]) -> int:
         rows.append(summary)
         for spread in ("spread", "clustered"):
             seconds = []
-            for _ in range(args.spread_repeat if spread == "spread" else 1):
+            for turn in range(args.spread_repeat if spread == "spread" else 1):
                 rows.append(
                     _step(
                         f"{args.changes} rows saved, {spread}",
                         functools.partial(
                             _in_process,
                             SAVE.format(
-                                rows=args.rows, changes=args.changes, spread=spread == "spread"
+                                rows=args.rows,
+                                changes=args.changes,
+                                spread=spread == "spread",
+                                turn=turn,
                             ),
                         ),
                     )

@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
     steps = [
         ("layout", LAYOUT.format(rows=args.rows, base=BASE_URL)),
         ("full", EXPORT.format(folder=str(folder), base=BASE_URL, full=True)),
-        ("saved", SAVE.format(rows=args.rows, changes=args.changes, spread=True)),
+        ("saved", SAVE.format(rows=args.rows, changes=args.changes, spread=True, turn=0)),
         ("incremental", EXPORT.format(folder=str(folder), base=BASE_URL, full=False)),
     ]
     if args.full_only:

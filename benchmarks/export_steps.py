@@ -53,6 +53,10 @@ out['database_cpu_seconds'] = round((int(stat[11]) + int(stat[12])) / os.sysconf
 
 # ``changes`` published rows (n not a multiple of 10) saved through the ORM: spread
 # evenly over the table (every page changes), or the newest in a row (one or two pages).
+# Spread, save ``turn`` (0, 1, 2...) starts at a new place in each interval: the rows of
+# the run before are not saved again (their blocks were written by that run, and are
+# still in its files' cache, which rows saved at new places do not find). Turn 0 starts
+# halfway, as the benchmark did before it had turns.
 # The title gets one " (edited)" however many runs edit it, so that reruns on the
 # same data keep it under its field's 255 characters.
 SAVE = """
@@ -60,7 +64,12 @@ from django.utils import timezone
 from example_project.articles.models import Article
 if {spread}:
     step = max({rows} // {changes}, 1)
-    ids = list(range(step // 2 + 1, {rows} + 1, step))[:{changes}]
+    start = step // 2 + 1
+    if {turn} and step > 2:
+        # The golden ratio's multiples modulo 1: each turn far from the turns before.
+        start = int(({turn} * 0.6180339887) % 1 * (step - 2)) + 1
+        start += start % 10 == 0
+    ids = list(range(start, {rows} + 1, step))[:{changes}]
 else:
     ids = [n for n in range({rows} - {changes} * 2, {rows} + 1) if n % 10][-{changes}:]
 for article in Article.objects.filter(id__in=ids):
