@@ -636,7 +636,8 @@ class FolderDestination(Destination):
         # posix_fadvise(2)'s WILLNEED starts reading the ranges into the page cache and
         # returns. A page file of an earlier splice shares its unchanged bytes, which its
         # own cache never held: without this, a spread run read its 1,000 changed blocks
-        # from the disk one by one, 350 ms on XFS (docs/performance.md, "Incremental export").
+        # from the disk one by one, 160 to 410 ms on XFS (docs/performance.md, "Saves at
+        # new rows each run").
         if _WILLNEED is None:  # pragma: no cover - no posix_fadvise (macOS, Windows)
             return
         try:
