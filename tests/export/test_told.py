@@ -300,6 +300,23 @@ def test_summarize_ranges_is_summarize_of_each_range(commit: Callable[..., Any])
     assert summarize_ranges(source, [Bounds(1000, 2000)]) == [(0, None, 0)]
 
 
+def _one_change(old: bytes, new: bytes) -> list[bytes | tuple[int, int]]:
+    """``old``'s 300 bytes at 2.5 aligned blocks replaced by ``new``, as ``write_spliced``'s
+    pieces: the runs of ``old`` around them keep their offsets when ``new`` is 300 bytes."""
+    middle = 2 * files.CLONE_ALIGNMENT + files.CLONE_ALIGNMENT // 2
+    return [(0, middle), new, (middle + 300, len(old) - middle - 300)]
+
+
+def _spliced(folder: Path, pieces: list[bytes | tuple[int, int]], *, share: bool = True) -> bytes:
+    """``files.write_spliced`` from ``folder``'s file "old" to a new file "new": its bytes."""
+    with (
+        open(folder / "old", "rb", buffering=0) as source,
+        open(folder / "new", "wb", buffering=0) as target,
+    ):
+        files.write_spliced(source, target, pieces, share=share)
+    return (folder / "new").read_bytes()
+
+
 def test_runs_at_the_same_offset_are_copied_in_whole_aligned_blocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -317,28 +334,13 @@ def test_runs_at_the_same_offset_are_copied_in_whole_aligned_blocks(
     # A changed run of the same length at 2.5 blocks: every run keeps its offset.
     change = b"x" * 300
     middle = 2 * size + size // 2
-    pieces: list[bytes | tuple[int, int]] = [
-        (0, middle),
-        change,
-        (middle + 300, len(old) - middle - 300),
-    ]
-    with (
-        open(tmp_path / "old", "rb", buffering=0) as source,
-        open(tmp_path / "new", "wb", buffering=0) as target,
-    ):
-        files.write_spliced(source, target, pieces)
     expected = old[:middle] + change + old[middle + 300 :]
-    assert (tmp_path / "new").read_bytes() == expected
+    assert _spliced(tmp_path, _one_change(old, change)) == expected
     assert copied == [(0, 2 * size), (3 * size, 2 * size)]
     # A run moved by a longer change is copied as it is: same bytes.
     copied.clear()
-    pieces = [(0, middle), change + b"y", (middle + 300, len(old) - middle - 300)]
-    with (
-        open(tmp_path / "old", "rb", buffering=0) as source,
-        open(tmp_path / "new", "wb", buffering=0) as target,
-    ):
-        files.write_spliced(source, target, pieces)
-    assert (tmp_path / "new").read_bytes() == old[:middle] + change + b"y" + old[middle + 300 :]
+    expected = old[:middle] + change + b"y" + old[middle + 300 :]
+    assert _spliced(tmp_path, _one_change(old, change + b"y")) == expected
     assert copied == [(0, 2 * size), (middle + 300, len(old) - middle - 300)]
 
 
@@ -357,25 +359,12 @@ def test_runs_not_to_share_are_read_and_written_not_copied_by_the_kernel(
     monkeypatch.setattr(os, "copy_file_range", refuse, raising=False)
     change = b"x" * 300
     middle = 2 * size + size // 2
-    pieces: list[bytes | tuple[int, int]] = [
-        (0, middle),
-        change,
-        (middle + 300, len(old) - middle - 300),
-    ]
-    with (
-        open(tmp_path / "old", "rb", buffering=0) as source,
-        open(tmp_path / "new", "wb", buffering=0) as target,
-    ):
-        files.write_spliced(source, target, pieces, share=False)
-    assert (tmp_path / "new").read_bytes() == old[:middle] + change + old[middle + 300 :]
+    pieces = _one_change(old, change)
+    assert _spliced(tmp_path, pieces, share=False) == old[:middle] + change + old[middle + 300 :]
     if hasattr(os, "copy_file_range") and files._COPY_BY_KERNEL:
         # The same pieces shared: the kernel copies (the check above can fail).
-        with (
-            open(tmp_path / "old", "rb", buffering=0) as source,
-            open(tmp_path / "new", "wb", buffering=0) as target,
-            pytest.raises(AssertionError, match="copy_file_range"),
-        ):
-            files.write_spliced(source, target, pieces)
+        with pytest.raises(AssertionError, match="copy_file_range"):
+            _spliced(tmp_path, pieces)
 
 
 @pytest.fixture
