@@ -455,7 +455,7 @@ def test_syncs_start_before_the_manifest_is_written_and_end_before_the_first_ren
     events: list[str] = []
     soon: list[str] = []
     real_fsync, real_replace = os.fsync, os.replace
-    real_soon = FolderDestination.sync_soon
+    real_soon, real_stage = FolderDestination.sync_soon, FolderDestination.stage
 
     def fsync(fd: int) -> None:
         real_fsync(fd)
@@ -470,15 +470,25 @@ def test_syncs_start_before_the_manifest_is_written_and_end_before_the_first_ren
         events.append("soon")
         real_soon(destination, staged)
 
+    def stage(destination: FolderDestination, name: str) -> Any:
+        if name != MANIFEST_NAME:
+            events.append("stage")
+        return real_stage(destination, name)
+
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
     monkeypatch.setattr(FolderDestination, "sync_soon", sync_soon)
+    monkeypatch.setattr(FolderDestination, "stage", stage)
     result = exports.export()
     # Not as each page is made: every file's sync starts once all are staged, before
-    # the manifest naming them is written.
+    # the manifest naming them is written (its rename the first). A sync may end while
+    # the next ones are started.
     assert result.spliced == 2 and sorted(soon) == sorted(file.name for file in result.files)
-    assert events[: len(soon)] == ["soon"] * len(soon)
-    events = events[len(soon) :]
+    staged = events.count("stage")
+    assert staged >= len(soon) and events[:staged] == ["stage"] * staged
+    assert events[staged] == "soon"
+    assert events[: events.index("replace")].count("soon") == len(soon)
+    events = [event for event in events if event not in ("soon", "stage")]
     # Every page and the index durable before the first is put in place (the files'
     # syncs may end before or after the manifest naming every file is written), then
     # the manifest again.
