@@ -823,7 +823,6 @@ class _Run:
                     self._tables[section],
                     self._formats[section],
                     before.rewritten,
-                    share=not splice.copies_whole(number, before.rewritten),
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)

@@ -151,13 +151,13 @@ class Made:
 # file. A file system that shares them (XFS with reflink, Btrfs) keeps each block written
 # again as an extent of its own, and splits the shared ones around it; a clone costs per
 # extent. Left to grow, a spread run of changed rows at new places each time was slower
-# run after run (docs/performance.md, "Incremental export").
+# run after run (docs/performance.md, "Saves at new rows each run").
 COPY_AFTER_REWRITTEN = 48
 
 
 def copies_whole(number: int, rewritten: int) -> bool:
     """Whether page ``number``, its blocks ``rewritten`` since its file was last written
-    whole, is copied whole when spliced (``splice``'s ``share``).
+    whole, is copied whole when spliced (``files.write_spliced``'s ``share`` off).
 
     Between ``COPY_AFTER_REWRITTEN`` and twice that, by page: the pages that change
     at every run are not all copied at the same run.
@@ -1001,7 +1001,6 @@ def splice(
     table: PageTable | None = None,
     page_format: PageFormat | None = None,
     rewritten: int = 0,
-    share: bool = True,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
@@ -1014,8 +1013,9 @@ def splice(
     it is then made whole. Raises ``NotInBlocks`` as :func:`make_whole`.
     ``table``, ``page_format``: as :class:`BlockWriter` takes them.
     ``rewritten``: ``old``'s blocks written again since it was written whole
-    (``Made.rewritten`` counts on from there); not to ``share`` its unchanged
-    bytes, they are copied (``files.write_spliced``), and the count starts again.
+    (``Made.rewritten`` counts on from there); past :func:`copies_whole`'s count,
+    its unchanged bytes are copied, not shared (``files.write_spliced``), and the
+    count starts again.
     """
     from .files import write_spliced
 
@@ -1094,6 +1094,7 @@ def splice(
         copy_from = offsets[segment + 1]
         kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
+    share = not copies_whole(number, rewritten)
     write_spliced(old, target, pieces, share=share)
     blocks.finish(where)
     made_now = _made(blocks, where, new_starts, sizes, counts, bytes(digests), lastmods)
