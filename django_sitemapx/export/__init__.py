@@ -981,8 +981,7 @@ class _Run:
         # syncs started before that manifest is written, which they go along with. Not
         # as each page is staged: their threads then took the cores from the pages
         # being made (docs/performance.md, "Incremental export").
-        for staged in self.staged:
-            self.destination.sync_soon(staged)
+        self.destination.sync_soon(self.staged)
         self.destination.write_manifest({**previous, **self.names}, kept_records, cursors)
         self.destination.sync(self.staged)
         # Pages first, the index last: the index never lists a page not yet in place.

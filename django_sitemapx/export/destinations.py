@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from queue import Empty, SimpleQueue
 from typing import IO
 
 from django.core.files import File
@@ -181,11 +182,11 @@ class Destination:
         after the other as each page is made.
         """
 
-    def sync_soon(self, staged: StagedFile) -> None:
-        """Start making a complete staging file durable, for :meth:`sync` to wait for (optional).
+    def sync_soon(self, staged: Sequence[StagedFile]) -> None:
+        """Start making complete staging files durable, for :meth:`sync` to wait for (optional).
 
-        Called by an export for each staged file before it writes the manifest
-        naming them, so that the file system writes them meanwhile.
+        Called by an export with every file it staged, before it writes the
+        manifest naming them, so that the file system writes them meanwhile.
         """
 
     def put_aside(self, name: str, data: bytes) -> StagedFile | None:
@@ -552,8 +553,11 @@ class FolderDestination(Destination):
         self.root = Path(root)
         self.permissions = permissions
         self.description = str(self.root)
-        # Syncs started ahead of ``sync`` (``sync_soon``), by path, and their threads.
-        self._syncing: dict[Path, Future[None]] = {}
+        # Syncs started ahead of ``sync`` (``sync_soon``): the paths, the queues their
+        # threads take them from, and the threads' work, each until its queue is empty.
+        self._syncing: set[Path] = set()
+        self._queues: list[SimpleQueue[tuple[Path, Path]]] = []
+        self._drains: list[Future[None]] = []
         self._pool: ThreadPoolExecutor | None = None
 
     def subfolder(self, name: str) -> Destination:
@@ -618,14 +622,8 @@ class FolderDestination(Destination):
         waiting = [file for file in staged if not file.synced]
         try:
             if len(waiting) > 1 or self._syncing:
-                pool = self._sync_pool()
-                futures = [
-                    self._syncing.pop(file.path)
-                    if file.path in self._syncing
-                    else pool.submit(_sync_ahead, file.path, self.root / file.name)
-                    for file in waiting
-                ]
-                for future in futures:
+                self._queue_syncs(waiting)
+                for future in self._drains:
                     future.result()
                 for file in waiting:
                     file.synced = True
@@ -652,12 +650,28 @@ class FolderDestination(Destination):
         finally:
             os.close(handle)
 
-    def sync_soon(self, staged: StagedFile) -> None:
+    def sync_soon(self, staged: Sequence[StagedFile]) -> None:
         # While the manifest is written: its fsync() and theirs share the journal's writes.
-        if not staged.synced and staged.path not in self._syncing:
-            self._syncing[staged.path] = self._sync_pool().submit(
-                _sync_ahead, staged.path, self.root / staged.name
-            )
+        self._queue_syncs(staged)
+
+    def _queue_syncs(self, staged: Sequence[StagedFile]) -> None:
+        """Start syncing those of ``staged`` not synced or started yet, for ``sync``.
+
+        Every file is queued before a thread starts, and each thread takes file after
+        file: one task a thread, not one a file (docs/performance.md, "The syncs'
+        threads take turns with the export's").
+        """
+        waiting = [file for file in staged if not file.synced and file.path not in self._syncing]
+        if not waiting:
+            return
+        work: SimpleQueue[tuple[Path, Path]] = SimpleQueue()
+        for file in waiting:
+            work.put((file.path, self.root / file.name))
+            self._syncing.add(file.path)
+        self._queues.append(work)
+        pool = self._sync_pool()
+        threads = min(_SYNC_THREADS, len(waiting))
+        self._drains += [pool.submit(_sync_queued, work) for _ in range(threads)]
 
     def _sync_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -667,7 +681,14 @@ class FolderDestination(Destination):
     def _stop_syncing(self) -> None:
         """Wait for the syncs in flight (of files a failed run may have removed) and stop."""
         pool, self._pool = self._pool, None
+        # What no thread has taken yet is not synced: a failed run's files go.
+        for work in self._queues:
+            with contextlib.suppress(Empty):
+                while True:
+                    work.get_nowait()
         self._syncing.clear()
+        self._queues.clear()
+        self._drains.clear()
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -742,8 +763,12 @@ class FolderDestination(Destination):
             yield handle
 
 
-# fsync() calls in flight at once (``FolderDestination.sync``).
-_SYNC_THREADS = 32
+# fsync() calls in flight at once (``FolderDestination.sync``). Each thread's return
+# from a system call waits for the interpreter's lock, against the others and the
+# export's own thread: 32 kept the export's thread waiting, and their syncs queued in
+# the file system anyway (docs/performance.md, "The syncs' threads take turns with the
+# export's").
+_SYNC_THREADS = 16
 # What a read asks for past a file's size, until its end.
 _READ_MORE = 1 << 20
 
@@ -772,6 +797,16 @@ def _sync(path: Path) -> None:
         os.fsync(handle)
     finally:
         os.close(handle)
+
+
+def _sync_queued(work: SimpleQueue[tuple[Path, Path]]) -> None:
+    """Sync staging files taken from ``work`` (``_sync_ahead``) until it is empty."""
+    while True:
+        try:
+            path, replaced = work.get_nowait()
+        except Empty:
+            return
+        _sync_ahead(path, replaced)
 
 
 def _sync_ahead(path: Path, replaced: Path) -> None:

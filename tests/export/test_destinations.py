@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ from django.test import override_settings
 
 from django_sitemapx.exceptions import ExportError
 from django_sitemapx.export.destinations import (
+    _SYNC_THREADS,
     LOCK_NAME,
     MANIFEST_NAME,
     FolderDestination,
+    StagedFile,
     StorageDestination,
     storage_destination,
 )
@@ -175,6 +178,78 @@ def test_a_folder_export_syncs_every_file_before_it_puts_the_first_in_place(
     assert last == manifest and body[-files:] == ["replace"] * files
     assert sorted(body[:-files]) == ["replace", *["sync"] * (files + 1)]
     assert body[:-files].index("replace") > 0  # the manifest synced before it is in place
+
+
+def _staged_files(destination: FolderDestination, count: int) -> list[StagedFile]:
+    staged = [destination.stage(f"maps/page-{number}.xml") for number in range(count)]
+    for number, file in enumerate(staged):
+        file.path.write_bytes(b"page %d" % number)
+    return staged
+
+
+def test_a_folder_syncs_its_files_on_a_few_threads_each_taking_file_after_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thread's every return from a system call waits for the interpreter's lock,
+    # against the export's thread: 16 threads, each syncing file after file from one
+    # queue, not a thread for every fsync() in flight (docs/performance.md, "The syncs'
+    # threads take turns with the export's").
+    destination = FolderDestination(tmp_path)
+    synced: list[tuple[str, int]] = []
+    flying = [0, 0]  # in flight now, most at once
+    lock = threading.Lock()
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        with lock:
+            flying[0] += 1
+            flying[1] = max(flying)
+        time.sleep(0.02)  # long enough for the threads' syncs to overlap
+        real_fsync(fd)
+        with lock:
+            flying[0] -= 1
+            synced.append((threading.current_thread().name, os.fstat(fd).st_ino))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with destination.lock():
+        staged = _staged_files(destination, 60)
+        destination.sync_soon(staged)
+        destination.sync(staged)
+    assert sorted(inode for _name, inode in synced) == sorted(
+        file.path.stat().st_ino for file in staged
+    )
+    threads = {name for name, _inode in synced}
+    assert 1 < flying[1] <= _SYNC_THREADS == 16 and len(threads) <= _SYNC_THREADS
+    assert all(name.startswith("sitemapx-sync") for name in threads)
+    assert all(file.synced for file in staged)
+    assert not [t for t in threading.enumerate() if t.name.startswith("sitemapx-sync")]
+
+
+def test_a_folder_sync_that_fails_raises_and_leaves_no_sync_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    destination = FolderDestination(tmp_path)
+    real_fsync = os.fsync
+    calls = [0]
+
+    def fsync(fd: int) -> None:
+        calls[0] += 1
+        if calls[0] == 3:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with destination.lock():
+        staged = _staged_files(destination, 40)
+        destination.sync_soon(staged)
+        with pytest.raises(OSError, match="Input/output error"):
+            destination.sync(staged)
+        assert not any(file.synced for file in staged)
+        assert not [t for t in threading.enumerate() if t.name.startswith("sitemapx-sync")]
+        # What no thread had taken when the run failed is not synced later.
+        done = calls[0]
+        time.sleep(0.05)
+        assert calls[0] == done <= len(staged)
 
 
 @pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="no posix_fadvise here")
