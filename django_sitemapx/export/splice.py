@@ -19,11 +19,12 @@ the page's writer (a block grown past twice ``BLOCK_ROWS`` rows is cut
 again); every other byte is copied from the previous file
 (``files.write_spliced``: ``os.copy_file_range`` in a folder, in whole 4 KiB
 blocks at the same offsets where it can, which XFS with reflinks and Btrfs
-clone). Before the pages are listed, the page table is told each such page's
-summary from its blocks (:func:`settle`), so that it is not counted. The
-file's digest is a digest of its segments' digests, so no byte copied is
-hashed again. Anything else makes the page whole, in blocks: no record of
-blocks, a split or merge, a setting, a log that cannot say
+clone; when every run keeps its offset, the old file whole with the changed
+blocks written over it). Before the pages are listed, the page table is told
+each such page's summary from its blocks (:func:`settle`), so that it is not
+counted. The file's digest is a digest of its segments' digests, so no byte
+copied is hashed again. Anything else makes the page whole, in blocks: no
+record of blocks, a split or merge, a setting, a log that cannot say
 (``ChangeLog.keys_in``), elements not one a row (an entry left out,
 languages: the page is then written, not recorded in blocks), a page over the
 byte limit (made the usual way, ``render_page``), gzip copies, a dry run.

@@ -323,20 +323,34 @@ def test_runs_at_the_same_offset_are_copied_in_whole_aligned_blocks(
     size = files.CLONE_ALIGNMENT
     old = os.urandom(5 * size + 100)
     copied: list[tuple[int, int]] = []
-    real = files.copy_range
+    written: list[tuple[int, int]] = []
+    real, real_pwrite = files.copy_range, os.pwrite
 
     def recording(source: Any, target: Any, offset: int, length: int) -> None:
         copied.append((offset, length))
         real(source, target, offset, length)
 
+    def recording_pwrite(handle: int, data: Any, offset: int) -> int:
+        written.append((offset, len(data)))
+        return real_pwrite(handle, data, offset)
+
     monkeypatch.setattr(files, "copy_range", recording)
+    monkeypatch.setattr(os, "pwrite", recording_pwrite)
     (tmp_path / "old").write_bytes(old)
-    # A changed run of the same length at 2.5 blocks: every run keeps its offset.
+    # A changed run of the same length at 2.5 blocks: every run keeps its offset, so the
+    # old file is copied whole and the block holding the change written over it, whole.
     change = b"x" * 300
     middle = 2 * size + size // 2
     expected = old[:middle] + change + old[middle + 300 :]
     assert _spliced(tmp_path, _one_change(old, change)) == expected
-    assert copied == [(0, 2 * size), (3 * size, 2 * size)]
+    assert copied == [(0, len(old))]
+    assert written == [(2 * size, size)]
+    # New bytes at the end (the file's length may change): the runs are copied, each in
+    # whole aligned blocks, the partial blocks at their ends read and written.
+    copied.clear()
+    expected = old[: 2 * size + 100] + change
+    assert _spliced(tmp_path, [(0, 2 * size + 100), change]) == expected
+    assert copied == [(0, 2 * size)]
     # A run moved by a longer change is copied as it is: same bytes.
     copied.clear()
     expected = old[:middle] + change + b"y" + old[middle + 300 :]
