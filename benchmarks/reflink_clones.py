@@ -1,0 +1,211 @@
+"""What a spliced page's file costs on a file system that shares blocks, turn after turn.
+
+    python benchmarks/reflink_clones.py --folder /mnt/xfs [--files 184] [--turns 8] \\
+        [--output benchmarks/results/reflink-clones.json]
+
+No Django, no database: the file system's part of a spread run of
+``export_incremental.py`` alone. ``--files`` files of ``--size`` bytes (184 of
+8 MiB: the 10,000,000 rows' pages), each written whole and synced; then, each
+turn, ``--blocks`` 4 KiB blocks of each file at new random places are changed,
+as 1,000 rows saved at new places change about 5.4 ``<url>`` elements a page
+(one or two 4 KiB blocks each), and each file is replaced by a new one (its
+staging file synced on 16 threads, then renamed over it; then ``--settle`` seconds,
+1 by default, after ``os.sync()``), in one of three ways:
+
+- ``chain``: what ``files.write_spliced`` does. The new file is the old one cloned
+  whole (``os.copy_file_range``) and the changed blocks written over it.
+- ``base``: the new file is a clone of the file as first written (kept beside it,
+  never changed), and every block changed since then is written over it.
+- ``keep``: ``chain``, the old file kept one turn longer (a hard link) before it goes.
+
+Prints, per way and turn, the milliseconds of the clones, the writes, the syncs and
+the renames, and the extents of one file (``os.stat`` cannot tell them: ``filefrag``
+when it is there). On a file system that shares no blocks (ext4, tmpfs), a clone is a
+copy, and ``shares_blocks`` says false. Sends nothing anywhere; writes only inside
+a new folder in ``--folder``, removed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+BLOCK = 4096
+WAYS = ("chain", "base", "keep")
+# As ``FolderDestination``'s syncs: 16 threads taking files from one queue.
+SYNC_THREADS = 16
+
+
+def _clone(source: Path, target: int, size: int) -> None:
+    with open(source, "rb", buffering=0) as handle:
+        offset = 0
+        while offset < size:
+            copied = os.copy_file_range(handle.fileno(), target, size - offset, offset)
+            if not copied:
+                raise OSError(f"{source}: short at {offset}")
+            offset += copied
+
+
+def _extents(path: Path) -> int | None:
+    if shutil.which("filefrag") is None:
+        return None
+    done = subprocess.run(["filefrag", str(path)], capture_output=True, text=True)
+    if done.returncode:
+        return None
+    # "name: 109 extents found"
+    return int(done.stdout.rsplit(":", 1)[1].split()[0])
+
+
+def _shares_blocks(folder: Path) -> bool:
+    """Whether a clone in ``folder`` shares its blocks: the free space does not fall by it
+    (other writers on the same file system can blur this)."""
+    first, second = folder / "probe-1", folder / "probe-2"
+    with open(first, "wb", buffering=0) as source:
+        source.write(os.urandom(64 * BLOCK) * 64)  # 16 MiB
+        os.fsync(source.fileno())
+    before = shutil.disk_usage(folder).free
+    with open(second, "wb", buffering=0) as target:
+        _clone(first, target.fileno(), first.stat().st_size)
+        os.fsync(target.fileno())
+    shared = before - shutil.disk_usage(folder).free < first.stat().st_size // 2
+    first.unlink()
+    second.unlink()
+    return shared
+
+
+def run_way(
+    way: str,
+    folder: Path,
+    files: int,
+    size: int,
+    blocks: int,
+    turns: int,
+    seed: int,
+    settle: float = 1.0,
+) -> list[dict[str, Any]]:
+    """The turns of one way in ``folder`` (empty before, emptied after): their milliseconds.
+
+    After each turn, ``settle`` seconds for the file system's own work (``os.sync()``
+    first, when not 0).
+    """
+    pick = random.Random(seed)
+    content = os.urandom(size)
+    # New bytes for the changed blocks, made once: not the random generator's time.
+    fresh = [os.urandom(BLOCK) for _ in range(64)]
+    paths = [folder / f"page-{number}.xml" for number in range(files)]
+    for path in paths:
+        with open(path, "wb", buffering=0) as written:
+            written.write(content)
+            os.fsync(written.fileno())
+        if way == "base":
+            with open(path.with_suffix(".base"), "wb", buffering=0) as base:
+                _clone(path, base.fileno(), size)
+                os.fsync(base.fileno())
+    changed: list[list[int]] = [[] for _ in paths]
+    rows = []
+    for turn in range(1, turns + 1):
+        clones = writes = 0.0
+        staged: list[tuple[int, Path]] = []
+        for number, path in enumerate(paths):
+            new = [pick.randrange(size // BLOCK) * BLOCK for _ in range(blocks)]
+            changed[number] += new
+            source, over = (
+                (path.with_suffix(".base"), changed[number]) if way == "base" else (path, new)
+            )
+            staging = path.with_suffix(".staged")
+            started = time.perf_counter()
+            handle = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            _clone(source, handle, size)
+            cloned = time.perf_counter()
+            for offset in over:
+                os.pwrite(handle, pick.choice(fresh), offset)
+            writes += time.perf_counter() - cloned
+            clones += cloned - started
+            staged.append((handle, staging))
+        started = time.perf_counter()
+        with ThreadPoolExecutor(SYNC_THREADS) as pool:
+            list(pool.map(os.fsync, [handle for handle, _ in staged]))
+        synced = time.perf_counter()
+        for (handle, staging), path in zip(staged, paths, strict=True):
+            os.close(handle)
+            if way == "keep":
+                kept = path.with_suffix(".kept")
+                kept.unlink(missing_ok=True)
+                os.link(path, kept)
+            os.replace(staging, path)
+        renamed = time.perf_counter()
+        row: dict[str, Any] = {
+            "way": way,
+            "turn": turn,
+            "clones_ms": round(clones * 1000),
+            "writes_ms": round(writes * 1000),
+            "syncs_ms": round((synced - started) * 1000),
+            "renames_ms": round((renamed - synced) * 1000),
+            "extents_of_one_file": _extents(paths[0]),
+        }
+        row["total_ms"] = sum(
+            row[name] for name in ("clones_ms", "writes_ms", "syncs_ms", "renames_ms")
+        )
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+        # The file system's work after the renames (freeing the old files) is not the next turn's.
+        if settle:
+            os.sync()
+            time.sleep(settle)
+    for path in list(folder.iterdir()):
+        path.unlink()
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--files", type=int, default=184)
+    parser.add_argument("--size", type=int, default=8 << 20, help="bytes a file (8 MiB)")
+    parser.add_argument("--blocks", type=int, default=6, help="4 KiB blocks changed a file a turn")
+    parser.add_argument("--turns", type=int, default=8)
+    parser.add_argument("--ways", default=",".join(WAYS))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--settle", type=float, default=1.0, help="seconds after each turn (0: none, no sync)"
+    )
+    parser.add_argument("--output", type=Path)
+    args = parser.parse_args(argv)
+    ways = args.ways.split(",")
+    if unknown := set(ways) - set(WAYS):
+        parser.error(f"unknown ways: {', '.join(sorted(unknown))} (known: {', '.join(WAYS)})")
+    if args.files < 1 or args.turns < 1 or args.blocks < 0 or args.size < BLOCK or args.settle < 0:
+        parser.error(
+            "--files and --turns must be at least 1, --blocks and --settle 0, --size 4096"
+        )
+    args.size -= args.size % BLOCK
+    folder = Path(tempfile.mkdtemp(prefix="reflink-clones-", dir=args.folder))
+    try:
+        shares = _shares_blocks(folder)
+        print(json.dumps({"folder": str(args.folder), "shares_blocks": shares}), flush=True)
+        rows = []
+        for way in ways:
+            rows += run_way(
+                way, folder, args.files, args.size, args.blocks, args.turns, args.seed, args.settle
+            )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if args.output:
+        settings = {name: getattr(args, name) for name in ("files", "size", "blocks", "turns")}
+        result = {**settings, "shares_blocks": shares, "turns_measured": rows}
+        args.output.write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
