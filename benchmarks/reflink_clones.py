@@ -186,7 +186,8 @@ def main(argv: list[str]) -> int:
         parser.error(f"unknown ways: {', '.join(sorted(unknown))} (known: {', '.join(WAYS)})")
     if args.files < 1 or args.turns < 1 or args.blocks < 0 or args.size < BLOCK or args.settle < 0:
         parser.error(
-            "--files and --turns must be at least 1, --blocks and --settle 0, --size 4096"
+            "--files and --turns must be at least 1, --blocks and --settle at least 0, "
+            "--size at least 4096"
         )
     args.size -= args.size % BLOCK
     folder = Path(tempfile.mkdtemp(prefix="reflink-clones-", dir=args.folder))
