@@ -20,9 +20,10 @@ again); every other byte is copied from the previous file
 (``files.write_spliced``: ``os.copy_file_range`` in a folder, in whole 4 KiB
 blocks at the same offsets where it can, which XFS with reflinks and Btrfs
 clone; when every run keeps its offset, the old file whole with the changed
-blocks written over it). Before the pages are listed, the page table is told
-each such page's summary from its blocks (:func:`settle`), so that it is not
-counted. The file's digest is a digest of its segments' digests, so no byte
+bytes written over it: of a block written in place whose elements kept their
+lengths, those elements alone, ``InPlace.patches``). Before the pages are
+listed, the page table is told each such page's summary from its blocks
+(:func:`settle`), so that it is not counted. The file's digest is a digest of its segments' digests, so no byte
 copied is hashed again. Anything else makes the page whole, in blocks: no
 record of blocks, a split or merge, a setting, a log that cannot say
 (``ChangeLog.keys_in``), elements not one a row (an entry left out,
@@ -883,6 +884,17 @@ class ReadBlocks:
     keys: dict[tuple[str, str], BlockRows]
 
 
+@dataclass
+class InPlace:
+    """A changed block written again in place (``_in_place``): its new bytes, its greatest
+    lastmod, and where its elements changed, (offset in the block, new bytes), when
+    each kept its length (else None: the block is written whole)."""
+
+    data: bytes
+    lastmod: str | None
+    patches: list[tuple[int, bytes]] | None
+
+
 def make_whole(
     source: ModelSource,
     number: int,
@@ -1036,8 +1048,8 @@ def splice(
     if read is not None and read.changes != where.state.changes:
         read = None  # marked changed since its blocks were read
     in_place = _in_place(blocks, before, bounds, keys, old, offsets, elements, read)
-    for index, (data, lastmod) in in_place.items():
-        made[index] = [(bounds[index][0], data, before.urls[index + 1], lastmod)]
+    for index, block in in_place.items():
+        made[index] = [(bounds[index][0], block.data, before.urls[index + 1], block.lastmod)]
     if stats.bytes + len(blocks.tail) > PROTOCOL_MAX_BYTES:
         raise NotInBlocks
     changed = [index for index in changed if index not in made]
@@ -1084,15 +1096,25 @@ def splice(
         if index == count:
             break
         segment = index + 1
-        pieces.append((copy_from, offsets[segment] - copy_from))
+        patches = in_place[index].patches if index in in_place else None
+        if patches is None:
+            pieces.append((copy_from, offsets[segment] - copy_from))
         for start, data, urls, lastmod in made[index]:
-            pieces.append(data)
+            if patches is None:
+                pieces.append(data)
             new_starts.append(start)
             sizes.append(len(data))
             counts.append(urls)
             digests += digest(data)
             lastmods.append(lastmod)
-        copy_from = offsets[segment + 1]
+        if patches is None:
+            copy_from = offsets[segment + 1]
+        # The block kept its length and its elements their places: the old bytes but
+        # the changed elements', which alone are written (a few 4 KiB blocks, not all).
+        for offset, element in patches or ():
+            pieces.append((copy_from, offsets[segment] + offset - copy_from))
+            pieces.append(element)
+            copy_from = offsets[segment] + offset + len(element)
         kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
     share = not copies_whole(number, rewritten)
@@ -1155,7 +1177,7 @@ def _in_place(
     offsets: list[int],
     elements: dict[str, bytes] | None,
     read: ReadBlocks | None,
-) -> dict[int, tuple[bytes, str | None]]:
+) -> dict[int, InPlace]:
     """The changed blocks whose rows are still the same rows, written again in place.
 
     A block whose changed keys (``keys``) are all still listed and whose row
@@ -1165,8 +1187,9 @@ def _in_place(
     ``offsets``), each at its row's place: one query for the keys (and the
     greatest lastmod) of the blocks (none for those ``read`` holds), one for
     the changed rows (none when ``elements`` holds them). Any other
-    block is left out, to be written whole. Returns each block's bytes and
-    greatest lastmod, by index; the writer's counts include them.
+    block is left out, to be written whole. Returns each block's bytes,
+    greatest lastmod and changed elements (``InPlace``), by index; the
+    writer's counts include them.
     """
     from .files import read_at
 
@@ -1212,10 +1235,21 @@ def _in_place(
         pieces = read_at(old, offsets[segment], before.sizes[segment]).split(_ELEMENT)
         if pieces[0] or len(pieces) - 1 != before.urls[segment]:
             continue
-        for key in wanted:
-            pieces[places[key] + 1] = rendered[key]
+        # Each changed element at its offset in the block (after its "<url>"), while
+        # every one keeps its length: only their bytes are written over the old file.
+        patches: list[tuple[int, bytes]] | None = []
+        for key in sorted(wanted, key=places.__getitem__):
+            place = places[key] + 1
+            element = rendered[key]
+            if patches is not None and len(element) != len(pieces[place]):
+                patches = None
+            elif patches is not None and element != pieces[place]:
+                offset = place * len(_ELEMENT) + sum(map(len, pieces[1:place]))
+                patches.append((offset, element))
+            pieces[place] = element
         data = _ELEMENT.join(pieces)
-        result[index] = (data, greatest[index] if before.lastmods is not None else None)
+        lastmod = greatest[index] if before.lastmods is not None else None
+        result[index] = InPlace(data, lastmod, patches)
         stats.urls += before.urls[segment]
         stats.bytes += len(data)
     return result

@@ -426,6 +426,47 @@ def test_saves_rewrite_only_their_rows_elements_in_place(
     assert result.spliced == 1 and whole == [1]
 
 
+def test_elements_written_in_place_are_the_only_new_bytes_of_their_page(
+    runs: _Runs, commit: Callable[..., Any], whole: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A save whose element keeps its length (a new lastmod): the page's new bytes are that
+    # element alone, at its offset, not its block's; every other byte a run of the old file.
+    given: list[list[bytes | tuple[int, int]]] = []
+    real = files.write_spliced
+
+    def recording(source: Any, target: Any, pieces: Any, **kwargs: Any) -> None:
+        given.append(list(pieces))
+        real(source, target, pieces, **kwargs)
+
+    monkeypatch.setattr(files, "write_spliced", recording)
+    name = f"sitemap-a-{_page_of(250)}.xml"
+    old = (runs.folder / name).read_bytes()
+    _save(commit, 250, 100_000)
+    _save(commit, 260, 100_001)
+    assert runs.check().spliced == 1 and whole == []
+    new = (runs.folder / name).read_bytes()
+    [pieces] = given
+    elements = [piece for piece in pieces if isinstance(piece, bytes)]
+    assert len(elements) == 2 and len(new) == len(old)
+    position = 0
+    for piece in pieces:
+        if isinstance(piece, bytes):
+            assert new[position : position + len(piece)] == piece
+            assert new[position - 5 : position] == b"<url>" and piece.endswith(b"</url>\n")
+            position += len(piece)
+        else:
+            assert piece[0] == position  # every run keeps its offset
+            position += piece[1]
+    assert position == len(new)
+    for key, piece in zip((250, 260), elements, strict=True):
+        assert f"/a/a{key}/</loc>".encode() in piece
+    # Saved again with the same lastmod, a row's element is the same bytes: none are new.
+    given.clear()
+    _save(commit, 250, 100_000)
+    assert runs.check().spliced == 1
+    assert [piece for piece in given[0] if isinstance(piece, bytes)] == []
+
+
 def test_the_changed_rows_of_every_page_written_in_place_are_read_at_once(
     runs: _Runs, commit: Callable[..., Any], whole: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
