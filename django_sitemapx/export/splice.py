@@ -23,12 +23,13 @@ clone; when every run keeps its offset, the old file whole with the changed
 bytes written over it: of a block written in place whose elements kept their
 lengths, those elements alone, ``InPlace.patches``). Before the pages are
 listed, the page table is told each such page's summary from its blocks
-(:func:`settle`), so that it is not counted. The file's digest is a digest of its segments' digests, so no byte
-copied is hashed again. Anything else makes the page whole, in blocks: no
-record of blocks, a split or merge, a setting, a log that cannot say
-(``ChangeLog.keys_in``), elements not one a row (an entry left out,
-languages: the page is then written, not recorded in blocks), a page over the
-byte limit (made the usual way, ``render_page``), gzip copies, a dry run.
+(:func:`settle`), so that it is not counted. The file's digest is a digest of
+its segments' digests, so no byte copied is hashed again. Anything else makes
+the page whole, in blocks: no record of blocks, a split or merge, a setting, a
+log that cannot say (``ChangeLog.keys_in``), elements not one a row (an entry
+left out, languages: the page is then written, not recorded in blocks), a page
+over the byte limit (made the usual way, ``render_page``), gzip copies, a dry
+run.
 """
 
 from __future__ import annotations
