@@ -3,7 +3,7 @@
     python benchmarks/reflink_clones.py --folder /mnt/xfs [--files 184] [--turns 8] \\
         [--output benchmarks/results/reflink-clones.json]
 
-No Django, no database: the file system's part of a spread run of
+No database and no Django project: the file system's part of a spread run of
 ``export_incremental.py`` alone. ``--files`` files of ``--size`` bytes (184 of
 8 MiB: the 10,000,000 rows' pages), each written whole and synced; then, each
 turn, ``--blocks`` 4 KiB blocks of each file at new random places are changed,
@@ -13,7 +13,8 @@ staging file synced on 16 threads, then renamed over it; then ``--settle`` secon
 1 by default, after ``os.sync()``), in one of three ways:
 
 - ``chain``: what ``files.write_spliced`` does. The new file is the old one cloned
-  whole (``os.copy_file_range``) and the changed blocks written over it.
+  whole (``files.copy_range``, the export's own copy: ``os.copy_file_range``) and the
+  changed blocks written over it.
 - ``base``: the new file is a clone of the file as first written (kept beside it,
   never changed), and every block changed since then is written over it.
 - ``keep``: ``chain``, the old file kept one turn longer (a hard link) before it goes.
@@ -28,6 +29,7 @@ a new folder in ``--folder``, removed at the end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -38,7 +40,12 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from django_sitemapx.export.files import copy_range  # noqa: E402
 
 BLOCK = 4096
 WAYS = ("chain", "base", "keep")
@@ -46,14 +53,10 @@ WAYS = ("chain", "base", "keep")
 SYNC_THREADS = 16
 
 
-def _clone(source: Path, target: int, size: int) -> None:
+def _clone(source: Path, target: IO[bytes], size: int) -> None:
+    """``source``'s ``size`` bytes to ``target``, copied as the export copies a page's runs."""
     with open(source, "rb", buffering=0) as handle:
-        offset = 0
-        while offset < size:
-            copied = os.copy_file_range(handle.fileno(), target, size - offset, offset)
-            if not copied:
-                raise OSError(f"{source}: short at {offset}")
-            offset += copied
+        copy_range(handle, target, 0, size)
 
 
 def _extents(path: Path) -> int | None:
@@ -75,7 +78,7 @@ def _shares_blocks(folder: Path) -> bool:
         os.fsync(source.fileno())
     before = shutil.disk_usage(folder).free
     with open(second, "wb", buffering=0) as target:
-        _clone(first, target.fileno(), first.stat().st_size)
+        _clone(first, target, first.stat().st_size)
         os.fsync(target.fileno())
     shared = before - shutil.disk_usage(folder).free < first.stat().st_size // 2
     first.unlink()
@@ -109,41 +112,43 @@ def run_way(
             os.fsync(written.fileno())
         if way == "base":
             with open(path.with_suffix(".base"), "wb", buffering=0) as base:
-                _clone(path, base.fileno(), size)
+                _clone(path, base, size)
                 os.fsync(base.fileno())
     changed: list[list[int]] = [[] for _ in paths]
     rows = []
     for turn in range(1, turns + 1):
         clones = writes = 0.0
-        staged: list[tuple[int, Path]] = []
-        for number, path in enumerate(paths):
-            new = [pick.randrange(size // BLOCK) * BLOCK for _ in range(blocks)]
-            changed[number] += new
-            source, over = (
-                (path.with_suffix(".base"), changed[number]) if way == "base" else (path, new)
-            )
-            staging = path.with_suffix(".staged")
+        # Every staging file open until it is synced and renamed (closed then, or on an error).
+        with contextlib.ExitStack() as opened:
+            staged: list[tuple[IO[bytes], Path]] = []
+            for number, path in enumerate(paths):
+                new = [pick.randrange(size // BLOCK) * BLOCK for _ in range(blocks)]
+                changed[number] += new
+                source, over = (
+                    (path.with_suffix(".base"), changed[number]) if way == "base" else (path, new)
+                )
+                staging = path.with_suffix(".staged")
+                started = time.perf_counter()
+                handle = opened.enter_context(open(staging, "wb", buffering=0))
+                _clone(source, handle, size)
+                cloned = time.perf_counter()
+                for offset in over:
+                    os.pwrite(handle.fileno(), pick.choice(fresh), offset)
+                writes += time.perf_counter() - cloned
+                clones += cloned - started
+                staged.append((handle, staging))
             started = time.perf_counter()
-            handle = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            _clone(source, handle, size)
-            cloned = time.perf_counter()
-            for offset in over:
-                os.pwrite(handle, pick.choice(fresh), offset)
-            writes += time.perf_counter() - cloned
-            clones += cloned - started
-            staged.append((handle, staging))
-        started = time.perf_counter()
-        with ThreadPoolExecutor(SYNC_THREADS) as pool:
-            list(pool.map(os.fsync, [handle for handle, _ in staged]))
-        synced = time.perf_counter()
-        for (handle, staging), path in zip(staged, paths, strict=True):
-            os.close(handle)
-            if way == "keep":
-                kept = path.with_suffix(".kept")
-                kept.unlink(missing_ok=True)
-                os.link(path, kept)
-            os.replace(staging, path)
-        renamed = time.perf_counter()
+            with ThreadPoolExecutor(SYNC_THREADS) as pool:
+                list(pool.map(os.fsync, [file.fileno() for file, _ in staged]))
+            synced = time.perf_counter()
+            for (staged_file, staging), path in zip(staged, paths, strict=True):
+                staged_file.close()
+                if way == "keep":
+                    kept = path.with_suffix(".kept")
+                    kept.unlink(missing_ok=True)
+                    os.link(path, kept)
+                os.replace(staging, path)
+            renamed = time.perf_counter()
         row: dict[str, Any] = {
             "way": way,
             "turn": turn,
