@@ -34,6 +34,7 @@ import importlib.metadata
 import itertools
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -211,12 +212,14 @@ def export_sitemap(
     told = 0
     read: dict[str, dict[int, splice.ReadBlocks]] = {}
     kept = KeptBlocks()
+    # The files of the pages to splice over a copy made ahead, once the lock is held.
+    copies: list[str] = []
     # Each page's path, reversed once for the run (it is asked for three times a page).
     paths = functools.cache(page_path)
     if app_settings.EXPORT_SPLICE and not (dry_run or full or gzip):
         # Before the index's pages are read: those told need no count.
         told = tell_changed_pages(
-            destination, registry, selected, origin, configuration, read, paths, kept
+            destination, registry, selected, origin, configuration, read, paths, kept, copies
         )
     listed = listed_pages(registry, origin)
     if not listed:
@@ -232,6 +235,7 @@ def export_sitemap(
         if not dry_run:
             refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
+            destination.copy_soon(copies)
         state = destination.read_state()
         previous = state.files
         run.splicing = app_settings.EXPORT_SPLICE and not dry_run
@@ -288,6 +292,7 @@ def tell_changed_pages(
     read: dict[str, dict[int, splice.ReadBlocks]] | None = None,
     paths: Callable[[str, int], str] = page_path,
     files_read: KeptBlocks | None = None,
+    copies: list[str] | None = None,
 ) -> int:
     """Tell the page table the summaries of the pages changed since the last export.
 
@@ -296,8 +301,10 @@ def tell_changed_pages(
     none of them again. With ``read``, the keys of those blocks are kept
     there by section and page, for the pages written in place. ``paths``
     gives a page's path (``documents.page_path``); ``files_read`` keeps the blocks
-    read, up to its bound, for the pages to splice. Returns how many pages
-    were told.
+    read, up to its bound, for the pages to splice; ``copies`` collects the
+    files of the pages to splice over a copy of their file (all but those
+    copied whole), for the export to copy ahead (``Destination.copy_soon``).
+    Returns how many pages were told.
     """
     state = destination.read_state()
     if not state.records or not state.changes:
@@ -338,6 +345,8 @@ def tell_changed_pages(
             if record is not None and splice.copies_whole(number, record.rewritten):
                 destination.read_soon(name, [(0, record.size)])
                 return
+            if copies is not None:
+                copies.append(name)
             offsets = [0, *itertools.accumulate(blocks.sizes)]
             destination.read_soon(
                 name, [(offsets[index + 1], blocks.sizes[index + 1]) for index in changed]
@@ -726,10 +735,14 @@ class _Run:
         where = self._ranges[section].get(number)
         if where is None or source.origin is None:
             return None
-        staged = self.destination.stage(name)
+        # A copy of the old file made ahead, to splice the page over (``copy_soon``).
+        copy = self.destination.take_copy(name)
+        staged = copy or self.destination.stage(name)
         try:
-            with open(staged.path, "wb", buffering=0) as target:
-                made = self._spliced(name, section, number, source, where, target, overrides)
+            with open(staged.path, "r+b" if copy else "wb", buffering=0) as target:
+                made = self._spliced(
+                    name, section, number, source, where, target, overrides, staged.copy_of
+                )
                 if made is None:
                     target.seek(0)
                     target.truncate()
@@ -786,8 +799,13 @@ class _Run:
         where: splice.PageRange,
         target: IO[bytes],
         overrides: splice.Overrides,
+        copy_of: tuple[int, int] | None = None,
     ) -> splice.Made | None:
-        """The page spliced from its previous file into ``target``; None: make it whole."""
+        """The page spliced from its previous file into ``target``; None: make it whole.
+
+        ``copy_of``: ``target`` is a copy made ahead of the file of that (device,
+        inode), used if it is the file spliced, else emptied first.
+        """
         before = self.previous.get(name)
         if before is None or before.blocks is None:
             return None
@@ -808,6 +826,9 @@ class _Run:
             return None
         try:
             with self.destination.open_file(name) as old:
+                copied = copy_of is not None and copy_of == _identity(old)
+                if copy_of is not None and not copied:
+                    target.truncate(0)
                 made = splice.splice(
                     source,
                     number,
@@ -823,6 +844,7 @@ class _Run:
                     self._tables[section],
                     self._formats[section],
                     before.rewritten,
+                    copied,
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)
@@ -1010,6 +1032,15 @@ def _selected_sections(registry: SitemapRegistry, sections: Sequence[str] | None
             f"Unknown sitemap section {', '.join(map(repr, unknown))} (known: {known})."
         )
     return set(sections)
+
+
+def _identity(handle: IO[bytes]) -> tuple[int, int] | None:
+    """The (device, inode) of an open file; None when it has none (a storage's file)."""
+    try:
+        status = os.fstat(handle.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino
 
 
 def _file_name(path: str) -> str:

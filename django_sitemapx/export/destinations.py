@@ -37,6 +37,7 @@ from django.core.files.storage import (
 )
 
 from ..exceptions import ExportError
+from .files import copy_range
 
 logger = logging.getLogger("django_sitemapx")
 
@@ -120,6 +121,9 @@ class StagedFile:
         # Its bytes are on disk already (a worker synced it), or need not be (a page's
         # blocks, checked by their digest): commit need not wait for that.
         self.synced = synced
+        # A copy of the file it is to replace (``Destination.copy_soon``): that file's
+        # (device, inode), which a page spliced over the copy checks it is splicing.
+        self.copy_of: tuple[int, int] | None = None
 
     def discard(self) -> None:
         """Remove the staging file (after a failure or once committed by copying)."""
@@ -181,6 +185,23 @@ class Destination:
         as it knows them, so that the disk reads them all at once, not one
         after the other as each page is made.
         """
+
+    def copy_soon(self, names: Sequence[str]) -> None:
+        """Start copying each file of ``names`` to a staging file of its own (optional).
+
+        Called by an export, under its lock, with the pages it will splice over
+        a copy of their file (``files.write_spliced``), so that the copies are
+        made on another thread while its own makes the pages: each is taken
+        with :meth:`take_copy`, and those not taken are removed with the lock.
+        """
+
+    def take_copy(self, name: str) -> StagedFile | None:
+        """The staging copy of file ``name`` :meth:`copy_soon` started, once made.
+
+        Its ``copy_of`` is the copied file's identity. None when none was
+        started, or it failed. The caller commits or discards it.
+        """
+        return None
 
     def sync_soon(self, staged: Sequence[StagedFile]) -> None:
         """Start making complete staging files durable, for :meth:`sync` to wait for (optional).
@@ -559,6 +580,10 @@ class FolderDestination(Destination):
         self._queues: list[SimpleQueue[tuple[Path, Path]]] = []
         self._drains: list[Future[None]] = []
         self._pool: ThreadPoolExecutor | None = None
+        # Copies started ahead of ``take_copy`` (``copy_soon``), by name: the staging
+        # file and the copied file's identity once made; on the copier's one thread.
+        self._copies: dict[str, tuple[StagedFile, Future[tuple[int, int]]]] = {}
+        self._copier: ThreadPoolExecutor | None = None
 
     def subfolder(self, name: str) -> Destination:
         return FolderDestination(self.root / name, permissions=self.permissions)
@@ -597,6 +622,7 @@ class FolderDestination(Destination):
                 yield
             finally:
                 self._stop_syncing()
+                self._stop_copying()
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def clean_leftovers(self, names: list[str]) -> None:
@@ -608,12 +634,53 @@ class FolderDestination(Destination):
                     path.unlink(missing_ok=True)
 
     def stage(self, name: str) -> StagedFile:
-        target = self.root / name
-        path = target.with_name(f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+        staged = self._staging_file(name)
         # Created like any new file (0o666 less the umask), so a web server can read it;
         # tempfile would make it private (0o600).
-        os.close(_create(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
-        return StagedFile(name, path)
+        os.close(_create(staged.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+        return staged
+
+    def _staging_file(self, name: str) -> StagedFile:
+        """A staging file for ``name``, not created yet: a new name beside it, hidden."""
+        target = self.root / name
+        return StagedFile(
+            name, target.with_name(f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+        )
+
+    def copy_soon(self, names: Sequence[str]) -> None:
+        # One thread: on XFS or Btrfs each copy is a clone, whose cost is the kernel's
+        # work on the file's extents, one file after another; the export's thread goes on
+        # making the pages meanwhile (docs/performance.md, "Copies made ahead").
+        for name in names:
+            if name in self._copies:
+                continue
+            if self._copier is None:
+                self._copier = ThreadPoolExecutor(1, thread_name_prefix="sitemapx-copy")
+            staged = self._staging_file(name)
+            made = self._copier.submit(_copy_file, self.root / name, staged.path)
+            self._copies[name] = (staged, made)
+
+    def take_copy(self, name: str) -> StagedFile | None:
+        started = self._copies.pop(name, None)
+        if started is None:
+            return None
+        staged, made = started
+        try:
+            staged.copy_of = made.result()
+        except OSError:
+            logger.info("Cannot copy %s ahead; it is written as usual.", name, exc_info=True)
+            staged.discard()
+            return None
+        return staged
+
+    def _stop_copying(self) -> None:
+        """Stop the copies not started yet, wait for the others, and remove those not taken."""
+        copier, self._copier = self._copier, None
+        if copier is not None:
+            copier.shutdown(wait=True, cancel_futures=True)
+        for staged, _made in self._copies.values():
+            staged.discard()
+        self._copies.clear()
 
     def sync(self, staged: Sequence[StagedFile]) -> None:
         # At once, not one by one: the file system writes its journal for several
@@ -786,6 +853,16 @@ def _create(path: Path, flags: int) -> int:
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
         return os.open(path, flags, 0o666)
+
+
+def _copy_file(source: Path, target: Path) -> tuple[int, int]:
+    """Copy ``source`` to the new file ``target`` (``files.copy_range``); ``source``'s
+    (device, inode), as copied."""
+    with open(source, "rb", buffering=0) as old:
+        status = os.fstat(old.fileno())
+        with open(_create(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb", buffering=0) as new:
+            copy_range(old, new, 0, status.st_size)
+    return status.st_dev, status.st_ino
 
 
 def _sync(path: Path) -> None:

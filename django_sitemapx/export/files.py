@@ -126,6 +126,7 @@ def write_spliced(
     pieces: Iterable[bytes | tuple[int, int]],
     *,
     share: bool = True,
+    copied: bool = False,
 ) -> None:
     """Append ``pieces`` to ``target``: new bytes, or (offset, length) runs of ``source``.
 
@@ -143,10 +144,17 @@ def write_spliced(
     changed blocks kept their lengths, as a changed ``<lastmod>`` keeps it),
     ``source`` is copied whole and the new bytes written over it, each in the
     whole ``CLONE_ALIGNMENT`` blocks holding it (``_write_over``).
+
+    ``copied``: ``target`` holds a copy of ``source`` already, made ahead
+    (``Destination.copy_soon``), for the new bytes to be written over; when
+    they cannot be (their runs move, or not to ``share``), it is emptied first.
     """
     pieces = list(pieces)
-    if share and _write_over(source, target, pieces):
+    if share and _write_over(source, target, pieces, copied=copied):
         return
+    if copied:
+        target.seek(0)
+        target.truncate()
     pending = bytearray()
     position = target.tell()  # where ``pending`` starts in ``target``
     for piece in pieces:
@@ -177,12 +185,17 @@ def write_spliced(
 
 
 def _write_over(
-    source: IO[bytes], target: IO[bytes], pieces: list[bytes | tuple[int, int]]
+    source: IO[bytes],
+    target: IO[bytes],
+    pieces: list[bytes | tuple[int, int]],
+    *,
+    copied: bool = False,
 ) -> bool:
     """Write ``pieces`` as ``source`` copied whole, then their new bytes over it.
 
-    False, writing nothing, unless ``target`` is empty and every run of
-    ``source`` lands at its own offset, the last one ending ``source``. One
+    False, writing nothing, unless ``target`` is empty (or, ``copied``, a
+    copy of ``source`` at its start) and every run of ``source`` lands at
+    its own offset, the last one ending ``source``. One
     copy (one clone where the file system shares blocks) instead of one a
     run: on XFS with reflinks the clones of a 1,000-rows spread run cost
     per call more than per byte. The new bytes are written in whole aligned
@@ -223,7 +236,8 @@ def _write_over(
         position += len(piece)
     if position != size:
         return False
-    copy_range(source, target, 0, size)
+    if not copied:
+        copy_range(source, target, 0, size)
     for first, end, written in spans:
         block = bytearray(read_at(source, first, end - first))
         for offset, data in written:

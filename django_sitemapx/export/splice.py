@@ -1015,6 +1015,7 @@ def splice(
     table: PageTable | None = None,
     page_format: PageFormat | None = None,
     rewritten: int = 0,
+    copied: bool = False,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
@@ -1029,7 +1030,8 @@ def splice(
     ``rewritten``: ``old``'s blocks written again since it was written whole
     (``Made.rewritten`` counts on from there); past :func:`copies_whole`'s count,
     its unchanged bytes are copied, not shared (``files.write_spliced``), and the
-    count starts again.
+    count starts again. ``copied``: ``target`` holds a copy of ``old`` already
+    (``files.write_spliced``).
     """
     from .files import write_spliced
 
@@ -1119,7 +1121,7 @@ def splice(
         kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
     share = not copies_whole(number, rewritten)
-    write_spliced(old, target, pieces, share=share)
+    write_spliced(old, target, pieces, share=share, copied=copied)
     blocks.finish(where)
     made_now = _made(blocks, where, new_starts, sizes, counts, bytes(digests), lastmods)
     made_now.rewritten = rewritten + len(made) if share else 0

@@ -75,6 +75,41 @@ def test_a_folder_stages_next_to_the_target_and_commits_in_one_step(tmp_path: Pa
     assert (tmp_path / "out" / LOCK_NAME).exists()
 
 
+def test_a_folder_copies_files_ahead_each_taken_once_the_others_removed_with_the_lock(
+    tmp_path: Path,
+) -> None:
+    destination = FolderDestination(tmp_path, permissions=0o640)
+    destination.validate(dry_run=False)
+    old = os.urandom(100_000)
+    (tmp_path / "maps").mkdir()
+    (tmp_path / "maps" / "a.xml").write_bytes(old)
+    (tmp_path / "b.xml").write_bytes(b"<b/>")
+    with destination.lock():
+        destination.copy_soon(["maps/a.xml", "b.xml", "missing.xml"])
+        copy = destination.take_copy("maps/a.xml")
+        assert copy is not None and copy.name == "maps/a.xml"
+        assert copy.path.parent == tmp_path / "maps" and copy.path.name.startswith(".a.xml.")
+        assert copy.path.read_bytes() == old
+        status = (tmp_path / "maps" / "a.xml").stat()
+        assert copy.copy_of == (status.st_dev, status.st_ino)
+        # Taken once; one that could not be made is none, and leaves no file.
+        assert destination.take_copy("maps/a.xml") is None
+        assert destination.take_copy("missing.xml") is None
+        assert destination.take_copy("never-asked.xml") is None
+        with open(copy.path, "r+b") as handle:
+            handle.write(b"<new/>")
+        destination.commit(copy)
+    # The copy of b.xml, never taken, went with the lock.
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([LOCK_NAME, "maps", "b.xml"])
+    assert sorted(path.name for path in (tmp_path / "maps").iterdir()) == ["a.xml"]
+    assert (tmp_path / "maps" / "a.xml").read_bytes() == b"<new/>" + old[6:]
+    assert (tmp_path / "maps" / "a.xml").stat().st_mode & 0o777 == 0o640
+    # A storage copies nothing ahead.
+    storage = StorageDestination(InMemoryStorage())
+    storage.copy_soon(["b.xml"])
+    assert storage.take_copy("b.xml") is None
+
+
 def test_a_folder_puts_a_blocks_file_aside_over_its_old_bytes_cut_to_length(
     tmp_path: Path,
 ) -> None:

@@ -713,9 +713,11 @@ def test_a_page_file_is_copied_whole_after_enough_blocks_are_written_again(
     shared: list[bool] = []
     real = files.write_spliced
 
-    def recording(source: Any, target: Any, pieces: Any, *, share: bool = True) -> None:
+    def recording(
+        source: Any, target: Any, pieces: Any, *, share: bool = True, **kwargs: Any
+    ) -> None:
         shared.append(share)
-        real(source, target, pieces, share=share)
+        real(source, target, pieces, share=share, **kwargs)
 
     monkeypatch.setattr(files, "write_spliced", recording)
     exports = _exported(registry, commit, tmp_path)

@@ -31,7 +31,7 @@ from django_sitemapx.export import (
     parallel,
     splice,
 )
-from django_sitemapx.export.destinations import BLOCKS_SUFFIX
+from django_sitemapx.export.destinations import BLOCKS_SUFFIX, TEMP_SUFFIX
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import PageState
 from django_sitemapx.registry import SitemapRegistry
@@ -381,6 +381,42 @@ def test_runs_not_to_share_are_read_and_written_not_copied_by_the_kernel(
             _spliced(tmp_path, pieces)
 
 
+def test_pieces_are_written_over_a_copy_made_ahead_or_it_is_emptied_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    size = files.CLONE_ALIGNMENT
+    old = os.urandom(5 * size + 100)
+    (tmp_path / "old").write_bytes(old)
+    copied: list[tuple[int, int]] = []
+    real = files.copy_range
+
+    def recording(source: Any, target: Any, offset: int, length: int) -> None:
+        copied.append((offset, length))
+        real(source, target, offset, length)
+
+    monkeypatch.setattr(files, "copy_range", recording)
+    change = b"x" * 300
+    middle = 2 * size + size // 2
+
+    def over_a_copy(pieces: list[bytes | tuple[int, int]]) -> bytes:
+        (tmp_path / "new").write_bytes(old)
+        with (
+            open(tmp_path / "old", "rb", buffering=0) as source,
+            open(tmp_path / "new", "r+b", buffering=0) as target,
+        ):
+            files.write_spliced(source, target, pieces, copied=True)
+        return (tmp_path / "new").read_bytes()
+
+    # Every run at its own offset: only the block holding the change is written, nothing copied.
+    assert over_a_copy(_one_change(old, change)) == old[:middle] + change + old[middle + 300 :]
+    assert copied == []
+    # Runs that move, and a shorter file: the copy is emptied, the runs copied as usual.
+    longer = old[:middle] + change + b"y" + old[middle + 300 :]
+    assert over_a_copy(_one_change(old, change + b"y")) == longer
+    assert copied == [(0, 2 * size), (middle + 300, len(old) - middle - 300)]
+    assert over_a_copy([(0, size), change]) == old[:size] + change
+
+
 @pytest.fixture
 def whole(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many changed blocks each spliced page wrote whole (``BlockWriter.blocks``)."""
@@ -535,6 +571,60 @@ def test_the_changed_blocks_of_each_told_page_are_read_ahead(
     assert asked == {name: [(0, size)]}
     # A file that is not there is no error: the read is advice.
     FolderDestination(runs.root / "none").read_soon("sitemap-a-1.xml", [(0, 100)])
+
+
+def test_the_told_pages_are_spliced_over_copies_of_their_files_made_ahead(
+    runs: _Runs, commit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, lastmod_text: None
+) -> None:
+    # Copied once the lock is held, on another thread, while the pages are made: the
+    # changed elements are then written over each copy.
+    asked: list[str] = []
+    taken: dict[str, bool] = {}
+    real_soon, real_take = FolderDestination.copy_soon, FolderDestination.take_copy
+
+    def copy_soon(destination: FolderDestination, names: Any) -> None:
+        asked.extend(names)
+        real_soon(destination, names)
+
+    def take_copy(destination: FolderDestination, name: str) -> Any:
+        copy = real_take(destination, name)
+        if destination.root == runs.folder:  # not the full export it is compared with
+            taken[name] = copy is not None
+        return copy
+
+    monkeypatch.setattr(FolderDestination, "copy_soon", copy_soon)
+    monkeypatch.setattr(FolderDestination, "take_copy", take_copy)
+    kernel: list[int] = []
+    real_copy = files.copy_range
+
+    def copy_range(source: Any, target: Any, offset: int, length: int, **kwargs: Any) -> None:
+        if Path(target.name).parent == runs.folder:
+            kernel.append(length)
+        real_copy(source, target, offset, length, **kwargs)
+
+    monkeypatch.setattr(files, "copy_range", copy_range)
+    names = sorted(f"sitemap-a-{_page_of(key)}.xml" for key in (50, 250))
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    result = runs.check()  # byte-identical to a full export
+    assert result.told == 2 and result.spliced == 2
+    assert sorted(asked) == names and taken == dict.fromkeys(names, True)
+    # No run copied on the export's thread: the copies were the only copies.
+    assert kernel == []
+    assert not [path for path in runs.folder.iterdir() if path.name.endswith(TEMP_SUFFIX)]
+
+    # A copy that is not of the file spliced (replaced since, in another process): emptied,
+    # and the page spliced as without one.
+    def of_another_file(destination: FolderDestination, name: str) -> Any:
+        copy = real_take(destination, name)
+        if copy is not None:
+            copy.copy_of = (0, 0)
+        return copy
+
+    monkeypatch.setattr(FolderDestination, "take_copy", of_another_file)
+    _save(commit, 50, 100_002)
+    result = runs.check()
+    assert result.spliced == 1 and kernel != []
 
 
 def test_a_page_saved_after_it_was_told_has_its_blocks_read_again(
