@@ -610,8 +610,12 @@ class FolderDestination(Destination):
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        if fcntl is None:  # pragma: no cover
-            yield
+        if fcntl is None:  # pragma: no cover - Windows: no lock, the same end
+            try:
+                yield
+            finally:
+                self._stop_syncing()
+                self._stop_copying()
             return
         with open(self.root / LOCK_NAME, "a+b") as handle:
             try:
