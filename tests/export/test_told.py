@@ -318,24 +318,32 @@ def _spliced(folder: Path, pieces: list[bytes | tuple[int, int]], *, share: bool
     return (folder / "new").read_bytes()
 
 
+@pytest.fixture
+def copied(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """The (offset, length) runs ``files.copy_range`` copies, as it copies them."""
+    found: list[tuple[int, int]] = []
+    real = files.copy_range
+
+    def recording(source: Any, target: Any, offset: int, length: int, **kwargs: Any) -> None:
+        found.append((offset, length))
+        real(source, target, offset, length, **kwargs)
+
+    monkeypatch.setattr(files, "copy_range", recording)
+    return found
+
+
 def test_runs_at_the_same_offset_are_copied_in_whole_aligned_blocks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, copied: list[tuple[int, int]]
 ) -> None:
     size = files.CLONE_ALIGNMENT
     old = os.urandom(5 * size + 100)
-    copied: list[tuple[int, int]] = []
     written: list[tuple[int, int]] = []
-    real, real_pwrite = files.copy_range, os.pwrite
-
-    def recording(source: Any, target: Any, offset: int, length: int) -> None:
-        copied.append((offset, length))
-        real(source, target, offset, length)
+    real_pwrite = os.pwrite
 
     def recording_pwrite(handle: int, data: Any, offset: int) -> int:
         written.append((offset, len(data)))
         return real_pwrite(handle, data, offset)
 
-    monkeypatch.setattr(files, "copy_range", recording)
     monkeypatch.setattr(os, "pwrite", recording_pwrite)
     (tmp_path / "old").write_bytes(old)
     # A changed run of the same length at 2.5 blocks: every run keeps its offset, so the
@@ -383,19 +391,11 @@ def test_runs_not_to_share_are_read_and_written_not_copied_by_the_kernel(
 
 
 def test_pieces_are_written_over_a_copy_made_ahead_or_it_is_emptied_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, copied: list[tuple[int, int]]
 ) -> None:
     size = files.CLONE_ALIGNMENT
     old = os.urandom(5 * size + 100)
     (tmp_path / "old").write_bytes(old)
-    copied: list[tuple[int, int]] = []
-    real = files.copy_range
-
-    def recording(source: Any, target: Any, offset: int, length: int) -> None:
-        copied.append((offset, length))
-        real(source, target, offset, length)
-
-    monkeypatch.setattr(files, "copy_range", recording)
     change = b"x" * 300
     middle = 2 * size + size // 2
 
