@@ -15,7 +15,8 @@ elsewhere, as it builds the package, creates a virtualenv and installs Django in
 5. ``check`` is clean; under ``runserver``, ``/sitemap.xml`` and its pages are valid
    against the schemas, every admin page of the app answers 200 for a superuser (and the
    override list shows its two buttons), the app's static file is served;
-   ``sitemap_export`` writes valid files.
+   ``sitemap_export`` writes valid files, and with spliced pages on, splices the page of a
+   saved row.
 """
 
 from __future__ import annotations
@@ -302,6 +303,41 @@ def test_sitemap_export_writes_valid_files(project: dict[str, object], workdir: 
     assert locs(index) == ["https://example.com/sitemap-post-1.xml"]
     page = validate_sitemap((out / "sitemap-post-1.xml").read_bytes())
     assert locs(page) == [f"https://example.com/posts/post-{n}/" for n in range(3)]
+
+
+SAVE_POST = """
+import datetime
+from blog.models import Post
+post = Post.objects.get(slug="post-1")
+post.updated_at = datetime.datetime(2024, 6, 2, 3, 4, 5, tzinfo=datetime.UTC)
+post.save()
+"""
+
+
+def test_an_incremental_export_splices_the_saved_posts_page(
+    project: dict[str, object], workdir: Path
+) -> None:
+    # SITEMAPX_EXPORT_SPLICE on: the page of a saved row is spliced from its previous file
+    # (its old file copied ahead, the changed element written over the copy).
+    site: Path = project["site"]  # type: ignore[assignment]
+    (site / "mysite" / "splice_settings.py").write_text(
+        "from .settings import *  # noqa: F403\nSITEMAPX_EXPORT_SPLICE = True\n"
+    )
+    env = {**project["env"], "DJANGO_SETTINGS_MODULE": "mysite.splice_settings"}  # type: ignore[dict-item]
+    out = workdir / "spliced"
+    export = [*project["manage"], "sitemap_export", "--output-dir", out]  # type: ignore[misc]
+    export += ["--base-url", "https://example.com"]
+    _run(*export, cwd=site, env=env)
+    before = (out / "sitemap-post-1.xml").read_bytes()
+    _run(*project["manage"], "shell", "-c", SAVE_POST, cwd=site, env=env)  # type: ignore[misc]
+    output = _run(*export, cwd=site, env=env)
+    assert "; 1 spliced; " in output, output
+    after = (out / "sitemap-post-1.xml").read_bytes()
+    assert len(after) == len(before) and after != before
+    page = validate_sitemap(after)
+    lastmods = [element.text for element in page.findall(".//sm:lastmod", NS)]
+    assert lastmods[1] == "2024-06-02T03:04:05+00:00", lastmods
+    assert not [path.name for path in out.iterdir() if path.name.endswith(".sitemapx-tmp")]
 
 
 @pytest.fixture(scope="module")
