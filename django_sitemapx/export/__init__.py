@@ -34,7 +34,6 @@ import importlib.metadata
 import itertools
 import json
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -64,7 +63,7 @@ from ..registry import SitemapRegistry, default_registry
 from ..sources import ListedPage, ModelSource, Source
 from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_changes
 from ..sources.pages import PageTable
-from . import splice
+from . import files, splice
 from .destinations import (
     BLOCKS_SUFFIX,
     Blocks,
@@ -826,7 +825,7 @@ class _Run:
             return None
         try:
             with self.destination.open_file(name) as old:
-                copied = copy_of is not None and copy_of == _identity(old)
+                copied = copy_of is not None and copy_of == files.identity(old)
                 if copy_of is not None and not copied:
                     target.truncate(0)
                 made = splice.splice(
@@ -1032,15 +1031,6 @@ def _selected_sections(registry: SitemapRegistry, sections: Sequence[str] | None
             f"Unknown sitemap section {', '.join(map(repr, unknown))} (known: {known})."
         )
     return set(sections)
-
-
-def _identity(handle: IO[bytes]) -> tuple[int, int] | None:
-    """The (device, inode) of an open file; None when it has none (a storage's file)."""
-    try:
-        status = os.fstat(handle.fileno())
-    except (AttributeError, OSError, ValueError):
-        return None
-    return status.st_dev, status.st_ino
 
 
 def _file_name(path: str) -> str:

@@ -37,7 +37,7 @@ from django.core.files.storage import (
 )
 
 from ..exceptions import ExportError
-from .files import copy_range
+from .files import copy_range, identity
 
 logger = logging.getLogger("django_sitemapx")
 
@@ -582,7 +582,7 @@ class FolderDestination(Destination):
         self._pool: ThreadPoolExecutor | None = None
         # Copies started ahead of ``take_copy`` (``copy_soon``), by name: the staging
         # file and the copied file's identity once made; on the copier's one thread.
-        self._copies: dict[str, tuple[StagedFile, Future[tuple[int, int]]]] = {}
+        self._copies: dict[str, tuple[StagedFile, Future[tuple[int, int] | None]]] = {}
         self._copier: ThreadPoolExecutor | None = None
 
     def subfolder(self, name: str) -> Destination:
@@ -673,6 +673,7 @@ class FolderDestination(Destination):
             staged.copy_of = made.result()
         except OSError:
             logger.info("Cannot copy %s ahead; it is written as usual.", name, exc_info=True)
+        if staged.copy_of is None:  # failed, or of a file with no identity to check
             staged.discard()
             return None
         return staged
@@ -859,14 +860,14 @@ def _create(path: Path, flags: int) -> int:
         return os.open(path, flags, 0o666)
 
 
-def _copy_file(source: Path, target: Path) -> tuple[int, int]:
+def _copy_file(source: Path, target: Path) -> tuple[int, int] | None:
     """Copy ``source`` to the new file ``target`` (``files.copy_range``); ``source``'s
-    (device, inode), as copied."""
+    identity (``files.identity``), as copied."""
     with open(source, "rb", buffering=0) as old:
-        status = os.fstat(old.fileno())
+        size = os.fstat(old.fileno()).st_size
         with open(_create(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb", buffering=0) as new:
-            copy_range(old, new, 0, status.st_size)
-    return status.st_dev, status.st_ino
+            copy_range(old, new, 0, size)
+        return identity(old)
 
 
 def _sync(path: Path) -> None:

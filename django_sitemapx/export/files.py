@@ -256,6 +256,15 @@ def _flush(target: IO[bytes], pending: bytearray) -> int:
     return size
 
 
+def identity(handle: IO[bytes]) -> tuple[int, int] | None:
+    """The (device, inode) of an open file; None when it has none (a storage's file)."""
+    try:
+        status = os.fstat(handle.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino
+
+
 def read_at(source: IO[bytes], offset: int, length: int) -> bytes:
     """``length`` bytes of ``source`` from ``offset``; ``OSError`` if it ends first."""
     if not length:
