@@ -1078,6 +1078,16 @@ def splice(
             offset += size
     if stats.skipped or not stats.urls:
         return None
+    share = not copies_whole(number, rewritten)
+    if _same_layout(before, made, blocks, where):
+        # Every block made again kept its start, its length and its rows: the page's
+        # blocks are the old ones but those blocks' digests and lastmods.
+        over = _pieces_over(offsets, sorted(made), in_place, made)
+        write_spliced(old, target, over, share=share, copied=copied)
+        blocks.finish(where)
+        made_now = _made_over(blocks, where, before, made)
+        made_now.rewritten = rewritten + len(made) if share else 0
+        return made_now
     old_lastmods = before.lastmods or [None] * count
     # The new page's blocks: runs of the old one's (segment i + 1 is block i) and those made again.
     new_starts: list[str] = []
@@ -1120,7 +1130,6 @@ def splice(
             copy_from = offsets[segment] + offset + len(element)
         kept = index + 1
     pieces.append((copy_from, offsets[-1] - copy_from))
-    share = not copies_whole(number, rewritten)
     write_spliced(old, target, pieces, share=share, copied=copied)
     blocks.finish(where)
     made_now = _made(blocks, where, new_starts, sizes, counts, bytes(digests), lastmods)
@@ -1129,6 +1138,93 @@ def splice(
         # The unchanged blocks' lastmods are not known: none are kept.
         made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
     return made_now
+
+
+def _same_layout(
+    before: Blocks,
+    made: dict[int, list[tuple[str, bytes, int, str | None]]],
+    blocks: BlockWriter,
+    where: PageRange,
+) -> bool:
+    """Whether the page's blocks are ``before``'s but the digests and lastmods of those
+    ``made`` again: each made again one block of its old start, length and rows, the
+    page's low and its opening and closing tags as before, and no block empty (which
+    :func:`_made` would leave out)."""
+    sizes, urls, starts = before.sizes, before.urls, before.starts
+    if (sizes[0], sizes[-1]) != (len(blocks.head), len(blocks.tail)) or urls[0] or urls[-1]:
+        return False
+    if (starts and starts[0] != where.low) or (len(starts) > 1 and 0 in sizes[1:-1]):
+        return False
+    for index, found in made.items():
+        if len(found) != 1:
+            return False
+        start, data, count, _lastmod = found[0]
+        if (start, len(data), count) != (starts[index], sizes[index + 1], urls[index + 1]):
+            return False
+    return True
+
+
+def _pieces_over(
+    offsets: list[int],
+    changed: list[int],
+    in_place: dict[int, InPlace],
+    made: dict[int, list[tuple[str, bytes, int, str | None]]],
+) -> list[bytes | tuple[int, int]]:
+    """The new file as runs of the old one's bytes and the bytes written over them, when
+    every block made again keeps its place (:func:`_same_layout`): its changed elements
+    (``InPlace.patches``), else the whole block."""
+    pieces: list[bytes | tuple[int, int]] = []
+    copy_from = 0
+    for index in changed:
+        segment = index + 1
+        patches = in_place[index].patches if index in in_place else None
+        if patches is None:
+            patches = [(0, made[index][0][1])]
+        for offset, data in patches:
+            pieces.append((copy_from, offsets[segment] + offset - copy_from))
+            pieces.append(data)
+            copy_from = offsets[segment] + offset + len(data)
+    pieces.append((copy_from, offsets[-1] - copy_from))
+    return pieces
+
+
+def _made_over(
+    blocks: BlockWriter,
+    where: PageRange,
+    before: Blocks,
+    made: dict[int, list[tuple[str, bytes, int, str | None]]],
+) -> Made:
+    """:func:`_made` of a page whose layout is ``before``'s (:func:`_same_layout`): its
+    fields taken as the blocks file holds them, but the digests and lastmods of the
+    blocks ``made`` again. The same blocks, bytes for bytes, as :func:`_made` writes."""
+    digests = bytearray(before.digests_data)
+    digests[:_DIGEST_SIZE] = digest(blocks.head)
+    digests[-_DIGEST_SIZE:] = digest(blocks.tail)
+    lastmods = list(before.lastmods or [None] * len(before.starts))
+    for index, found in made.items():
+        _start, data, _count, lastmod = found[0]
+        digests[_DIGEST_SIZE * (index + 1) : _DIGEST_SIZE * (index + 2)] = digest(data)
+        lastmods[index] = lastmod
+    every_digest = bytes(digests)
+    size, urls = sum(before.sizes), sum(before.urls)
+    spliced = None
+    if not blocks.writer.stats.skipped:
+        lastmods_text = None
+        # The unchanged blocks' lastmods are not known unless kept: then none are.
+        if blocks.told and before.lastmods is not None:
+            lastmods_text = ",".join([lastmod or "" for lastmod in lastmods])
+            if lastmods_text.count(",") != max(len(lastmods) - 1, 0):
+                lastmods_text = None
+        spliced = Blocks(
+            where.base,
+            before.starts_text,
+            before.sizes_data,
+            before.urls_data,
+            every_digest,
+            where.state.changes,
+            lastmods_text,
+        )
+    return Made(spliced, file_digest((every_digest,)), size, urls)
 
 
 # Changed rows whose elements an export renders at once for all of a section's

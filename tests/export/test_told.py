@@ -463,6 +463,77 @@ def test_saves_rewrite_only_their_rows_elements_in_place(
     assert result.spliced == 1 and whole == [1]
 
 
+@pytest.fixture
+def both_ways(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[bool]:
+    """Each page ``splice.splice`` splices, spliced again the general way into a file of
+    its own (``splice._same_layout`` turned off): the same ``Made`` and the same bytes.
+    Whether each page's blocks kept their layout (``_made_over`` made them), in order."""
+    real = splice.splice
+    layouts: list[bool] = []
+
+    def twice(
+        source: Any,
+        number: int,
+        origin: Any,
+        where: Any,
+        before: Any,
+        keys: Any,
+        old: Any,
+        target: Any,
+        *args: Any,
+    ) -> Any:
+        start = target.tell()
+        target.seek(0)
+        shadow_path = tmp_path / f"shadow-{len(layouts)}"
+        shadow_path.write_bytes(target.read())
+        target.seek(start)
+        with monkeypatch.context() as inner:
+            inner.setattr(splice, "_same_layout", lambda *given: False)
+            with open(shadow_path, "r+b", buffering=0) as shadow:
+                expected = real(source, number, origin, where, before, keys, old, shadow, *args)
+        made_over = splice._made_over
+        taken: list[bool] = []
+
+        def recording(*given: Any) -> Any:
+            taken.append(True)
+            return made_over(*given)
+
+        with monkeypatch.context() as inner:
+            inner.setattr(splice, "_made_over", recording)
+            made = real(source, number, origin, where, before, keys, old, target, *args)
+        layouts.append(bool(taken))
+        assert made == expected
+        target.seek(0)
+        assert target.read() == shadow_path.read_bytes()
+        return made
+
+    monkeypatch.setattr(splice, "splice", twice)
+    return layouts
+
+
+def test_blocks_kept_in_place_are_made_from_the_old_blocks_file_as_the_general_way(
+    runs: _Runs, commit: Callable[..., Any], both_ways: list[bool], lastmod_text: None
+) -> None:
+    # New lastmods in two blocks of one page and one of another: every block keeps its
+    # start, length and rows, so the new blocks are the old file's fields but the changed
+    # blocks' digests and lastmods; spliced again the general way, the same bytes.
+    _save(commit, 250, 100_000)
+    _save(commit, 330, 100_001)
+    _save(commit, 500, 100_002)
+    assert runs.check().spliced == 2 and both_ways == [True, True]
+    # A lastmod going down in the row holding its block's greatest; the same lastmod again.
+    both_ways.clear()
+    _save(commit, 250, 3)
+    _save(commit, 500, 100_002)
+    assert runs.check().spliced == 2 and both_ways == [True, True]
+    # A row gone from a block: that page's layout changes, the other's does not.
+    both_ways.clear()
+    with commit():
+        Article.objects.filter(id=270).delete()
+    _save(commit, 510, 100_003)
+    assert runs.check().spliced == 2 and sorted(both_ways) == [False, True]
+
+
 def test_elements_written_in_place_are_the_only_new_bytes_of_their_page(
     runs: _Runs, commit: Callable[..., Any], whole: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
