@@ -1038,7 +1038,6 @@ def splice(
     changed = sorted({bisect.bisect_right(before.starts, key) - 1 for key in keys})
     if not changed or changed[0] < 0:
         return None
-    count = len(before.starts)
     blocks = BlockWriter(source, number, origin, overrides, table, page_format)
     stats = blocks.writer.stats
     # The writer counts the page's other blocks as written: its limits hold for the page.
@@ -1079,26 +1078,33 @@ def splice(
     if stats.skipped or not stats.urls:
         return None
     share = not copies_whole(number, rewritten)
-    if _same_layout(before, made, blocks, where):
-        # Every block made again kept its start, its length and its rows: the page's
-        # blocks are the old ones but those blocks' digests and lastmods.
-        over = _pieces_over(offsets, sorted(made), in_place, made)
-        write_spliced(old, target, over, share=share, copied=copied)
-        blocks.finish(where)
-        made_now = _made_over(blocks, where, before, made)
-        made_now.rewritten = rewritten + len(made) if share else 0
-        return made_now
+    pieces = _pieces(offsets, in_place, made)
+    write_spliced(old, target, pieces, share=share, copied=copied)
+    blocks.finish(where)
+    # Every block made again kept its start, its length and its rows (a spread run's every
+    # page): its blocks are the old ones but those blocks' digests and lastmods.
+    same = _same_layout(before, made, blocks, where)
+    made_now = (_made_on_old_layout if same else _made_from_runs)(blocks, where, before, made)
+    made_now.rewritten = rewritten + len(made) if share else 0
+    return made_now
+
+
+def _made_from_runs(
+    blocks: BlockWriter,
+    where: PageRange,
+    before: Blocks,
+    made: dict[int, list[tuple[str, bytes, int, str | None]]],
+) -> Made:
+    """:func:`_made` of a spliced page: its blocks as runs of ``before``'s (segment i + 1
+    is block i) and the blocks ``made`` again."""
+    count = len(before.starts)
     old_lastmods = before.lastmods or [None] * count
-    # The new page's blocks: runs of the old one's (segment i + 1 is block i) and those made again.
     new_starts: list[str] = []
     sizes: list[int] = []
     counts: list[int] = []
     # The digests joined, as the blocks file keeps them: not cut apart, segment by segment.
     digests = bytearray()
     lastmods: list[str | None] = []
-    # The new file: runs of the old one's bytes (offset, length) and the blocks made again.
-    pieces: list[bytes | tuple[int, int]] = []
-    copy_from = 0  # the old bytes not copied yet start here
     kept = 0  # the first old block not taken yet
     for index in [*sorted(made), count]:
         new_starts += before.starts[kept:index]
@@ -1108,32 +1114,14 @@ def splice(
         lastmods += old_lastmods[kept:index]
         if index == count:
             break
-        segment = index + 1
-        patches = in_place[index].patches if index in in_place else None
-        if patches is None:
-            pieces.append((copy_from, offsets[segment] - copy_from))
         for start, data, urls, lastmod in made[index]:
-            if patches is None:
-                pieces.append(data)
             new_starts.append(start)
             sizes.append(len(data))
             counts.append(urls)
             digests += digest(data)
             lastmods.append(lastmod)
-        if patches is None:
-            copy_from = offsets[segment + 1]
-        # The block kept its length and its elements their places: the old bytes but
-        # the changed elements', which alone are written (a few 4 KiB blocks, not all).
-        for offset, element in patches or ():
-            pieces.append((copy_from, offsets[segment] + offset - copy_from))
-            pieces.append(element)
-            copy_from = offsets[segment] + offset + len(element)
         kept = index + 1
-    pieces.append((copy_from, offsets[-1] - copy_from))
-    write_spliced(old, target, pieces, share=share, copied=copied)
-    blocks.finish(where)
     made_now = _made(blocks, where, new_starts, sizes, counts, bytes(digests), lastmods)
-    made_now.rewritten = rewritten + len(made) if share else 0
     if made_now.blocks is not None and before.lastmods is None:
         # The unchanged blocks' lastmods are not known: none are kept.
         made_now.blocks = dataclasses.replace(made_now.blocks, lastmods_text=None)
@@ -1164,39 +1152,41 @@ def _same_layout(
     return True
 
 
-def _pieces_over(
+def _pieces(
     offsets: list[int],
-    changed: list[int],
     in_place: dict[int, InPlace],
     made: dict[int, list[tuple[str, bytes, int, str | None]]],
 ) -> list[bytes | tuple[int, int]]:
-    """The new file as runs of the old one's bytes and the bytes written over them, when
-    every block made again keeps its place (:func:`_same_layout`): its changed elements
-    (``InPlace.patches``), else the whole block."""
+    """The new file as runs of the old one's bytes (offset, length) and the bytes written
+    over them or between them: each block made again (segment i + 1 is block i), or only
+    its changed elements where it kept its length and its elements their places
+    (``InPlace.patches``: a few 4 KiB blocks written, not all)."""
     pieces: list[bytes | tuple[int, int]] = []
-    copy_from = 0
-    for index in changed:
+    copy_from = 0  # the old bytes not copied yet start here
+    for index in sorted(made):
         segment = index + 1
         patches = in_place[index].patches if index in in_place else None
         if patches is None:
-            patches = [(0, made[index][0][1])]
-        for offset, data in patches:
+            pieces.append((copy_from, offsets[segment] - copy_from))
+            pieces += [data for _start, data, _urls, _lastmod in made[index]]
+            copy_from = offsets[segment + 1]
+        for offset, element in patches or ():
             pieces.append((copy_from, offsets[segment] + offset - copy_from))
-            pieces.append(data)
-            copy_from = offsets[segment] + offset + len(data)
+            pieces.append(element)
+            copy_from = offsets[segment] + offset + len(element)
     pieces.append((copy_from, offsets[-1] - copy_from))
     return pieces
 
 
-def _made_over(
+def _made_on_old_layout(
     blocks: BlockWriter,
     where: PageRange,
     before: Blocks,
     made: dict[int, list[tuple[str, bytes, int, str | None]]],
 ) -> Made:
-    """:func:`_made` of a page whose layout is ``before``'s (:func:`_same_layout`): its
+    """:func:`_made_from_runs` of a page whose layout is ``before``'s (:func:`_same_layout`): its
     fields taken as the blocks file holds them, but the digests and lastmods of the
-    blocks ``made`` again. The same blocks, bytes for bytes, as :func:`_made` writes."""
+    blocks ``made`` again: the same blocks, byte for byte, without rebuilding them."""
     digests = bytearray(before.digests_data)
     digests[:_DIGEST_SIZE] = digest(blocks.head)
     digests[-_DIGEST_SIZE:] = digest(blocks.tail)

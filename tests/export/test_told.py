@@ -467,7 +467,7 @@ def test_saves_rewrite_only_their_rows_elements_in_place(
 def both_ways(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[bool]:
     """Each page ``splice.splice`` splices, spliced again the general way into a file of
     its own (``splice._same_layout`` turned off): the same ``Made`` and the same bytes.
-    Whether each page's blocks kept their layout (``_made_over`` made them), in order."""
+    Whether each page's blocks kept their layout (``_made_on_old_layout`` made them), in order."""
     real = splice.splice
     layouts: list[bool] = []
 
@@ -491,15 +491,15 @@ def both_ways(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[bool]:
             inner.setattr(splice, "_same_layout", lambda *given: False)
             with open(shadow_path, "r+b", buffering=0) as shadow:
                 expected = real(source, number, origin, where, before, keys, old, shadow, *args)
-        made_over = splice._made_over
+        on_old_layout = splice._made_on_old_layout
         taken: list[bool] = []
 
         def recording(*given: Any) -> Any:
             taken.append(True)
-            return made_over(*given)
+            return on_old_layout(*given)
 
         with monkeypatch.context() as inner:
-            inner.setattr(splice, "_made_over", recording)
+            inner.setattr(splice, "_made_on_old_layout", recording)
             made = real(source, number, origin, where, before, keys, old, target, *args)
         layouts.append(bool(taken))
         assert made == expected
