@@ -1000,6 +1000,11 @@ def _made(
     return Made(spliced, file_digest(every_digest), sum(every_size), sum(every_urls))
 
 
+# The blocks a spliced page made again, by the index of the old block each replaces:
+# each one's start key, bytes, row count and greatest lastmod.
+_Remade = dict[int, list[tuple[str, bytes, int, str | None]]]
+
+
 def splice(
     source: ModelSource,
     number: int,
@@ -1043,7 +1048,7 @@ def splice(
     # The writer counts the page's other blocks as written: its limits hold for the page.
     stats.urls = sum(before.urls) - sum(before.urls[index + 1] for index in changed)
     stats.bytes = sum(before.sizes[:-1]) - sum(before.sizes[index + 1] for index in changed)
-    made: dict[int, list[tuple[str, bytes, int, str | None]]] = {}
+    made: _Remade = {}
     offsets = [0, *itertools.accumulate(before.sizes)]
     highs = [*before.starts[1:], where.high]
     bounds = {index: (before.starts[index], highs[index]) for index in changed}
@@ -1093,7 +1098,7 @@ def _made_from_runs(
     blocks: BlockWriter,
     where: PageRange,
     before: Blocks,
-    made: dict[int, list[tuple[str, bytes, int, str | None]]],
+    made: _Remade,
 ) -> Made:
     """:func:`_made` of a spliced page: its blocks as runs of ``before``'s (segment i + 1
     is block i) and the blocks ``made`` again."""
@@ -1130,7 +1135,7 @@ def _made_from_runs(
 
 def _same_layout(
     before: Blocks,
-    made: dict[int, list[tuple[str, bytes, int, str | None]]],
+    made: _Remade,
     blocks: BlockWriter,
     where: PageRange,
 ) -> bool:
@@ -1155,7 +1160,7 @@ def _same_layout(
 def _pieces(
     offsets: list[int],
     in_place: dict[int, InPlace],
-    made: dict[int, list[tuple[str, bytes, int, str | None]]],
+    made: _Remade,
 ) -> list[bytes | tuple[int, int]]:
     """The new file as runs of the old one's bytes (offset, length) and the bytes written
     over them or between them: each block made again (segment i + 1 is block i), or only
@@ -1182,7 +1187,7 @@ def _made_on_old_layout(
     blocks: BlockWriter,
     where: PageRange,
     before: Blocks,
-    made: dict[int, list[tuple[str, bytes, int, str | None]]],
+    made: _Remade,
 ) -> Made:
     """:func:`_made_from_runs` of a page whose layout is ``before``'s (:func:`_same_layout`): its
     fields taken as the blocks file holds them, but the digests and lastmods of the
