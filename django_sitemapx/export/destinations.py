@@ -435,17 +435,32 @@ class Blocks:
         # A comma in a key adds one to the count of the commas that join them.
         if starts_text.count(",") != max(len(starts) - 1, 0):
             return None
-        lastmods_text = None
-        if lastmods is not None:
-            lastmods_text = ",".join([lastmod or "" for lastmod in lastmods])
-            if lastmods_text.count(",") != max(len(lastmods) - 1, 0):
-                lastmods_text = None
         try:
             sizes_data, urls_data = _int64_bytes(sizes), _int64_bytes(urls)
         except OverflowError:
             return None
+        lastmods_text = _lastmods_text(lastmods)
         return cls(
             base, starts_text, sizes_data, urls_data, b"".join(digests), changes, lastmods_text
+        )
+
+    def on_same_layout(
+        self,
+        base: str,
+        digests_data: bytes,
+        changes: int = 0,
+        lastmods: Sequence[str | None] | None = None,
+    ) -> Blocks:
+        """These blocks' starts, sizes and counts, as the file holds them, with other
+        digests (joined) and lastmods: a page whose blocks all kept their places."""
+        return Blocks(
+            base,
+            self.starts_text,
+            self.sizes_data,
+            self.urls_data,
+            digests_data,
+            changes,
+            _lastmods_text(lastmods),
         )
 
     @functools.cached_property
@@ -546,6 +561,15 @@ _BLOCKS_MAGIC = b"sitemapx-blocks/2\n"
 _BLOCKS_HEADER = struct.Struct(f"<{len(_BLOCKS_MAGIC)}sq6q")
 # A segment's digest: SHA-256, cut to 128 bits.
 _DIGEST_BYTES = 16
+
+
+def _lastmods_text(lastmods: Sequence[str | None] | None) -> str | None:
+    """The lastmods as ``Blocks.lastmods_text`` keeps them; None when not kept (or a
+    lastmod holds a comma)."""
+    if lastmods is None:
+        return None
+    text = ",".join([lastmod or "" for lastmod in lastmods])
+    return text if text.count(",") == max(len(lastmods) - 1, 0) else None
 
 
 def _int64_bytes(values: Sequence[int]) -> bytes:

@@ -1201,25 +1201,12 @@ def _made_on_old_layout(
         digests[_DIGEST_SIZE * (index + 1) : _DIGEST_SIZE * (index + 2)] = digest(data)
         lastmods[index] = lastmod
     every_digest = bytes(digests)
-    size, urls = sum(before.sizes), sum(before.urls)
     spliced = None
     if not blocks.writer.stats.skipped:
-        lastmods_text = None
         # The unchanged blocks' lastmods are not known unless kept: then none are.
-        if blocks.told and before.lastmods is not None:
-            lastmods_text = ",".join([lastmod or "" for lastmod in lastmods])
-            if lastmods_text.count(",") != max(len(lastmods) - 1, 0):
-                lastmods_text = None
-        spliced = Blocks(
-            where.base,
-            before.starts_text,
-            before.sizes_data,
-            before.urls_data,
-            every_digest,
-            where.state.changes,
-            lastmods_text,
-        )
-    return Made(spliced, file_digest((every_digest,)), size, urls)
+        known = lastmods if blocks.told and before.lastmods is not None else None
+        spliced = before.on_same_layout(where.base, every_digest, where.state.changes, known)
+    return Made(spliced, file_digest((every_digest,)), sum(before.sizes), sum(before.urls))
 
 
 # Changed rows whose elements an export renders at once for all of a section's
