@@ -309,7 +309,7 @@ SAVE_POST = """
 import datetime
 from blog.models import Post
 post = Post.objects.get(slug="post-1")
-post.updated_at = datetime.datetime(2024, 6, 2, 3, 4, 5, tzinfo=datetime.UTC)
+post.updated_at = datetime.datetime(2024, 6, {day}, 3, 4, 5, tzinfo=datetime.UTC)
 post.save()
 """
 
@@ -325,19 +325,27 @@ def test_an_incremental_export_splices_the_saved_posts_page(
     )
     env = {**project["env"], "DJANGO_SETTINGS_MODULE": "mysite.splice_settings"}  # type: ignore[dict-item]
     out = workdir / "spliced"
-    export = [*project["manage"], "sitemap_export", "--output-dir", out]  # type: ignore[misc]
-    export += ["--base-url", "https://example.com"]
+    command = [*project["manage"], "sitemap_export", "--base-url", "https://example.com"]  # type: ignore[misc]
+    export = [*command, "--output-dir", out]
     _run(*export, cwd=site, env=env)
     before = (out / "sitemap-post-1.xml").read_bytes()
-    _run(*project["manage"], "shell", "-c", SAVE_POST, cwd=site, env=env)  # type: ignore[misc]
-    output = _run(*export, cwd=site, env=env)
-    assert "; 1 spliced; " in output, output
-    after = (out / "sitemap-post-1.xml").read_bytes()
-    assert len(after) == len(before) and after != before
-    page = validate_sitemap(after)
-    lastmods = [element.text for element in page.findall(".//sm:lastmod", NS)]
-    assert lastmods[1] == "2024-06-02T03:04:05+00:00", lastmods
+    save = [*project["manage"], "shell", "-c"]  # type: ignore[misc]
+    # Saved twice: the second splice starts from the blocks file the first one wrote.
+    for day in (2, 3):
+        _run(*save, SAVE_POST.format(day=day), cwd=site, env=env)
+        output = _run(*export, cwd=site, env=env)
+        assert "; 1 spliced; " in output, output
+        after = (out / "sitemap-post-1.xml").read_bytes()
+        assert len(after) == len(before) and after != before
+        page = validate_sitemap(after)
+        lastmods = [element.text for element in page.findall(".//sm:lastmod", NS)]
+        assert lastmods[1] == f"2024-06-0{day}T03:04:05+00:00", lastmods
+        before = after
     assert not [path.name for path in out.iterdir() if path.name.endswith(".sitemapx-tmp")]
+    # The same bytes as a full export of the same rows.
+    full = workdir / "spliced-full"
+    _run(*command, "--output-dir", full, "--full", cwd=site, env=env)
+    assert (full / "sitemap-post-1.xml").read_bytes() == after
 
 
 @pytest.fixture(scope="module")
