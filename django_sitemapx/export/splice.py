@@ -1364,14 +1364,17 @@ def settle(
     is called with each page it plans, its blocks and the indexes of its changed
     blocks (the export reads their bytes ahead, ``Destination.read_soon``).
     The page table stores each summary as a count (``PageTable.settle``);
-    the other pages are counted as usual. Returns the pages told.
+    the other pages are counted as usual. A page told or counted already since
+    the log's changes (by another export, or a request serving it) is not told,
+    but with ``read`` its changed blocks are read and kept as the others', and
+    ``on_plan`` is called with it. Returns the pages told.
     """
     table = source.page_table()
     if not told_by_rows(source, source.get_queryset().db):
         return set()
-    # Each page's unchanged blocks summed up (rows, greatest lastmod) and how many
-    # changed: one page's blocks held at a time.
-    plans: dict[int, tuple[int, str | None, int]] = {}
+    # Each page's unchanged blocks summed up (rows, greatest lastmod), how many changed,
+    # and whether it is told (else only read): one page's blocks held at a time.
+    plans: dict[int, _Plan] = {}
     # The changed blocks' ranges, and the changed keys of each, whose places are kept
     # for ``splice``: counted as they are found (the first ``_BLOCKS_READ_AT_ONCE``).
     counting = _Counting(source, _BLOCKS_READ_AT_ONCE if read is not None else 0)
@@ -1379,7 +1382,7 @@ def settle(
         _plan_pages(source, ranges, blocks_of, log, plans, counting, on_plan)
         found = iter(list(_summarize_blocks(source, counting)))
     summaries = {}
-    for number, (rows, latest, changed_count) in plans.items():
+    for number, (rows, latest, changed_count, tell) in plans.items():
         known = True
         for _index in range(changed_count):
             bounds, (block_rows, lastmod, undated), keys_read = next(found)
@@ -1390,7 +1393,7 @@ def settle(
             if read is not None and keys_read is not None:
                 state = ranges[number].state
                 read.setdefault(number, ReadBlocks(state.changes, {})).keys[bounds] = keys_read
-        if known or source.lastmod_column is None:
+        if tell and (known or source.lastmod_column is None):
             summaries[number] = summary_of_rows(source, rows, latest)
     return table.settle([where.state for where in ranges.values()], summaries)
 
@@ -1417,21 +1420,32 @@ def _summarize_blocks(
         yield bounds, summary, None
 
 
+# :func:`settle`'s plan of a page: its unchanged blocks' rows and greatest lastmod, how
+# many of its blocks changed, and whether it is told (else its changed blocks are only read).
+_Plan = tuple[int, str | None, int, bool]
+
+
 def _plan_pages(
     source: ModelSource,
     ranges: dict[int, PageRange],
     blocks_of: Callable[[int], Blocks | None],
     log: ChangeLog,
-    plans: dict[int, tuple[int, str | None, int]],
+    plans: dict[int, _Plan],
     counting: _Counting,
     on_plan: Callable[[int, Blocks, list[int]], None] | None = None,
 ) -> None:
-    """:func:`settle`'s plan of each stale page it can tell: its unchanged blocks summed
-    up (rows, greatest lastmod) and how many changed, whose ranges go to ``counting``.
-    One page's blocks held at a time."""
+    """:func:`settle`'s plan of each stale page it can tell, whose changed blocks' ranges
+    go to ``counting``; and of each page told already whose changed blocks the log names,
+    while ``counting`` reads the rows of all of them. One page's blocks held at a time."""
     table = source.page_table()
     for number, where in ranges.items():
-        if not table.is_stale(where.state):
+        tell = table.is_stale(where.state)
+        # Told already, yet changed since this destination's files: a request serving it
+        # counted it, or an export to another destination told it. Its blocks are still
+        # read here, with the others', not one query a page as it is spliced.
+        if not tell and (
+            len(counting.ranges) >= counting.limit or not log.marks(source.section, number)
+        ):
             continue
         blocks = blocks_of(number)
         if blocks is None or blocks.base != where.base or blocks.lastmods is None:
@@ -1447,13 +1461,15 @@ def _plan_pages(
         changed = sorted(in_block)
         if changed and changed[0] < 0:
             continue
+        if not tell and (not changed or len(counting.ranges) + len(changed) > counting.limit):
+            continue  # nothing to read, or not all of it read at once: read as it is spliced
         count, urls, lastmods = len(blocks.starts), blocks.urls, blocks.lastmods
         # The unchanged blocks, as the runs between the changed ones (a few of 500).
         rows = sum(urls[1 : count + 1]) - sum(urls[index + 1] for index in changed)
         kept: list[str | None] = []
         for start, end in zip([-1, *changed], [*changed, count], strict=True):
             kept += lastmods[start + 1 : end]
-        plans[number] = (rows, _greatest(None, kept), len(changed))
+        plans[number] = (rows, _greatest(None, kept), len(changed), tell)
         if on_plan is not None:
             on_plan(number, blocks, changed)
         for index in changed:

@@ -761,6 +761,50 @@ def test_a_page_saved_after_it_was_told_has_its_blocks_read_again(
     assert result.told == 1 and result.counted == []  # type: ignore[attr-defined]
 
 
+def test_pages_counted_since_they_changed_have_their_blocks_read_with_the_others(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    whole: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+    lastmod_text: None,
+) -> None:
+    # A request serving the sitemap counts the changed pages before the export runs, or
+    # an export to another folder tells them: this export has nothing to tell, yet
+    # reads the changed blocks of every page at once, ahead, and splices over copies.
+    from django_sitemapx import default_registry
+
+    other = runs.root / "other"
+    export_sitemap(FolderDestination(other), origin=ORIGIN)
+    asked: list[str] = []
+    real_soon = FolderDestination.copy_soon
+
+    def copy_soon(destination: FolderDestination, names: Any) -> None:
+        asked.extend(names)
+        real_soon(destination, names)
+
+    monkeypatch.setattr(FolderDestination, "copy_soon", copy_soon)
+    names = sorted(f"sitemap-a-{_page_of(key)}.xml" for key in (50, 250, 450))
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    default_registry.get("a").page_table().states()  # counted, as a request counts them
+    _save(commit, 450, 100_002)
+    result = runs.check()
+    # The third page told; the two counted read with it: one query for their blocks'
+    # keys, one for their rows, none per page.
+    assert result.told == 1 and result.spliced == 3 and whole == []
+    assert result.counted == []  # type: ignore[attr-defined]
+    assert len(result.row_queries) == 2, result.row_queries  # type: ignore[attr-defined]
+    assert sorted(asked) == names
+    # The other folder: every page told already, by the export above.
+    asked.clear()
+    with CaptureQueriesContext(connection) as queries:
+        result = export_sitemap(FolderDestination(other), origin=ORIGIN)
+    rows = [query for query in queries.captured_queries if Article._meta.db_table in query["sql"]]
+    assert result.told == 0 and result.spliced == 3 and whole == []
+    assert len(rows) == 2 and sorted(asked) == names
+    assert exported(other) == exported(runs.folder)
+
+
 @pytest.mark.parametrize("limit", [0, 50_000])
 def test_a_told_page_reads_its_blocks_file_once_while_they_are_kept(
     runs: _Runs,
