@@ -1461,15 +1461,19 @@ def _plan_pages(
         changed = sorted(in_block)
         if changed and changed[0] < 0:
             continue
-        if not tell and (not changed or len(counting.ranges) + len(changed) > counting.limit):
+        count = len(blocks.starts)
+        if tell:
+            urls, lastmods = blocks.urls, blocks.lastmods
+            # The unchanged blocks, as the runs between the changed ones (a few of 500).
+            rows = sum(urls[1 : count + 1]) - sum(urls[index + 1] for index in changed)
+            kept: list[str | None] = []
+            for start, end in zip([-1, *changed], [*changed, count], strict=True):
+                kept += lastmods[start + 1 : end]
+            plans[number] = (rows, _greatest(None, kept), len(changed), True)
+        elif changed and len(counting.ranges) + len(changed) <= counting.limit:
+            plans[number] = (0, None, len(changed), False)
+        else:
             continue  # nothing to read, or not all of it read at once: read as it is spliced
-        count, urls, lastmods = len(blocks.starts), blocks.urls, blocks.lastmods
-        # The unchanged blocks, as the runs between the changed ones (a few of 500).
-        rows = sum(urls[1 : count + 1]) - sum(urls[index + 1] for index in changed)
-        kept: list[str | None] = []
-        for start, end in zip([-1, *changed], [*changed, count], strict=True):
-            kept += lastmods[start + 1 : end]
-        plans[number] = (rows, _greatest(None, kept), len(changed), tell)
         if on_plan is not None:
             on_plan(number, blocks, changed)
         for index in changed:
