@@ -298,7 +298,8 @@ def tell_changed_pages(
     From the blocks the destination keeps of each page and the rows of the
     blocks that changed (``splice.settle``), so that listing the pages counts
     none of them again. With ``read``, the keys of those blocks are kept
-    there by section and page, for the pages written in place. ``paths``
+    there by section and page, for the pages written in place: also for the
+    changed pages told or counted before this export (``splice.settle``). ``paths``
     gives a page's path (``documents.page_path``); ``files_read`` keeps the blocks
     read, up to its bound, for the pages to splice; ``copies`` collects the
     files of the pages to splice over a copy of their file (all but those
