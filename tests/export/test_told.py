@@ -645,18 +645,31 @@ def test_the_changed_blocks_of_each_told_page_are_read_ahead(
     FolderDestination(runs.root / "none").read_soon("sitemap-a-1.xml", [(0, 100)])
 
 
+@pytest.fixture
+def copies_asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files each export asks to copy ahead (``FolderDestination.copy_soon``), in turn."""
+    asked: list[str] = []
+    real = FolderDestination.copy_soon
+
+    def recording(destination: FolderDestination, names: Any) -> None:
+        asked.extend(names)
+        real(destination, names)
+
+    monkeypatch.setattr(FolderDestination, "copy_soon", recording)
+    return asked
+
+
 def test_the_told_pages_are_spliced_over_copies_of_their_files_made_ahead(
-    runs: _Runs, commit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, lastmod_text: None
+    runs: _Runs,
+    commit: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    lastmod_text: None,
+    copies_asked: list[str],
 ) -> None:
     # Copied once the lock is held, on another thread, while the pages are made: the
     # changed elements are then written over each copy.
-    asked: list[str] = []
     taken: dict[str, bool] = {}
-    real_soon, real_take = FolderDestination.copy_soon, FolderDestination.take_copy
-
-    def copy_soon(destination: FolderDestination, names: Any) -> None:
-        asked.extend(names)
-        real_soon(destination, names)
+    real_take = FolderDestination.take_copy
 
     def take_copy(destination: FolderDestination, name: str) -> Any:
         copy = real_take(destination, name)
@@ -664,7 +677,6 @@ def test_the_told_pages_are_spliced_over_copies_of_their_files_made_ahead(
             taken[name] = copy is not None
         return copy
 
-    monkeypatch.setattr(FolderDestination, "copy_soon", copy_soon)
     monkeypatch.setattr(FolderDestination, "take_copy", take_copy)
     kernel: list[int] = []
     real_copy = files.copy_range
@@ -680,7 +692,7 @@ def test_the_told_pages_are_spliced_over_copies_of_their_files_made_ahead(
     _save(commit, 250, 100_001)
     result = runs.check()  # byte-identical to a full export
     assert result.told == 2 and result.spliced == 2
-    assert sorted(asked) == names and taken == dict.fromkeys(names, True)
+    assert sorted(copies_asked) == names and taken == dict.fromkeys(names, True)
     # No run copied on the export's thread: the copies were the only copies.
     assert kernel == []
     assert not [path for path in runs.folder.iterdir() if path.name.endswith(TEMP_SUFFIX)]
@@ -700,7 +712,11 @@ def test_the_told_pages_are_spliced_over_copies_of_their_files_made_ahead(
 
 
 def test_an_export_failing_while_it_splices_leaves_no_copy_and_no_copier_behind(
-    runs: _Runs, commit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, lastmod_text: None
+    runs: _Runs,
+    commit: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    lastmod_text: None,
+    copies_asked: list[str],
 ) -> None:
     def files() -> dict[str, bytes]:
         # A page's blocks file is written in place, checked by its digest on every read.
@@ -718,20 +734,12 @@ def test_an_export_failing_while_it_splices_leaves_no_copy_and_no_copier_behind(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(splice, "splice", failing)
-    asked: list[str] = []
-    real_soon = FolderDestination.copy_soon
-
-    def copy_soon(destination: FolderDestination, names: Any) -> None:
-        asked.extend(names)
-        real_soon(destination, names)
-
-    monkeypatch.setattr(FolderDestination, "copy_soon", copy_soon)
     for key in (50, 250, 450):
         _save(commit, key, 100_000 + key)
     with pytest.raises(RuntimeError, match="went away"):
         export_sitemap(FolderDestination(runs.folder), origin=ORIGIN)
     # Three pages copied ahead, one spliced, then the failure: nothing in place, no copy left.
-    assert len(asked) == 3 and calls[0] == 2
+    assert len(copies_asked) == 3 and calls[0] == 2
     assert files() == before
     assert not [t for t in threading.enumerate() if t.name.startswith("sitemapx-copy")]
     monkeypatch.setattr(splice, "splice", real)
@@ -765,8 +773,8 @@ def test_pages_counted_since_they_changed_have_their_blocks_read_with_the_others
     runs: _Runs,
     commit: Callable[..., Any],
     whole: list[int],
-    monkeypatch: pytest.MonkeyPatch,
     lastmod_text: None,
+    copies_asked: list[str],
 ) -> None:
     # A request serving the sitemap counts the changed pages before the export runs, or
     # an export to another folder tells them: this export has nothing to tell, yet
@@ -775,14 +783,6 @@ def test_pages_counted_since_they_changed_have_their_blocks_read_with_the_others
 
     other = runs.root / "other"
     export_sitemap(FolderDestination(other), origin=ORIGIN)
-    asked: list[str] = []
-    real_soon = FolderDestination.copy_soon
-
-    def copy_soon(destination: FolderDestination, names: Any) -> None:
-        asked.extend(names)
-        real_soon(destination, names)
-
-    monkeypatch.setattr(FolderDestination, "copy_soon", copy_soon)
     names = sorted(f"sitemap-a-{_page_of(key)}.xml" for key in (50, 250, 450))
     _save(commit, 50, 100_000)
     _save(commit, 250, 100_001)
@@ -794,14 +794,14 @@ def test_pages_counted_since_they_changed_have_their_blocks_read_with_the_others
     assert result.told == 1 and result.spliced == 3 and whole == []
     assert result.counted == []  # type: ignore[attr-defined]
     assert len(result.row_queries) == 2, result.row_queries  # type: ignore[attr-defined]
-    assert sorted(asked) == names
+    assert sorted(copies_asked) == names
     # The other folder: every page told already, by the export above.
-    asked.clear()
+    copies_asked.clear()
     with CaptureQueriesContext(connection) as queries:
         result = export_sitemap(FolderDestination(other), origin=ORIGIN)
     rows = [query for query in queries.captured_queries if Article._meta.db_table in query["sql"]]
     assert result.told == 0 and result.spliced == 3 and whole == []
-    assert len(rows) == 2 and sorted(asked) == names
+    assert len(rows) == 2 and sorted(copies_asked) == names
     assert exported(other) == exported(runs.folder)
 
 
