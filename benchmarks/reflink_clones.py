@@ -18,6 +18,10 @@ staging file synced on 16 threads, then renamed over it; then ``--settle`` secon
 - ``base``: the new file is a clone of the file as first written (kept beside it,
   never changed), and every block changed since then is written over it.
 - ``keep``: ``chain``, the old file kept one turn longer (a hard link) before it goes.
+- ``spare``: the old file kept as the page's spare (a hard link made before the rename),
+  and the next turn's new file is that spare, not a clone: the blocks changed the turn
+  before (read from the current file) and this turn's written over it. The first turn
+  has no spare yet and clones, as ``chain``.
 
 Prints, per way and turn, the milliseconds of the clones, the writes, the syncs and
 the renames, and the extents of one file (``os.stat`` cannot tell them: ``filefrag``
@@ -48,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 from django_sitemapx.export.files import copy_range  # noqa: E402
 
 BLOCK = 4096
-WAYS = ("chain", "base", "keep")
+WAYS = ("chain", "base", "keep", "spare")
 # As ``FolderDestination``'s syncs: 16 threads taking files from one queue.
 SYNC_THREADS = 16
 
@@ -115,6 +119,8 @@ def run_way(
                 _clone(path, base, size)
                 os.fsync(base.fileno())
     changed: list[list[int]] = [[] for _ in paths]
+    # ``spare``: the blocks each file's last turn changed, where its spare differs from it.
+    last: list[list[int]] = [[] for _ in paths]
     rows = []
     for turn in range(1, turns + 1):
         clones = writes = 0.0
@@ -128,12 +134,23 @@ def run_way(
                     (path.with_suffix(".base"), changed[number]) if way == "base" else (path, new)
                 )
                 staging = path.with_suffix(".staged")
+                spare = path.with_suffix(".spare")
                 started = time.perf_counter()
-                handle = opened.enter_context(open(staging, "wb", buffering=0))
-                _clone(source, handle, size)
-                cloned = time.perf_counter()
+                if way == "spare" and turn > 1:
+                    os.replace(spare, staging)
+                    handle = opened.enter_context(open(staging, "r+b", buffering=0))
+                    cloned = time.perf_counter()
+                    with open(path, "rb", buffering=0) as current:
+                        for offset in last[number]:
+                            block = os.pread(current.fileno(), BLOCK, offset)
+                            os.pwrite(handle.fileno(), block, offset)
+                else:
+                    handle = opened.enter_context(open(staging, "wb", buffering=0))
+                    _clone(source, handle, size)
+                    cloned = time.perf_counter()
                 for offset in over:
                     os.pwrite(handle.fileno(), pick.choice(fresh), offset)
+                last[number] = new
                 writes += time.perf_counter() - cloned
                 clones += cloned - started
                 staged.append((handle, staging))
@@ -143,8 +160,8 @@ def run_way(
             synced = time.perf_counter()
             for (staged_file, staging), path in zip(staged, paths, strict=True):
                 staged_file.close()
-                if way == "keep":
-                    kept = path.with_suffix(".kept")
+                if way in {"keep", "spare"}:
+                    kept = path.with_suffix(".kept" if way == "keep" else ".spare")
                     kept.unlink(missing_ok=True)
                     os.link(path, kept)
                 os.replace(staging, path)
