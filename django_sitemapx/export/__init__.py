@@ -65,7 +65,6 @@ from ..sources.changes import ChangeLog, change_cursor, changes_since, prune_cha
 from ..sources.pages import PageTable
 from . import files, splice
 from .destinations import (
-    BLOCKS_SUFFIX,
     Blocks,
     Destination,
     FileRecord,
@@ -74,9 +73,11 @@ from .destinations import (
     StorageDestination,
     blocks_digest,
     blocks_name,
+    side_file,
+    spare_name,
     storage_destination,
 )
-from .files import DocumentFile
+from .files import DocumentFile, Spans
 
 __all__ = [
     "Destination",
@@ -211,8 +212,9 @@ def export_sitemap(
     told = 0
     read: dict[str, dict[int, splice.ReadBlocks]] = {}
     kept = KeptBlocks()
-    # The files of the pages to splice over a copy made ahead, once the lock is held.
-    copies: list[str] = []
+    # The files of the pages to splice over a copy made ahead, once the lock is held,
+    # with the spans at which their spare differs (their records' ``spare``).
+    copies: dict[str, Spans | None] = {}
     # Each page's path, reversed once for the run (it is asked for three times a page).
     paths = functools.cache(page_path)
     if app_settings.EXPORT_SPLICE and not (dry_run or full or gzip):
@@ -234,7 +236,9 @@ def export_sitemap(
         if not dry_run:
             refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
-            destination.copy_soon(copies)
+            destination.copy_soon(
+                list(copies), {name: spans for name, spans in copies.items() if spans is not None}
+            )
         state = destination.read_state()
         previous = state.files
         run.splicing = app_settings.EXPORT_SPLICE and not dry_run
@@ -264,7 +268,7 @@ def export_sitemap(
             # So is one no longer served on this host (its sites changed).
             served = {source.section for source in registry if source.serves(origin)}
             scope = selected | {""} | (set(previous.values()) - served)
-            run.name_blocks()
+            run.name_side_files()
             stale = sorted(
                 name
                 for name, section in previous.items()
@@ -275,7 +279,7 @@ def export_sitemap(
         finally:
             run.discard()
         # Files readers see: a page's blocks file goes with it, uncounted.
-        result.removed = [name for name in stale if not name.endswith(BLOCKS_SUFFIX)]
+        result.removed = [name for name in stale if not side_file(name)]
     if run.splicing:
         prune_changes()
     result.seconds = time.monotonic() - started
@@ -291,7 +295,7 @@ def tell_changed_pages(
     read: dict[str, dict[int, splice.ReadBlocks]] | None = None,
     paths: Callable[[str, int], str] = page_path,
     files_read: KeptBlocks | None = None,
-    copies: list[str] | None = None,
+    copies: dict[str, Spans | None] | None = None,
 ) -> int:
     """Tell the page table the summaries of the pages changed since the last export.
 
@@ -303,7 +307,8 @@ def tell_changed_pages(
     gives a page's path (``documents.page_path``); ``files_read`` keeps the blocks
     read, up to its bound, for the pages to splice; ``copies`` collects the
     files of the pages to splice over a copy of their file (all but those
-    copied whole), for the export to copy ahead (``Destination.copy_soon``).
+    copied whole), with their records' ``spare``, for the export to copy ahead
+    (``Destination.copy_soon``).
     Returns how many pages were told.
     """
     state = destination.read_state()
@@ -342,11 +347,13 @@ def tell_changed_pages(
             # byte of a page to be copied whole.
             name = _file_name(paths(section, number))
             record = state.records.get(name)
-            if record is not None and splice.copies_whole(number, record.rewritten):
+            # A page with a spare splices over it, never copied whole (``splice.splice``).
+            spare = record is not None and record.spare is not None
+            if record is not None and not spare and splice.copies_whole(number, record.rewritten):
                 destination.read_soon(name, [(0, record.size)])
                 return
             if copies is not None:
-                copies.append(name)
+                copies[name] = None if record is None else record.spare
             offsets = [0, *itertools.accumulate(blocks.sizes)]
             destination.read_soon(
                 name, [(offsets[index + 1], blocks.sizes[index + 1]) for index in changed]
@@ -601,11 +608,22 @@ class _Run:
             for name, record in records.items()
         }
 
-    def name_blocks(self) -> None:
-        """List the blocks file of each page of this export that has one, with its section."""
+    def name_side_files(self) -> None:
+        """List the files beside the pages of this export, with their section.
+
+        A page's blocks file, and its spare where it has one or may have one
+        once committed (a staged page whose ``new_spans`` are known).
+        """
         for name, record in self.records.items():
-            if record.blocks is not None and name in self.names:
+            if name not in self.names:
+                continue
+            if record.blocks is not None:
                 self.names[blocks_name(name)] = self.names[name]
+            if record.spare is not None:
+                self.names[spare_name(name)] = self.names[name]
+        for staged in self.staged:
+            if staged.new_spans is not None and staged.name in self.names:
+                self.names[spare_name(staged.name)] = self.names[staged.name]
 
     def names_of(self, listed: Iterable[ListedPage]) -> list[str]:
         pages = list(listed)
@@ -741,7 +759,15 @@ class _Run:
         try:
             with open(staged.path, "r+b" if copy else "wb", buffering=0) as target:
                 made = self._spliced(
-                    name, section, number, source, where, target, overrides, staged.copy_of
+                    name,
+                    section,
+                    number,
+                    source,
+                    where,
+                    target,
+                    overrides,
+                    staged.copy_of,
+                    staged.stale_spans,
                 )
                 if made is None:
                     target.seek(0)
@@ -765,6 +791,7 @@ class _Run:
         if made is None:
             staged.discard()
             return False
+        staged.new_spans = made.new_spans
         self.staged.append(staged)
         blocks = self._stage_blocks(name, made.blocks)
         record = FileRecord(made.digest, made.size, made.urls, proof, blocks, made.rewritten)
@@ -800,11 +827,13 @@ class _Run:
         target: IO[bytes],
         overrides: splice.Overrides,
         copy_of: tuple[int, int] | None = None,
+        stale: Spans | None = None,
     ) -> splice.Made | None:
         """The page spliced from its previous file into ``target``; None: make it whole.
 
         ``copy_of``: ``target`` is a copy made ahead of the file of that (device,
-        inode), used if it is the file spliced, else emptied first.
+        inode), but at the ``stale`` spans, used if it is the file spliced, else
+        emptied first.
         """
         before = self.previous.get(name)
         if before is None or before.blocks is None:
@@ -845,6 +874,7 @@ class _Run:
                     self._formats[section],
                     before.rewritten,
                     copied,
+                    stale if copied else None,
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)
@@ -1008,7 +1038,12 @@ class _Run:
         self.destination.sync(self.staged)
         # Pages first, the index last: the index never lists a page not yet in place.
         while self.staged:
-            self.destination.commit(self.staged.pop(0))
+            staged = self.staged.pop(0)
+            record = self.records.get(staged.name)
+            if self.destination.commit(staged) and record is not None:
+                self.records[staged.name] = dataclasses.replace(record, spare=staged.new_spans)
+            elif staged.new_spans is not None:
+                self.names.pop(spare_name(staged.name), None)
         for name in stale:
             self.destination.delete(name)
         kept = {name: section for name, section in previous.items() if name not in stale}

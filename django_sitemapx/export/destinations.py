@@ -4,6 +4,10 @@ Every document is first written in full to a staging file; ``commit`` then puts
 it in place in one step (``os.replace`` in a folder, one upload to a storage,
 which S3, GCS and Azure make visible only once complete). Until ``commit`` the
 destination is untouched, so readers keep seeing the previous export.
+
+A folder keeps the file a spliced page replaced as that page's spare (``spare_name``):
+the next splice of the page writes over the spare, taken once no process has it open,
+instead of copying the page's file (``FolderDestination.copy_soon``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import struct
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +41,7 @@ from django.core.files.storage import (
 )
 
 from ..exceptions import ExportError
-from .files import copy_range, identity
+from .files import Spans, copy_range, identity
 
 logger = logging.getLogger("django_sitemapx")
 
@@ -50,6 +54,8 @@ except ImportError:  # pragma: no cover - Windows has no flock
 MANIFEST_NAME = ".sitemapx-manifest.json"
 # A page made in blocks has its blocks (``Blocks``) in a file beside it (``blocks_name``).
 BLOCKS_SUFFIX = ".sitemapx-blocks"
+# And a spliced page in a folder its previous file, as its spare (``spare_name``).
+SPARE_SUFFIX = ".sitemapx-spare"
 LOCK_NAME = ".sitemapx-export.lock"
 TEMP_SUFFIX = ".sitemapx-tmp"
 # An export split into tasks, to a storage: each worker uploads the pages it made
@@ -107,6 +113,22 @@ def blocks_name(name: str) -> str:
     return f"{folder}/.{base}{BLOCKS_SUFFIX}" if folder else f".{base}{BLOCKS_SUFFIX}"
 
 
+def spare_name(name: str) -> str:
+    """The file beside page ``name`` that holds its spare: hidden, as its blocks file is.
+
+    A page's spare is the file its last splice replaced, kept for the next splice to
+    write over: its bytes are the page's but at the spans its record keeps
+    (``FileRecord.spare``).
+    """
+    folder, _, base = name.rpartition("/")
+    return f"{folder}/.{base}{SPARE_SUFFIX}" if folder else f".{base}{SPARE_SUFFIX}"
+
+
+def side_file(name: str) -> bool:
+    """Whether ``name`` is a file an export keeps beside a page (its blocks, its spare)."""
+    return name.endswith((BLOCKS_SUFFIX, SPARE_SUFFIX))
+
+
 def blocks_digest(data: bytes) -> str:
     """The digest of a blocks file, as the page's ``FileRecord.blocks`` keeps it."""
     return hashlib.sha256(data).hexdigest()[:32]
@@ -122,8 +144,13 @@ class StagedFile:
         # blocks, checked by their digest): commit need not wait for that.
         self.synced = synced
         # A copy of the file it is to replace (``Destination.copy_soon``): that file's
-        # (device, inode), which a page spliced over the copy checks it is splicing.
+        # (device, inode), which a page spliced over the copy checks it is splicing,
+        # and, a spare taken, where it holds other bytes (the previous file's).
         self.copy_of: tuple[int, int] | None = None
+        self.stale_spans: Spans | None = None
+        # Where its bytes differ from those of the file it replaces, when only there:
+        # committed, that file is kept as its spare (``Destination.commit``).
+        self.new_spans: Spans | None = None
 
     def discard(self) -> None:
         """Remove the staging file (after a failure or once committed by copying)."""
@@ -171,8 +198,13 @@ class Destination:
         """The destination of the folder ``name`` inside this one (one site's files)."""
         raise NotImplementedError
 
-    def commit(self, staged: StagedFile) -> None:
-        """Put a complete staging file in place under its name, in one step."""
+    def commit(self, staged: StagedFile) -> bool:
+        """Put a complete staging file in place under its name, in one step.
+
+        True when the file it replaced is kept as its spare (``spare_name``),
+        which a destination may do when ``staged.new_spans`` says where the two
+        differ; a spare that does not hold that file is removed then.
+        """
         raise NotImplementedError
 
     def sync(self, staged: Sequence[StagedFile]) -> None:
@@ -186,20 +218,25 @@ class Destination:
         after the other as each page is made.
         """
 
-    def copy_soon(self, names: Sequence[str]) -> None:
+    def copy_soon(self, names: Sequence[str], spares: Mapping[str, Spans] | None = None) -> None:
         """Start copying each file of ``names`` to a staging file of its own (optional).
 
         Called by an export, under its lock, with the pages it will splice over
         a copy of their file (``files.write_spliced``), so that the copies are
         made on another thread while its own makes the pages: each is taken
         with :meth:`take_copy`, and those not taken are removed with the lock.
+        ``spares``: the pages whose spare holds their file's bytes but at those
+        spans (their records' ``spare``); the spare is taken instead of a copy
+        where it can be.
         """
 
     def take_copy(self, name: str) -> StagedFile | None:
         """The staging copy of file ``name`` :meth:`copy_soon` started, once made.
 
-        Its ``copy_of`` is the copied file's identity. None when none was
-        started, or it failed. The caller commits or discards it.
+        Its ``copy_of`` is the copied file's identity, and its ``stale_spans``
+        the spans at which it holds other bytes when it is the file's spare
+        (else None). None when none was started, or it failed. The caller
+        commits or discards it.
         """
         return None
 
@@ -351,6 +388,9 @@ class FileRecord:
     # A spliced page: its blocks written again since the file was last written whole
     # (``splice.copies_whole``).
     rewritten: int = 0
+    # A page whose spare (``spare_name``) a folder keeps: the spans at which the spare
+    # holds other bytes than the file (the previous file's).
+    spare: Spans | None = None
 
     def as_json(self) -> dict[str, object]:
         fields: dict[str, object] = {
@@ -363,6 +403,8 @@ class FileRecord:
             fields["blocks"] = self.blocks
         if self.rewritten:
             fields["rewritten"] = self.rewritten
+        if self.spare is not None:
+            fields["spare"] = " ".join(f"{first}-{end}" for first, end in self.spare)
         return fields
 
     @classmethod
@@ -381,7 +423,27 @@ class FileRecord:
             proof if isinstance(proof, str) else None,
             blocks if isinstance(blocks, str) else None,
             rewritten if isinstance(rewritten, int) and rewritten > 0 else 0,
+            _spans(fields.get("spare"), size),
         )
+
+
+def _spans(text: object, size: int) -> Spans | None:
+    """The spans a record's ``"spare"`` names ("first-end", space-separated), each inside
+    ``size`` bytes and after the one before; None when it holds anything else."""
+    if not isinstance(text, str):
+        return None
+    spans = []
+    position = 0
+    for part in text.split():
+        first, _, end = part.partition("-")
+        if not (first.isdigit() and end.isdigit()):
+            return None
+        span = (int(first), int(end))
+        if not position <= span[0] < span[1] <= size:
+            return None
+        spans.append(span)
+        position = span[1]
+    return tuple(spans)
 
 
 @dataclass(frozen=True)
@@ -605,9 +667,13 @@ class FolderDestination(Destination):
         self._drains: list[Future[None]] = []
         self._pool: ThreadPoolExecutor | None = None
         # Copies started ahead of ``take_copy`` (``copy_soon``), by name: the staging
-        # file and the copied file's identity once made; on the copier's one thread.
-        self._copies: dict[str, tuple[StagedFile, Future[tuple[int, int] | None]]] = {}
+        # file, the copied file's identity once made and whether the copy is the spare
+        # taken (at the spans given with it); on the copier's one thread.
+        self._copies: dict[str, tuple[StagedFile, Future[_Copied], Spans]] = {}
         self._copier: ThreadPoolExecutor | None = None
+        # Whether this folder's file system tells whether a file is open (``_unread``),
+        # which writing over a spare needs; None until asked.
+        self._leases: bool | None = None
 
     def subfolder(self, name: str) -> Destination:
         return FolderDestination(self.root / name, permissions=self.permissions)
@@ -675,39 +741,64 @@ class FolderDestination(Destination):
             name, target.with_name(f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
         )
 
-    def copy_soon(self, names: Sequence[str]) -> None:
+    def copy_soon(self, names: Sequence[str], spares: Mapping[str, Spans] | None = None) -> None:
         # One thread: on XFS or Btrfs each copy is a clone, whose cost is the kernel's
         # work on the file's extents, one file after another; the export's thread goes on
-        # making the pages meanwhile (docs/performance.md, "Copies made ahead").
+        # making the pages meanwhile (docs/performance.md, "Copies made ahead"). A spare
+        # taken instead is a rename: no byte copied, no extent mapped.
+        spares = spares if spares is not None and self.keeps_spares() else {}
         for name in names:
             if name in self._copies:
                 continue
             if self._copier is None:
                 self._copier = ThreadPoolExecutor(1, thread_name_prefix="sitemapx-copy")
             staged = self._staging_file(name)
-            made = self._copier.submit(_copy_file, self.root / name, staged.path)
-            self._copies[name] = (staged, made)
+            source = self.root / name
+            spans = spares.get(name)
+            spare = None if spans is None else self.root / spare_name(name)
+            made = self._copier.submit(_copy_or_take_spare, source, staged.path, spare)
+            self._copies[name] = (staged, made, spans or ())
 
     def take_copy(self, name: str) -> StagedFile | None:
         started = self._copies.pop(name, None)
         if started is None:
             return None
-        staged, made = started
+        staged, made, spans = started
         try:
-            staged.copy_of = made.result()
+            staged.copy_of, took_spare = made.result()
         except OSError:
             logger.info("Cannot copy %s ahead; it is written as usual.", name, exc_info=True)
+        else:
+            staged.stale_spans = spans if took_spare else None
         if staged.copy_of is None:  # failed, or of a file with no identity to check
             staged.discard()
             return None
         return staged
+
+    def keeps_spares(self) -> bool:
+        """Whether this folder keeps spares: its file system says whether a file is open.
+
+        A spare is the file a page replaced, which a reader that opened it
+        before may still be reading; it is written over only once nobody has
+        it open, which Linux tells by granting a write lease (``fcntl``'s
+        ``F_SETLEASE``). Elsewhere (other systems, file systems without leases,
+        NFS) no spare is kept, and each splice copies the page's file.
+        """
+        if self._leases is None:
+            self._leases = False
+            if _SETLEASE is not None and self.root.is_dir():
+                with tempfile.NamedTemporaryFile(
+                    dir=self.root, prefix=".", suffix=TEMP_SUFFIX
+                ) as probe:
+                    self._leases = _unread(probe.fileno())
+        return self._leases
 
     def _stop_copying(self) -> None:
         """Stop the copies not started yet, wait for the others, and remove those not taken."""
         copier, self._copier = self._copier, None
         if copier is not None:
             copier.shutdown(wait=True, cancel_futures=True)
-        for staged, _made in self._copies.values():
+        for staged, _made, _spans in self._copies.values():
             staged.discard()
         self._copies.clear()
 
@@ -806,12 +897,25 @@ class FolderDestination(Destination):
             os.close(handle)
         return None
 
-    def commit(self, staged: StagedFile) -> None:
+    def commit(self, staged: StagedFile) -> bool:
         if not staged.synced:
             _sync(staged.path)
         if self.permissions is not None:
             os.chmod(staged.path, self.permissions)
-        os.replace(staged.path, self.root / staged.name)
+        target = self.root / staged.name
+        kept = False
+        if staged.new_spans is not None:
+            # Linked before the rename, not after: the name always holds a whole file.
+            spare = self.root / spare_name(staged.name)
+            spare.unlink(missing_ok=True)
+            if self.keeps_spares():
+                try:
+                    os.link(target, spare)
+                    kept = True
+                except OSError:  # nothing replaced yet, or a file system without links
+                    pass
+        os.replace(staged.path, target)
+        return kept
 
     def share(self, staged: StagedFile, run: str) -> str:
         # Every worker writes to the same folder: the staging file is there already.
@@ -892,6 +996,59 @@ def _copy_file(source: Path, target: Path) -> tuple[int, int] | None:
         with open(_create(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb", buffering=0) as new:
             copy_range(old, new, 0, size)
         return identity(old)
+
+
+# What a copy made ahead gives: the copied file's identity, and whether the copy is its
+# spare (which holds other bytes at the spans its record names).
+_Copied = tuple[tuple[int, int] | None, bool]
+
+
+def _copy_or_take_spare(source: Path, target: Path, spare: Path | None) -> _Copied:
+    """``spare`` moved to ``target`` if it can be written over there, else ``source``
+    copied to it (``_copy_file``); ``source``'s identity, and which it was.
+
+    A spare is taken once it cannot be opened by its name any more (renamed to
+    ``target``), if it is a file of its own, of ``source``'s size, that no
+    process has open (``_unread``): a reader of the page it was may still be
+    reading it, and would see the bytes written over it. Else it is removed.
+    """
+    if spare is not None:
+        try:
+            os.rename(spare, target)
+        except FileNotFoundError:
+            pass
+        else:
+            handle = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                found, status = os.fstat(handle), os.stat(source)
+                own = found.st_nlink == 1 and found.st_ino != status.st_ino
+                if own and found.st_size == status.st_size and _unread(handle):
+                    return (status.st_dev, status.st_ino), True
+            finally:
+                os.close(handle)
+            target.unlink()
+    return _copy_file(source, target), False
+
+
+# fcntl(2)'s F_SETLEASE (Linux): a write lease is granted only on a file no other open
+# file description refers to.
+_SETLEASE: int | None = getattr(fcntl, "F_SETLEASE", None) if fcntl is not None else None
+
+
+def _unread(handle: int) -> bool:
+    """Whether nothing but ``handle`` has the file open: no descriptor, no mapping.
+
+    A write lease, taken and given back at once: the kernel grants it only then
+    (Linux). False where leases are refused (not the file's owner, NFS, leases off).
+    """
+    if _SETLEASE is None or fcntl is None:  # pragma: no cover - not Linux
+        return False
+    try:
+        fcntl.fcntl(handle, _SETLEASE, fcntl.F_WRLCK)
+    except OSError:
+        return False
+    fcntl.fcntl(handle, _SETLEASE, fcntl.F_UNLCK)
+    return True
 
 
 def _sync(path: Path) -> None:
@@ -1018,7 +1175,7 @@ class StorageDestination(Destination):
         for name in folders:
             self._remove_tree(f"{folder}/{name}")
 
-    def commit(self, staged: StagedFile) -> None:
+    def commit(self, staged: StagedFile) -> bool:
         name = self._name(staged.name)
         if isinstance(staged, SharedStagedFile):
             # Django's storage API has no copy: read back what the worker uploaded.
@@ -1028,6 +1185,7 @@ class StorageDestination(Destination):
             with open(staged.path, "rb") as handle:
                 self._save(name, handle)
         staged.discard()
+        return False
 
     def _save(self, name: str, handle: IO[bytes]) -> None:
         """Save ``handle``'s bytes as ``name``, replacing the file in one upload."""

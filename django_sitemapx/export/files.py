@@ -12,6 +12,9 @@ from typing import IO, Any
 
 from ..compression import gzip_compressor
 
+# Byte ranges of a file, (first, end) in order: where two versions of a page differ.
+Spans = tuple[tuple[int, int], ...]
+
 
 class DocumentFile:
     """Writes one document to its staging file and, with gzip, its compressed copy.
@@ -127,7 +130,8 @@ def write_spliced(
     *,
     share: bool = True,
     copied: bool = False,
-) -> None:
+    stale: Spans = (),
+) -> Spans | None:
     """Append ``pieces`` to ``target``: new bytes, or (offset, length) runs of ``source``.
 
     A run that lands in ``target`` at the same offset within a
@@ -148,10 +152,17 @@ def write_spliced(
     ``copied``: ``target`` holds a copy of ``source`` already, made ahead
     (``Destination.copy_soon``), for the new bytes to be written over; when
     they cannot be (their runs move, or not to ``share``), it is emptied first.
+    ``stale``: spans at which that copy holds other bytes (a spare's), written
+    from ``source`` with the new ones.
+
+    Returns the spans (whole ``CLONE_ALIGNMENT`` blocks) outside which the new
+    file holds ``source``'s bytes, when every run keeps its offset; else None.
     """
     pieces = list(pieces)
-    if share and _write_over(source, target, pieces, copied=copied):
-        return
+    if share:
+        spans = _write_over(source, target, pieces, copied=copied, stale=stale)
+        if spans is not None:
+            return spans
     if copied:
         target.seek(0)
         target.truncate()
@@ -182,45 +193,33 @@ def write_spliced(
         position += end - offset - head
         pending += read_at(source, end, offset + length - end)
     _flush(target, pending)
-
-
-def _write_over(
-    source: IO[bytes],
-    target: IO[bytes],
-    pieces: list[bytes | tuple[int, int]],
-    *,
-    copied: bool = False,
-) -> bool:
-    """Write ``pieces`` as ``source`` copied whole, then their new bytes over it.
-
-    False, writing nothing, unless ``target`` is empty (or, ``copied``, a
-    copy of ``source`` at its start) and every run of ``source`` lands at
-    its own offset, the last one ending ``source``. One
-    copy (one clone where the file system shares blocks) instead of one a
-    run: on XFS with reflinks the clones of a 1,000-rows spread run cost
-    per call more than per byte. The new bytes are written in whole aligned
-    blocks, their other bytes read from ``source``: a partial block written
-    over a shared one is read from the disk first (the new file's cache
-    holds none of it), a whole one is not (docs/performance.md, "Pages
-    cloned whole, their changed blocks written over them").
-    """
-    if not hasattr(os, "pwrite"):  # pragma: no cover - Windows
-        return False
+    if share:
+        return None
     try:
-        handle = target.fileno()
         size = os.fstat(source.fileno()).st_size
     except (AttributeError, OSError, ValueError):
-        return False
-    if target.tell() or not pieces or isinstance(pieces[-1], bytes):
-        return False
-    # The new bytes by the whole blocks holding them: (first, end, [(offset, bytes)]).
-    spans: list[tuple[int, int, list[tuple[int, bytes]]]] = []
+        return None
+    found = _new_bytes(pieces, size)
+    return None if found is None else tuple((first, end) for first, end, _ in found)
+
+
+# The new bytes of a file, by the whole ``CLONE_ALIGNMENT`` blocks holding them:
+# (first, end, [(offset, bytes)]).
+_NewBytes = list[tuple[int, int, list[tuple[int, bytes]]]]
+
+
+def _new_bytes(pieces: list[bytes | tuple[int, int]], size: int) -> _NewBytes | None:
+    """The new bytes of ``pieces`` by the blocks holding them, when every run of the old
+    file (``size`` bytes) keeps its offset and the last one ends it; else None."""
+    if not pieces or isinstance(pieces[-1], bytes):
+        return None
+    spans: _NewBytes = []
     position = 0
     for piece in pieces:
         if not isinstance(piece, bytes):
             offset, length = piece
             if offset != position:
-                return False
+                return None
             position += length
             continue
         if not piece:
@@ -234,17 +233,69 @@ def _write_over(
         else:
             spans.append((first, end, [(position, piece)]))
         position += len(piece)
-    if position != size:
-        return False
+    return spans if position == size else None
+
+
+def _write_over(
+    source: IO[bytes],
+    target: IO[bytes],
+    pieces: list[bytes | tuple[int, int]],
+    *,
+    copied: bool = False,
+    stale: Spans = (),
+) -> Spans | None:
+    """Write ``pieces`` as ``source`` copied whole, then their new bytes over it.
+
+    None, writing nothing, unless ``target`` is empty (or, ``copied``, a
+    copy of ``source`` at its start, but at the ``stale`` spans) and every
+    run of ``source`` lands at its own offset, the last one ending ``source``. One
+    copy (one clone where the file system shares blocks) instead of one a
+    run: on XFS with reflinks the clones of a 1,000-rows spread run cost
+    per call more than per byte. The new bytes are written in whole aligned
+    blocks, their other bytes read from ``source``: a partial block written
+    over a shared one is read from the disk first (the new file's cache
+    holds none of it), a whole one is not (docs/performance.md, "Pages
+    cloned whole, their changed blocks written over them"). A copy's
+    ``stale`` spans are written from ``source`` with them. Returns the spans
+    of the new bytes.
+    """
+    if not hasattr(os, "pwrite"):  # pragma: no cover - Windows
+        return None
+    try:
+        handle = target.fileno()
+        size = os.fstat(source.fileno()).st_size
+    except (AttributeError, OSError, ValueError):
+        return None
+    if target.tell():
+        return None
+    spans = _new_bytes(pieces, size)
+    if spans is None:
+        return None
     if not copied:
         copy_range(source, target, 0, size)
-    for first, end, written in spans:
+    for first, end, written in _with_stale(spans, stale if copied else (), size):
         block = bytearray(read_at(source, first, end - first))
         for offset, data in written:
             block[offset - first : offset - first + len(data)] = data
         os.pwrite(handle, block, first)
     target.seek(size)
-    return True
+    return tuple((first, end) for first, end, _ in spans)
+
+
+def _with_stale(spans: _NewBytes, stale: Spans, size: int) -> _NewBytes:
+    """``spans`` and the ``stale`` ones (no new bytes), in order, those that meet joined."""
+    if not stale:
+        return spans
+    added: _NewBytes = [(first, min(end, size), []) for first, end in stale]
+    every = sorted([*spans, *added], key=lambda span: span[0])
+    joined: _NewBytes = []
+    for first, end, written in every:
+        if joined and first <= joined[-1][1]:
+            start, last_end, before = joined[-1]
+            joined[-1] = (start, max(last_end, end), [*before, *written])
+        else:
+            joined.append((first, end, list(written)))
+    return joined
 
 
 def _flush(target: IO[bytes], pending: bytearray) -> int:

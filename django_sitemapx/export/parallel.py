@@ -55,11 +55,11 @@ from . import (
     tell_changed_pages,
 )
 from .destinations import (
-    BLOCKS_SUFFIX,
     Destination,
     FileRecord,
     FolderDestination,
     StorageDestination,
+    side_file,
     storage_destination,
 )
 
@@ -446,7 +446,7 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
             files_origin, files_prefix = files_root(origin, plan["files_base_url"])
             run.stage_index(in_index, files_origin, files_prefix)
             files = len(run.names)
-            run.name_blocks()
+            run.name_side_files()
             stale = sorted(name for name in previous_files if name not in run.names)
             run.commit(previous_files, stale, full=plan["full"])
             # Staging files of parts run twice (a worker taken as dead that was not).
@@ -459,7 +459,7 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
         "state": "published",
         "written": written,
         "unchanged": files - written,
-        "removed": len([name for name in stale if not name.endswith(BLOCKS_SUFFIX)]),
+        "removed": len([name for name in stale if not side_file(name)]),
         "proven": plan["proven"],
         "spliced": sum((part.result or {}).get("spliced", 0) for part in parts),
         "told": plan.get("told", 0),

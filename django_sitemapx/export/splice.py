@@ -68,6 +68,7 @@ from ..sources.summaries import (
 )
 from ..writer import URLSET_CLOSE, DocumentWriter, urlset_open, urlset_writer
 from .destinations import Blocks
+from .files import Spans
 
 # Rows per block: a spread change re-reads about this many rows per changed row;
 # smaller blocks cost one more query each in a run that makes pages whole
@@ -147,6 +148,9 @@ class Made:
     urls: int
     # Its blocks written again since the file was last written whole (``copies_whole``).
     rewritten: int = 0
+    # Spliced: the spans outside which it holds the old file's bytes, when known
+    # (``files.write_spliced``), for that file to be kept as its spare.
+    new_spans: Spans | None = None
 
 
 # Blocks written again into a page's file since it was last written whole, past which
@@ -1021,6 +1025,7 @@ def splice(
     page_format: PageFormat | None = None,
     rewritten: int = 0,
     copied: bool = False,
+    stale: Spans | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
@@ -1036,7 +1041,9 @@ def splice(
     (``Made.rewritten`` counts on from there); past :func:`copies_whole`'s count,
     its unchanged bytes are copied, not shared (``files.write_spliced``), and the
     count starts again. ``copied``: ``target`` holds a copy of ``old`` already
-    (``files.write_spliced``).
+    (``files.write_spliced``); ``stale``: the copy is the page's spare, which
+    holds other bytes at those spans, and is never copied whole (it is not a
+    clone: the extents a clone costs by cost it nothing).
     """
     from .files import write_spliced
 
@@ -1082,15 +1089,16 @@ def splice(
             offset += size
     if stats.skipped or not stats.urls:
         return None
-    share = not copies_whole(number, rewritten)
+    share = stale is not None or not copies_whole(number, rewritten)
     pieces = _pieces(offsets, in_place, made)
-    write_spliced(old, target, pieces, share=share, copied=copied)
+    new_spans = write_spliced(old, target, pieces, share=share, copied=copied, stale=stale or ())
     blocks.finish(where)
     # Every block made again kept its start, its length and its rows (a spread run's every
     # page): its blocks are the old ones but those blocks' digests and lastmods.
     same = _same_layout(before, made, blocks, where)
     made_now = (_made_on_old_layout if same else _made_from_runs)(blocks, where, before, made)
     made_now.rewritten = rewritten + len(made) if share else 0
+    made_now.new_spans = new_spans
     return made_now
 
 

@@ -612,6 +612,8 @@ def test_the_changed_blocks_of_each_told_page_are_read_ahead(
 ) -> None:
     # Into the page cache at once, as the pages are told, before any is spliced: not one
     # by one as each page reads them (an earlier splice's file shares them, uncached).
+    # A folder keeping no spares: a page with one is never copied whole (test_spares).
+    monkeypatch.setattr(FolderDestination, "keeps_spares", lambda destination: False)
     asked: dict[str, list[tuple[int, int]]] = {}
     real = FolderDestination.read_soon
 
@@ -651,9 +653,9 @@ def copies_asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     asked: list[str] = []
     real = FolderDestination.copy_soon
 
-    def recording(destination: FolderDestination, names: Any) -> None:
+    def recording(destination: FolderDestination, names: Any, spares: Any = None) -> None:
         asked.extend(names)
-        real(destination, names)
+        real(destination, names, spares)
 
     monkeypatch.setattr(FolderDestination, "copy_soon", recording)
     return asked

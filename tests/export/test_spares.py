@@ -1,0 +1,355 @@
+"""A folder keeps the file each spliced page replaced as its spare, and splices over it.
+
+The next splice of the page takes the spare (a rename) instead of a copy of the
+page's file, and writes there the spans where the two differ (the record's
+``spare``) with its new bytes: no byte copied, no extent cloned. Each run is
+checked against a full export of the same data (``_Runs.check``), byte for byte.
+"""
+
+# The fixtures of test_told's runs, imported: pytest finds them here, ruff sees them redefined.
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.storage import FileSystemStorage
+
+from django_sitemapx.export import (
+    FolderDestination,
+    StorageDestination,
+    destinations,
+    export_sitemap,
+    files,
+    splice,
+)
+from django_sitemapx.export.destinations import (
+    MANIFEST_NAME,
+    SPARE_SUFFIX,
+    FileRecord,
+    spare_name,
+)
+from example_project.articles.models import Article
+from tests.export.test_told import (  # noqa: F401
+    ORIGIN,
+    _page_of,
+    _Runs,
+    _save,
+    commit,
+    counts,
+    lastmod_text,
+    runs,
+    splice_on,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _spares(folder: Path) -> dict[str, bytes]:
+    """The spares in ``folder``, by the name of their page."""
+    return {
+        path.name[1 : -len(SPARE_SUFFIX)]: path.read_bytes()
+        for path in folder.iterdir()
+        if path.name.endswith(SPARE_SUFFIX)
+    }
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    manifest: dict[str, Any] = json.loads((folder / MANIFEST_NAME).read_text())
+    return manifest
+
+
+def _page(key: int) -> str:
+    return f"sitemap-a-{_page_of(key)}.xml"
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 64 bytes, not 4 KiB: a page of these runs (3 KB) then differs from its
+    spare in several spans, not one span of every byte."""
+    monkeypatch.setattr(files, "CLONE_ALIGNMENT", 64)
+
+
+@pytest.fixture
+def took(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """Each copy made ahead, in turn: its page, and whether it is the page's spare taken."""
+    found: list[tuple[str, bool]] = []
+    real = destinations._copy_or_take_spare
+
+    def recording(source: Path, target: Path, spare: Path | None) -> Any:
+        copied = real(source, target, spare)
+        found.append((source.name, copied[1]))
+        return copied
+
+    monkeypatch.setattr(destinations, "_copy_or_take_spare", recording)
+    return found
+
+
+def test_each_splice_keeps_the_file_it_replaced_and_the_next_splices_over_it(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, took: list[tuple[str, bool]]
+) -> None:
+    assert FolderDestination(runs.folder).keeps_spares()
+    first, second = _page(50), _page(250)
+    before = {name: (runs.folder / name).read_bytes() for name in (first, second)}
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    assert runs.check().spliced == 2
+    # After the full export there is no spare yet: the files were copied.
+    assert sorted(took) == [(first, False), (second, False)]
+    assert _spares(runs.folder) == before
+    records = _manifest(runs.folder)["documents"]
+    for name in (first, second):
+        # One element changed: its lastmod, a span of one or two blocks.
+        assert 1 <= len(records[name]["spare"].split()) <= 2
+        assert spare_name(name) in _manifest(runs.folder)["files"]
+    # Then each splice takes its page's spare, and leaves the file it replaced as the next.
+    for turn, keys in enumerate([(90, 270), (90, 330), (10, 390)], 1):
+        took.clear()
+        before = {name: (runs.folder / name).read_bytes() for name in (first, second)}
+        for key in keys:
+            _save(commit, key, 100_000 + 10 * turn + key)
+        assert runs.check().spliced == 2  # byte for byte a full export
+        assert sorted(took) == [(first, True), (second, True)]
+        assert _spares(runs.folder) == before
+
+
+def test_a_spare_that_is_open_is_not_written_over(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, took: list[tuple[str, bool]]
+) -> None:
+    # A reader that opened the page before it was replaced still reads the same bytes.
+    name = _page(50)
+    old = (runs.folder / name).read_bytes()
+    with open(runs.folder / name, "rb") as reader:
+        _save(commit, 50, 100_000)
+        runs.check()
+        _save(commit, 90, 100_001)
+        took.clear()
+        assert runs.check().spliced == 1
+        assert took == [(name, False)]
+        assert reader.read() == old
+    # Copied instead, and the file it replaced kept as the next spare.
+    assert name in _spares(runs.folder)
+    _save(commit, 130, 100_002)
+    took.clear()
+    runs.check()
+    assert took == [(name, True)]
+
+
+@pytest.mark.parametrize("how", ["missing", "longer", "the page itself"])
+def test_a_spare_not_as_its_record_says_is_not_taken(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    lastmod_text: None,
+    took: list[tuple[str, bool]],
+    how: str,
+) -> None:
+    name = _page(50)
+    _save(commit, 50, 100_000)
+    runs.check()
+    spare = runs.folder / spare_name(name)
+    if how == "missing":
+        spare.unlink()
+    elif how == "longer":
+        with open(spare, "ab") as handle:
+            handle.write(b"\n")
+    else:  # a link to the page's file: writing over it would write over the page
+        spare.unlink()
+        os.link(runs.folder / name, spare)
+    _save(commit, 90, 100_001)
+    took.clear()
+    assert runs.check().spliced == 1  # byte for byte a full export
+    assert took == [(name, False)]
+    assert (runs.folder / spare_name(name)).stat().st_nlink == 1
+
+
+def test_a_page_made_whole_and_a_full_export_keep_no_spare(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None
+) -> None:
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    runs.check()
+    assert len(_spares(runs.folder)) == 2
+    # A page whose runs move (an element longer now) is written whole: its spare goes.
+    Article.objects.filter(id=50).update(slug="a50-longer-now")
+    _save(commit, 50, 100_002)
+    result = runs.check()
+    assert result.spliced == 1 and _page(50) not in _spares(runs.folder)
+    assert "spare" not in _manifest(runs.folder)["documents"][_page(50)]
+    assert list(_spares(runs.folder)) == [_page(250)]
+    # A full export writes every page whole: no spare is left, none listed.
+    export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
+    assert _spares(runs.folder) == {}
+    manifest = _manifest(runs.folder)
+    assert not [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)]
+    assert not [record for record in manifest["documents"].values() if "spare" in record]
+
+
+def test_a_run_that_fails_after_keeping_a_spare_leaves_none_unlisted(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in (50, 250, 450):
+        _save(commit, key, 100_000 + key)
+    runs.check()
+    for key in (90, 290, 490):
+        _save(commit, key, 200_000 + key)
+    real = os.replace
+    renames = [0]
+
+    def failing(source: Any, target: Any) -> None:
+        # The second page: its spare kept (linked), then the rename fails.
+        if Path(target).name.startswith("sitemap-a-"):
+            renames[0] += 1
+            if renames[0] == 2:
+                raise OSError("the disk went away")
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="went away"):
+        export_sitemap(FolderDestination(runs.folder), origin=ORIGIN)
+    monkeypatch.setattr(os, "replace", real)
+    # Every spare on the disk is listed, for a later run to use or remove.
+    listed = _manifest(runs.folder)["files"]
+    assert all(spare_name(name) in listed for name in _spares(runs.folder))
+    _save(commit, 130, 300_000)
+    runs.check()  # byte for byte a full export
+    manifest = _manifest(runs.folder)
+    on_disk = {spare_name(name) for name in _spares(runs.folder)}
+    assert on_disk == {name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)}
+    for name in _spares(runs.folder):
+        assert "spare" in manifest["documents"][name]
+
+
+def test_a_copys_stale_spans_are_written_from_the_old_file_with_the_new_bytes(
+    tmp_path: Path,
+) -> None:
+    size = 4096
+    files.CLONE_ALIGNMENT = size  # restored by ``small_blocks``
+    old = os.urandom(6 * size + 100)
+    (tmp_path / "old").write_bytes(old)
+    # The spare: the old file but at its second block and its last bytes (an older page).
+    spare = bytearray(old)
+    spare[size : 2 * size] = os.urandom(size)
+    spare[6 * size :] = os.urandom(100)
+    (tmp_path / "new").write_bytes(spare)
+    middle = 3 * size + size // 2
+    change = b"x" * 300
+    pieces: list[bytes | tuple[int, int]] = [
+        (0, middle),
+        change,
+        (middle + 300, len(old) - middle - 300),
+    ]
+    with (
+        open(tmp_path / "old", "rb", buffering=0) as source,
+        open(tmp_path / "new", "r+b", buffering=0) as target,
+    ):
+        stale = ((size, 2 * size), (6 * size, len(old)))
+        spans = files.write_spliced(source, target, pieces, copied=True, stale=stale)
+    assert (tmp_path / "new").read_bytes() == old[:middle] + change + old[middle + 300 :]
+    # Where the new file differs from the old: the block holding the change.
+    assert spans == ((3 * size, 4 * size),)
+
+
+def test_the_spans_of_new_bytes_are_known_only_while_every_run_keeps_its_offset(
+    tmp_path: Path,
+) -> None:
+    size = 4096
+    files.CLONE_ALIGNMENT = size  # restored by ``small_blocks``
+    old = os.urandom(3 * size)
+    (tmp_path / "old").write_bytes(old)
+
+    def spans(pieces: list[bytes | tuple[int, int]], *, share: bool = True) -> Any:
+        with (
+            open(tmp_path / "old", "rb", buffering=0) as source,
+            open(tmp_path / "new", "wb", buffering=0) as target,
+        ):
+            return files.write_spliced(source, target, pieces, share=share)
+
+    # Two changes in one block, one across two: joined by the blocks holding them.
+    same = [
+        (0, 10),
+        b"ab",
+        (12, size - 12),
+        b"c",
+        (size + 1, size - 2),
+        b"d" * 2,
+        (2 * size + 1, size - 1),
+    ]
+    assert spans(same) == ((0, 3 * size),)
+    assert spans(same, share=False) == ((0, 3 * size),)
+    assert spans([(0, 10), b"a", (10, 3 * size - 10)]) is None  # a run moved
+    assert spans([(0, size), b"tail"]) is None  # the file ends with new bytes
+
+
+def test_a_records_spare_is_kept_in_the_manifest_and_read_only_as_spans_inside_the_file() -> None:
+    record = FileRecord("d", 10_000, 3, spare=((0, 4096), (8192, 10_000)))
+    assert record.as_json()["spare"] == "0-4096 8192-10000"
+    assert FileRecord.from_json(record.as_json()) == record
+    assert FileRecord.from_json({**record.as_json(), "spare": ""}) == FileRecord(
+        "d", 10_000, 3, spare=()
+    )
+    for text in ["0-20000", "4096-0", "a-b", "0-4096 100-200", "0-", 7, ["0-4096"]]:
+        read = FileRecord.from_json({**record.as_json(), "spare": text})
+        assert read is not None and read.spare is None, text
+
+
+def test_a_file_open_elsewhere_is_not_unread(tmp_path: Path) -> None:
+    path = tmp_path / "page.xml"
+    path.write_bytes(b"<urlset/>")
+    handle = os.open(path, os.O_RDONLY)
+    try:
+        assert destinations._unread(handle)
+        with open(path, "rb"):
+            assert not destinations._unread(handle)
+        assert destinations._unread(handle)
+    finally:
+        os.close(handle)
+
+
+def test_a_storage_keeps_no_spare(tmp_path: Path) -> None:
+    folder = tmp_path / "storage"
+    destination = StorageDestination(FileSystemStorage(location=str(folder)))
+    folder.mkdir()
+    (folder / "a.xml").write_bytes(b"old")
+    with destination.lock():
+        staged = destination.stage("a.xml")
+        staged.path.write_bytes(b"new")
+        staged.new_spans = ((0, 3),)
+        assert destination.commit(staged) is False
+    assert [path.name for path in folder.rglob("*") if path.is_file()] == ["a.xml"]
+    assert (folder / "a.xml").read_bytes() == b"new"
+
+
+def test_a_page_with_a_spare_is_never_copied_whole(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    lastmod_text: None,
+    took: list[tuple[str, bool]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Copied whole after one block written again: each clone adds extents, which a spare
+    # (no clone) does not pay for.
+    monkeypatch.setattr(splice, "COPY_AFTER_REWRITTEN", 1)
+    name = _page(50)
+    _save(commit, 50, 100_000)
+    runs.check()
+    assert took == [(name, False)]
+    assert _manifest(runs.folder)["documents"][name]["rewritten"] == 1
+    for turn, key in enumerate((90, 130), 1):
+        took.clear()
+        _save(commit, key, 100_000 + turn)
+        assert runs.check().spliced == 1
+        assert took == [(name, True)]
+        assert _manifest(runs.folder)["documents"][name]["rewritten"] == 1 + turn
+    # Without its spare the copy made ahead is a clone, so the page is copied whole, and
+    # its count starts again.
+    (runs.folder / spare_name(name)).unlink()
+    took.clear()
+    _save(commit, 170, 100_010)
+    assert runs.check().spliced == 1
+    assert took == [(name, False)]
+    assert "rewritten" not in _manifest(runs.folder)["documents"][name]
