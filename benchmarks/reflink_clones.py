@@ -10,18 +10,19 @@ turn, ``--blocks`` 4 KiB blocks of each file at new random places are changed,
 as 1,000 rows saved at new places change about 5.4 ``<url>`` elements a page
 (one or two 4 KiB blocks each), and each file is replaced by a new one (its
 staging file synced on 16 threads, then renamed over it; then ``--settle`` seconds,
-1 by default, after ``os.sync()``), in one of three ways:
+1 by default, after ``os.sync()``), in one of four ways:
 
-- ``chain``: what ``files.write_spliced`` does. The new file is the old one cloned
-  whole (``files.copy_range``, the export's own copy: ``os.copy_file_range``) and the
-  changed blocks written over it.
+- ``chain``: what an export does without a spare (``files.write_spliced`` over a copy
+  made ahead). The new file is the old one cloned whole (``files.copy_range``, the
+  export's own copy: ``os.copy_file_range``) and the changed blocks written over it.
 - ``base``: the new file is a clone of the file as first written (kept beside it,
   never changed), and every block changed since then is written over it.
 - ``keep``: ``chain``, the old file kept one turn longer (a hard link) before it goes.
-- ``spare``: the old file kept as the page's spare (a hard link made before the rename),
-  and the next turn's new file is that spare, not a clone: the blocks changed the turn
-  before (read from the current file) and this turn's written over it. The first turn
-  has no spare yet and clones, as ``chain``.
+- ``spare``: what a folder export does with spares. The old file is kept as the
+  page's spare (a hard link made before the rename), and the next turn's new file is
+  that spare, not a clone: the blocks changed the turn before (read from the current
+  file) and this turn's written over it. The first turn has no spare yet and clones,
+  as ``chain``.
 
 Prints, per way and turn, the milliseconds of the clones, the writes, the syncs and
 the renames, and the extents of one file (``os.stat`` cannot tell them: ``filefrag``
