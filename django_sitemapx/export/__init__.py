@@ -1037,6 +1037,8 @@ class _Run:
         self.destination.write_manifest({**previous, **self.names}, kept_records, cursors)
         self.destination.sync(self.staged)
         # Pages first, the index last: the index never lists a page not yet in place.
+        # A page whose spare was not kept has none left (``Destination.commit``).
+        gone = set(stale)
         while self.staged:
             staged = self.staged.pop(0)
             record = self.records.get(staged.name)
@@ -1044,9 +1046,10 @@ class _Run:
                 self.records[staged.name] = dataclasses.replace(record, spare=staged.new_spans)
             elif staged.new_spans is not None:
                 self.names.pop(spare_name(staged.name), None)
+                gone.add(spare_name(staged.name))
         for name in stale:
             self.destination.delete(name)
-        kept = {name: section for name, section in previous.items() if name not in stale}
+        kept = {name: section for name, section in previous.items() if name not in gone}
         # Files of sections this export left out keep their records.
         records = {**({} if full else self.previous), **self.records}
         self.destination.write_manifest({**kept, **self.names}, records, cursors)

@@ -20,12 +20,14 @@ from typing import Any
 import pytest
 from django.core.files.storage import FileSystemStorage
 
+from django_sitemapx.compat import tasks_module
 from django_sitemapx.export import (
     FolderDestination,
     StorageDestination,
     destinations,
     export_sitemap,
     files,
+    parallel,
     splice,
 )
 from django_sitemapx.export.destinations import (
@@ -353,3 +355,50 @@ def test_a_page_with_a_spare_is_never_copied_whole(
     assert runs.check().spliced == 1
     assert took == [(name, False)]
     assert "rewritten" not in _manifest(runs.folder)["documents"][name]
+
+
+@pytest.mark.skipif(tasks_module() is None, reason="needs Django's Tasks framework")
+def test_pages_written_by_tasks_lose_their_spares_and_the_others_keep_them(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    lastmod_text: None,
+    immediate: None,
+    took: list[tuple[str, bool]],
+) -> None:
+    _save(commit, 50, 100_000)
+    _save(commit, 250, 100_001)
+    runs.check()
+    assert sorted(_spares(runs.folder)) == sorted([_page(50), _page(250)])
+    # The workers splice over copies of their own: the page they write keeps no spare.
+    _save(commit, 90, 100_002)
+    parallel.start_export(str(runs.folder), origin=ORIGIN, pages_per_task=1)
+    assert list(_spares(runs.folder)) == [_page(250)]
+    manifest = _manifest(runs.folder)
+    assert [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)] == [
+        spare_name(_page(250))
+    ]
+    assert "spare" not in manifest["documents"][_page(50)]
+    # The page the tasks left alone still splices over its spare, in one process.
+    _save(commit, 290, 100_003)
+    took.clear()
+    assert runs.check().spliced == 1
+    assert took == [(_page(250), True)]
+
+
+def test_a_folder_that_cannot_link_keeps_no_spare_and_lists_none(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _save(commit, 50, 100_000)
+    runs.check()
+    assert list(_spares(runs.folder)) == [_page(50)]
+
+    def no_links(source: Any, target: Any) -> None:
+        raise OSError("hard links are not supported here")
+
+    monkeypatch.setattr(os, "link", no_links)
+    _save(commit, 90, 100_001)
+    assert runs.check().spliced == 1  # over its spare, which then went with the old file
+    manifest = _manifest(runs.folder)
+    assert _spares(runs.folder) == {}
+    assert not [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)]
+    assert "spare" not in manifest["documents"][_page(50)]
