@@ -253,6 +253,17 @@ class Settings:
         value: bool = getattr(settings, "SITEMAPX_EXPORT_SPLICE", False)
         return value
 
+    @property
+    def EXPORT_SPARES(self) -> bool:
+        """Keep the file each spliced page replaced in a folder, for its next splice.
+
+        On (the default), the next splice writes over that spare instead of a
+        copy of the page's file; off, no spare is kept, and on a file system
+        that shares no blocks (ext4) the folder takes no room for them.
+        """
+        value: bool = getattr(settings, "SITEMAPX_EXPORT_SPARES", True)
+        return value
+
 
 # The setting names this app reads; check W002 reports any other SITEMAPX_* name.
 SETTING_NAMES = frozenset(

@@ -48,6 +48,7 @@ DEFAULTS: dict[str, object] = {
     "EXPORT_ON_CHANGE": None,
     "EXPORT_DEBOUNCE": 60,
     "EXPORT_SPLICE": False,
+    "EXPORT_SPARES": True,
 }
 
 

@@ -72,6 +72,7 @@ Exports run as tasks or after changes:
 - W301 ``SITEMAPX_EXPORT_ON_CHANGE`` runs on an ``ImmediateBackend``: inside the request.
 - E730 ``SITEMAPX_EXPORT_SPLICE`` is not ``True`` or ``False`` (numbered in a block of its
   own, given when spliced pages came).
+- E731 ``SITEMAPX_EXPORT_SPARES`` is not ``True`` or ``False``.
 
 Sources, in every registry:
 

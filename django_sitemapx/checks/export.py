@@ -1,4 +1,4 @@
-"""E301-E304, W301: the settings of exports run as tasks and scheduled after changes; E730."""
+"""E301-E304, W301: the settings of exports run as tasks and scheduled after changes; E730-E731."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ def check_export(**kwargs: Any) -> Messages:
         app_settings.EXPORT_SPLICE,
         "E730",
         hint="True logs each saved row's key so that exports splice changed pages.",
+    )
+    messages += not_a_bool(
+        "EXPORT_SPARES",
+        app_settings.EXPORT_SPARES,
+        "E731",
+        hint="True keeps each spliced page's previous file to splice over; False saves the room.",
     )
     on_change = app_settings.EXPORT_ON_CHANGE
     if on_change is not None:

@@ -236,12 +236,12 @@ def export_sitemap(
         if not dry_run:
             refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
-            destination.copy_soon(
-                list(copies), {name: spans for name, spans in copies.items() if spans is not None}
-            )
+            spares = {name: spans for name, spans in copies.items() if spans is not None}
+            destination.copy_soon(list(copies), spares if app_settings.EXPORT_SPARES else {})
         state = destination.read_state()
         previous = state.files
         run.splicing = app_settings.EXPORT_SPLICE and not dry_run
+        run.spares = app_settings.EXPORT_SPARES
         if run.splicing:
             # Where the log of changed rows ends, read before any page's rows are.
             run.cursor = change_cursor()
@@ -557,8 +557,10 @@ class _Run:
     cursors: dict[str, int]
     # What changed since (read once the proofs are): None until read.
     changes: ChangeLog | None = None
-    # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
+    # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``), and
+    # whether the files they replace are kept as their spares (``SITEMAPX_EXPORT_SPARES``).
     splicing = False
+    spares = False
     # A page's path (``documents.page_path``), memoized by the export for its run.
     paths: Callable[[str, int], str] = staticmethod(page_path)
 
@@ -791,7 +793,7 @@ class _Run:
         if made is None:
             staged.discard()
             return False
-        staged.new_spans = made.new_spans
+        staged.new_spans = made.new_spans if self.spares else None
         self.staged.append(staged)
         blocks = self._stage_blocks(name, made.blocks)
         record = FileRecord(made.digest, made.size, made.urls, proof, blocks, made.rewritten)

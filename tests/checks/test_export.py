@@ -80,3 +80,15 @@ def test_e730_splice(splice: object) -> None:
 def test_e730_splice_on_or_off_passes(splice: bool) -> None:
     with override_settings(SITEMAPX_EXPORT_SPLICE=splice):
         assert check_warnings() == []
+
+
+@pytest.mark.parametrize("spares", ["no", 0, None])
+def test_e731_spares(spares: object) -> None:
+    with override_settings(SITEMAPX_EXPORT_SPARES=spares):
+        assert check_errors() == ["E731"]
+
+
+@pytest.mark.parametrize("spares", [True, False])
+def test_e731_spares_on_or_off_passes(spares: bool) -> None:
+    with override_settings(SITEMAPX_EXPORT_SPARES=spares):
+        assert check_warnings() == []

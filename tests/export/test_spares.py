@@ -402,3 +402,25 @@ def test_a_folder_that_cannot_link_keeps_no_spare_and_lists_none(
     assert _spares(runs.folder) == {}
     assert not [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)]
     assert "spare" not in manifest["documents"][_page(50)]
+
+
+def test_spares_turned_off_are_neither_taken_nor_kept(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    lastmod_text: None,
+    took: list[tuple[str, bool]],
+    settings: Any,
+) -> None:
+    _save(commit, 50, 100_000)
+    runs.check()
+    assert list(_spares(runs.folder)) == [_page(50)]
+    settings.SITEMAPX_EXPORT_SPARES = False
+    for turn, key in enumerate((90, 130), 1):
+        took.clear()
+        _save(commit, key, 100_000 + turn)
+        runs.check()  # the first run after the change makes every page whole, the next splices
+        assert took == ([] if turn == 1 else [(_page(50), False)])
+        assert _spares(runs.folder) == {}
+        manifest = _manifest(runs.folder)
+        assert not [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)]
+        assert not [record for record in manifest["documents"].values() if "spare" in record]
