@@ -769,7 +769,7 @@ class _Run:
                     target,
                     overrides,
                     staged.copy_of,
-                    staged.stale_spans,
+                    staged.outdated_spans,
                 )
                 if made is None:
                     target.seek(0)
@@ -829,12 +829,12 @@ class _Run:
         target: IO[bytes],
         overrides: splice.Overrides,
         copy_of: tuple[int, int] | None = None,
-        stale: Spans | None = None,
+        outdated: Spans | None = None,
     ) -> splice.Made | None:
         """The page spliced from its previous file into ``target``; None: make it whole.
 
         ``copy_of``: ``target`` is a copy made ahead of the file of that (device,
-        inode), but at the ``stale`` spans, used if it is the file spliced, else
+        inode), but at the ``outdated`` spans, used if it is the file spliced, else
         emptied first.
         """
         before = self.previous.get(name)
@@ -876,7 +876,7 @@ class _Run:
                     self._formats[section],
                     before.rewritten,
                     copied,
-                    stale if copied else None,
+                    outdated if copied else None,
                 )
         except OSError:
             logger.info("Cannot read %s to splice it; it is made whole.", name, exc_info=True)

@@ -147,7 +147,7 @@ class StagedFile:
         # (device, inode), which a page spliced over the copy checks it is splicing,
         # and, a spare taken, where it holds other bytes (the previous file's).
         self.copy_of: tuple[int, int] | None = None
-        self.stale_spans: Spans | None = None
+        self.outdated_spans: Spans | None = None
         # Where its bytes differ from those of the file it replaces, when only there:
         # committed, that file is kept as its spare (``Destination.commit``).
         self.new_spans: Spans | None = None
@@ -233,7 +233,7 @@ class Destination:
     def take_copy(self, name: str) -> StagedFile | None:
         """The staging copy of file ``name`` :meth:`copy_soon` started, once made.
 
-        Its ``copy_of`` is the copied file's identity, and its ``stale_spans``
+        Its ``copy_of`` is the copied file's identity, and its ``outdated_spans``
         the spans at which it holds other bytes when it is the file's spare
         (else None). None when none was started, or it failed. The caller
         commits or discards it.
@@ -769,7 +769,7 @@ class FolderDestination(Destination):
         except OSError:
             logger.info("Cannot copy %s ahead; it is written as usual.", name, exc_info=True)
         else:
-            staged.stale_spans = spans if took_spare else None
+            staged.outdated_spans = spans if took_spare else None
         if staged.copy_of is None:  # failed, or of a file with no identity to check
             staged.discard()
             return None

@@ -130,7 +130,7 @@ def write_spliced(
     *,
     share: bool = True,
     copied: bool = False,
-    stale: Spans = (),
+    outdated: Spans = (),
 ) -> Spans | None:
     """Append ``pieces`` to ``target``: new bytes, or (offset, length) runs of ``source``.
 
@@ -152,7 +152,7 @@ def write_spliced(
     ``copied``: ``target`` holds a copy of ``source`` already, made ahead
     (``Destination.copy_soon``), for the new bytes to be written over; when
     they cannot be (their runs move, or not to ``share``), it is emptied first.
-    ``stale``: spans at which that copy holds other bytes (a spare's), written
+    ``outdated``: spans at which that copy holds other bytes (a spare's), written
     from ``source`` with the new ones.
 
     Returns the spans (whole ``CLONE_ALIGNMENT`` blocks) outside which the new
@@ -160,7 +160,7 @@ def write_spliced(
     """
     pieces = list(pieces)
     if share:
-        spans = _write_over(source, target, pieces, copied=copied, stale=stale)
+        spans = _write_over(source, target, pieces, copied=copied, outdated=outdated)
         if spans is not None:
             return spans
     if copied:
@@ -242,12 +242,12 @@ def _write_over(
     pieces: list[bytes | tuple[int, int]],
     *,
     copied: bool = False,
-    stale: Spans = (),
+    outdated: Spans = (),
 ) -> Spans | None:
     """Write ``pieces`` as ``source`` copied whole, then their new bytes over it.
 
     None, writing nothing, unless ``target`` is empty (or, ``copied``, a
-    copy of ``source`` at its start, but at the ``stale`` spans) and every
+    copy of ``source`` at its start, but at the ``outdated`` spans) and every
     run of ``source`` lands at its own offset, the last one ending ``source``. One
     copy (one clone where the file system shares blocks) instead of one a
     run: on XFS with reflinks the clones of a 1,000-rows spread run cost
@@ -256,7 +256,7 @@ def _write_over(
     over a shared one is read from the disk first (the new file's cache
     holds none of it), a whole one is not (docs/performance.md, "Pages
     cloned whole, their changed blocks written over them"). A copy's
-    ``stale`` spans are written from ``source`` with them. Returns the spans
+    ``outdated`` spans are written from ``source`` with them. Returns the spans
     of the new bytes.
     """
     if not hasattr(os, "pwrite"):  # pragma: no cover - Windows
@@ -273,7 +273,7 @@ def _write_over(
         return None
     if not copied:
         copy_range(source, target, 0, size)
-    for first, end, written in _with_stale(spans, stale if copied else (), size):
+    for first, end, written in _with_outdated(spans, outdated if copied else (), size):
         block = bytearray(read_at(source, first, end - first))
         for offset, data in written:
             block[offset - first : offset - first + len(data)] = data
@@ -282,11 +282,11 @@ def _write_over(
     return tuple((first, end) for first, end, _ in spans)
 
 
-def _with_stale(spans: _NewBytes, stale: Spans, size: int) -> _NewBytes:
-    """``spans`` and the ``stale`` ones (no new bytes), in order, those that meet joined."""
-    if not stale:
+def _with_outdated(spans: _NewBytes, outdated: Spans, size: int) -> _NewBytes:
+    """``spans`` and the ``outdated`` ones (no new bytes), in order, those that meet joined."""
+    if not outdated:
         return spans
-    added: _NewBytes = [(first, min(end, size), []) for first, end in stale]
+    added: _NewBytes = [(first, min(end, size), []) for first, end in outdated]
     every = sorted([*spans, *added], key=lambda span: span[0])
     joined: _NewBytes = []
     for first, end, written in every:

@@ -1025,7 +1025,7 @@ def splice(
     page_format: PageFormat | None = None,
     rewritten: int = 0,
     copied: bool = False,
-    stale: Spans | None = None,
+    outdated: Spans | None = None,
 ) -> Made | None:
     """Write page ``number`` to ``target``: ``old``'s bytes with the blocks holding ``keys`` anew.
 
@@ -1041,7 +1041,7 @@ def splice(
     (``Made.rewritten`` counts on from there); past :func:`copies_whole`'s count,
     its unchanged bytes are copied, not shared (``files.write_spliced``), and the
     count starts again. ``copied``: ``target`` holds a copy of ``old`` already
-    (``files.write_spliced``); ``stale``: the copy is the page's spare, which
+    (``files.write_spliced``); ``outdated``: the copy is the page's spare, which
     holds other bytes at those spans, and is never copied whole (it is not a
     clone: the extents a clone costs by cost it nothing).
     """
@@ -1089,9 +1089,11 @@ def splice(
             offset += size
     if stats.skipped or not stats.urls:
         return None
-    share = stale is not None or not copies_whole(number, rewritten)
+    share = outdated is not None or not copies_whole(number, rewritten)
     pieces = _pieces(offsets, in_place, made)
-    new_spans = write_spliced(old, target, pieces, share=share, copied=copied, stale=stale or ())
+    new_spans = write_spliced(
+        old, target, pieces, share=share, copied=copied, outdated=outdated or ()
+    )
     blocks.finish(where)
     # Every block made again kept its start, its length and its rows (a spread run's every
     # page): its blocks are the old ones but those blocks' digests and lastmods.

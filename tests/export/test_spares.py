@@ -66,6 +66,14 @@ def _manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
+def _assert_no_spare(folder: Path) -> None:
+    """No spare in ``folder``, and none its manifest lists or records."""
+    assert _spares(folder) == {}
+    manifest = _manifest(folder)
+    assert not [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)]
+    assert not [record for record in manifest["documents"].values() if "spare" in record]
+
+
 def _page(key: int) -> str:
     return f"sitemap-a-{_page_of(key)}.xml"
 
@@ -185,10 +193,7 @@ def test_a_page_made_whole_and_a_full_export_keep_no_spare(
     assert list(_spares(runs.folder)) == [_page(250)]
     # A full export writes every page whole: no spare is left, none listed.
     export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
-    assert _spares(runs.folder) == {}
-    manifest = _manifest(runs.folder)
-    assert not [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)]
-    assert not [record for record in manifest["documents"].values() if "spare" in record]
+    _assert_no_spare(runs.folder)
 
 
 def test_a_run_that_fails_after_keeping_a_spare_leaves_none_unlisted(
@@ -226,7 +231,7 @@ def test_a_run_that_fails_after_keeping_a_spare_leaves_none_unlisted(
         assert "spare" in manifest["documents"][name]
 
 
-def test_a_copys_stale_spans_are_written_from_the_old_file_with_the_new_bytes(
+def test_a_copys_outdated_spans_are_written_from_the_old_file_with_the_new_bytes(
     tmp_path: Path,
 ) -> None:
     size = 4096
@@ -249,8 +254,8 @@ def test_a_copys_stale_spans_are_written_from_the_old_file_with_the_new_bytes(
         open(tmp_path / "old", "rb", buffering=0) as source,
         open(tmp_path / "new", "r+b", buffering=0) as target,
     ):
-        stale = ((size, 2 * size), (6 * size, len(old)))
-        spans = files.write_spliced(source, target, pieces, copied=True, stale=stale)
+        outdated = ((size, 2 * size), (6 * size, len(old)))
+        spans = files.write_spliced(source, target, pieces, copied=True, outdated=outdated)
     assert (tmp_path / "new").read_bytes() == old[:middle] + change + old[middle + 300 :]
     # Where the new file differs from the old: the block holding the change.
     assert spans == ((3 * size, 4 * size),)
@@ -398,10 +403,7 @@ def test_a_folder_that_cannot_link_keeps_no_spare_and_lists_none(
     monkeypatch.setattr(os, "link", no_links)
     _save(commit, 90, 100_001)
     assert runs.check().spliced == 1  # over its spare, which then went with the old file
-    manifest = _manifest(runs.folder)
-    assert _spares(runs.folder) == {}
-    assert not [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)]
-    assert "spare" not in manifest["documents"][_page(50)]
+    _assert_no_spare(runs.folder)
 
 
 def test_spares_turned_off_are_neither_taken_nor_kept(
@@ -420,7 +422,4 @@ def test_spares_turned_off_are_neither_taken_nor_kept(
         _save(commit, key, 100_000 + turn)
         runs.check()  # the first run after the change makes every page whole, the next splices
         assert took == ([] if turn == 1 else [(_page(50), False)])
-        assert _spares(runs.folder) == {}
-        manifest = _manifest(runs.folder)
-        assert not [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)]
-        assert not [record for record in manifest["documents"].values() if "spare" in record]
+        _assert_no_spare(runs.folder)
