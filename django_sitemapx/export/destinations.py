@@ -21,6 +21,7 @@ import logging
 import os
 import secrets
 import shutil
+import stat
 import struct
 import sys
 import tempfile
@@ -1008,7 +1009,8 @@ def _copy_or_take_spare(source: Path, target: Path, spare: Path | None) -> _Copi
     copied to it (``_copy_file``); ``source``'s identity, and which it was.
 
     A spare is taken once it cannot be opened by its name any more (renamed to
-    ``target``), if it is a file of its own, of ``source``'s size, that no
+    ``target``), if it is a regular file of its own (not a link to another
+    file, which would be written over), of ``source``'s size, that no
     process has open (``_unread``): a reader of the page it was may still be
     reading it, and would see the bytes written over it. Else it is removed.
     """
@@ -1018,16 +1020,31 @@ def _copy_or_take_spare(source: Path, target: Path, spare: Path | None) -> _Copi
         except FileNotFoundError:
             pass
         else:
-            handle = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            try:
-                found, status = os.fstat(handle), os.stat(source)
-                own = found.st_nlink == 1 and found.st_ino != status.st_ino
-                if own and found.st_size == status.st_size and _unread(handle):
-                    return (status.st_dev, status.st_ino), True
-            finally:
-                os.close(handle)
+            page = os.stat(source)
+            if _own_unread(target, page):
+                return (page.st_dev, page.st_ino), True
             target.unlink()
     return _copy_file(source, target), False
+
+
+def _own_unread(path: Path, page: os.stat_result) -> bool:
+    """Whether ``path`` is a regular file of its own, of ``page``'s size and not that
+    file, which no process has open (``_copy_or_take_spare``)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        handle = os.open(path, flags)  # a symbolic link or a FIFO: refused, not waited for
+    except OSError:
+        return False
+    try:
+        found = os.fstat(handle)
+        own = stat.S_ISREG(found.st_mode) and found.st_nlink == 1
+        same = found.st_size == page.st_size and (found.st_dev, found.st_ino) != (
+            page.st_dev,
+            page.st_ino,
+        )
+        return own and same and _unread(handle)
+    finally:
+        os.close(handle)
 
 
 # fcntl(2)'s F_SETLEASE (Linux): a write lease is granted only on a file no other open

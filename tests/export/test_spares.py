@@ -150,7 +150,9 @@ def test_a_spare_that_is_open_is_not_written_over(
     assert took == [(name, True)]
 
 
-@pytest.mark.parametrize("how", ["missing", "longer", "the page itself"])
+@pytest.mark.parametrize(
+    "how", ["missing", "longer", "the page itself", "a link to another file", "a FIFO"]
+)
 def test_a_spare_not_as_its_record_says_is_not_taken(
     runs: _Runs,
     commit: Callable[..., Any],
@@ -167,14 +169,25 @@ def test_a_spare_not_as_its_record_says_is_not_taken(
     elif how == "longer":
         with open(spare, "ab") as handle:
             handle.write(b"\n")
-    else:  # a link to the page's file: writing over it would write over the page
+    elif how == "the page itself":  # a link to it: writing over it would write over the page
         spare.unlink()
         os.link(runs.folder / name, spare)
+    elif how == "a link to another file":  # of the same size, which must stay as it is
+        other = runs.root / "other"
+        other.write_bytes(spare.read_bytes())
+        spare.unlink()
+        spare.symlink_to(other)
+    else:  # opened for reading, a FIFO would wait for a writer
+        spare.unlink()
+        os.mkfifo(spare)
     _save(commit, 90, 100_001)
     took.clear()
+    other = (runs.root / "other").read_bytes() if how == "a link to another file" else None
     assert runs.check().spliced == 1  # byte for byte a full export
     assert took == [(name, False)]
     assert (runs.folder / spare_name(name)).stat().st_nlink == 1
+    if other is not None:
+        assert (runs.root / "other").read_bytes() == other
 
 
 def test_a_page_made_whole_and_a_full_export_keep_no_spare(
