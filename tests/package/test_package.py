@@ -318,7 +318,8 @@ def test_an_incremental_export_splices_the_saved_posts_page(
     project: dict[str, object], workdir: Path
 ) -> None:
     # SITEMAPX_EXPORT_SPLICE on: the page of a saved row is spliced from its previous file
-    # (its old file copied ahead, the changed element written over the copy).
+    # (its old file copied ahead, the changed element written over the copy); the file it
+    # replaced is kept as its spare, which the next splice writes over instead of a copy.
     site: Path = project["site"]  # type: ignore[assignment]
     (site / "mysite" / "splice_settings.py").write_text(
         "from .settings import *  # noqa: F403\nSITEMAPX_EXPORT_SPLICE = True\n"
@@ -337,6 +338,7 @@ def test_an_incremental_export_splices_the_saved_posts_page(
         assert "; 1 spliced; " in output, output
         after = (out / "sitemap-post-1.xml").read_bytes()
         assert len(after) == len(before) and after != before
+        assert (out / ".sitemap-post-1.xml.sitemapx-spare").read_bytes() == before
         page = validate_sitemap(after)
         lastmods = [element.text for element in page.findall(".//sm:lastmod", NS)]
         assert lastmods[1] == f"2024-06-0{day}T03:04:05+00:00", lastmods
