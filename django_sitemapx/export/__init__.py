@@ -755,8 +755,12 @@ class _Run:
         where = self._ranges[section].get(number)
         if where is None or source.origin is None:
             return None
-        # A copy of the old file made ahead, to splice the page over (``copy_soon``).
+        # A copy of the old file made ahead, to splice the page over (``copy_soon``),
+        # else its spare, taken now.
         copy = self.destination.take_copy(name)
+        before = self.previous.get(name)
+        if copy is None and self.spares and before is not None and before.spare is not None:
+            copy = self.destination.take_spare(name, before.spare)
         staged = copy or self.destination.stage(name)
         try:
             with open(staged.path, "r+b" if copy else "wb", buffering=0) as target:

@@ -231,6 +231,16 @@ class Destination:
         where it can be.
         """
 
+    def take_spare(self, name: str, spans: Spans) -> StagedFile | None:
+        """The spare of page ``name`` as its staging file, taken now (no copy made ahead).
+
+        As :meth:`copy_soon` takes it: ``spans`` are where it holds other bytes
+        (the page's record's ``spare``), its ``outdated_spans``. None when there
+        is no spare it can take (then nothing changed). The caller commits or
+        discards it.
+        """
+        return None
+
     def take_copy(self, name: str) -> StagedFile | None:
         """The staging copy of file ``name`` :meth:`copy_soon` started, once made.
 
@@ -405,7 +415,7 @@ class FileRecord:
         if self.rewritten:
             fields["rewritten"] = self.rewritten
         if self.spare is not None:
-            fields["spare"] = " ".join(f"{first}-{end}" for first, end in self.spare)
+            fields["spare"] = spans_text(self.spare)
         return fields
 
     @classmethod
@@ -424,13 +434,18 @@ class FileRecord:
             proof if isinstance(proof, str) else None,
             blocks if isinstance(blocks, str) else None,
             rewritten if isinstance(rewritten, int) and rewritten > 0 else 0,
-            _spans(fields.get("spare"), size),
+            spans_from_text(fields.get("spare"), size),
         )
 
 
-def _spans(text: object, size: int) -> Spans | None:
-    """The spans a record's ``"spare"`` names ("first-end", space-separated), each inside
-    ``size`` bytes and after the one before; None when it holds anything else."""
+def spans_text(spans: Spans) -> str:
+    """``spans`` as a manifest keeps them: "first-end", space-separated."""
+    return " ".join(f"{first}-{end}" for first, end in spans)
+
+
+def spans_from_text(text: object, size: int) -> Spans | None:
+    """The spans ``text`` names (``spans_text``), each inside a file of ``size`` bytes and
+    after the one before; None when it holds anything else."""
     if not isinstance(text, str):
         return None
     spans = []
@@ -776,6 +791,18 @@ class FolderDestination(Destination):
             return None
         return staged
 
+    def take_spare(self, name: str, spans: Spans) -> StagedFile | None:
+        # A rename and a few checks: cheap enough on the export's own thread (a worker of
+        # an export split into tasks, which copies nothing ahead).
+        if not self.keeps_spares():
+            return None
+        staged = self._staging_file(name)
+        staged.copy_of = _take_spare(self.root / name, staged.path, self.root / spare_name(name))
+        if staged.copy_of is None:
+            return None
+        staged.outdated_spans = spans
+        return staged
+
     def keeps_spares(self) -> bool:
         """Whether this folder keeps spares: its file system says whether a file is open.
 
@@ -1015,16 +1042,27 @@ def _copy_or_take_spare(source: Path, target: Path, spare: Path | None) -> _Copi
     reading it, and would see the bytes written over it. Else it is removed.
     """
     if spare is not None:
-        try:
-            os.rename(spare, target)
-        except FileNotFoundError:
-            pass
-        else:
-            page = os.stat(source)
-            if _own_unread(target, page):
-                return (page.st_dev, page.st_ino), True
-            target.unlink()
+        taken = _take_spare(source, target, spare)
+        if taken is not None:
+            return taken, True
     return _copy_file(source, target), False
+
+
+def _take_spare(source: Path, target: Path, spare: Path) -> tuple[int, int] | None:
+    """``spare`` moved to ``target`` to be written over as ``source``'s copy: ``source``'s
+    identity; None, ``spare`` removed, when it cannot be (``_copy_or_take_spare``)."""
+    try:
+        os.rename(spare, target)
+    except FileNotFoundError:
+        return None
+    try:
+        page = os.stat(source)
+    except OSError:
+        page = None
+    if page is not None and _own_unread(target, page):
+        return page.st_dev, page.st_ino
+    target.unlink()
+    return None
 
 
 def _own_unread(path: Path, page: os.stat_result) -> bool:

@@ -60,6 +60,8 @@ from .destinations import (
     FolderDestination,
     StorageDestination,
     side_file,
+    spans_from_text,
+    spans_text,
     storage_destination,
 )
 
@@ -300,6 +302,7 @@ def _make_part(
     run.previous = _records(part.plan["previous"])
     run.configuration = plan.get("configuration", "")
     run.splicing = bool(plan.get("splice"))
+    run.spares = app_settings.EXPORT_SPARES
     run.changes = ChangeLog.from_json(plan["changes"]) if "changes" in plan else ChangeLog()
     listed = [_listed_from(fields) for fields in part.plan["pages"]]
     proofs = {
@@ -320,6 +323,13 @@ def _make_part(
         run.discard()
         mine.update(state=FAILED)
         raise
+    # Where each spliced page differs from the file it replaces: the final step keeps that
+    # file as its spare (``Destination.commit``).
+    spans = {
+        staged.name: spans_text(staged.new_spans)
+        for staged in run.staged
+        if staged.new_spans is not None
+    }
     try:
         shared = {staged.name: destination.share(staged, run_id) for staged in run.staged}
     except Exception:
@@ -332,6 +342,7 @@ def _make_part(
         "written": sorted(run.written),
         "spliced": run.result.spliced,
         "staged": shared,
+        "spans": spans,
         "empty": [
             [listed_page.section, listed_page.summary.number]
             for listed_page in listed
@@ -420,6 +431,7 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
                 return {"state": "gone"}
             state = destination.read_state()
             run.splicing = bool(plan.get("splice"))
+            run.spares = app_settings.EXPORT_SPARES
             run.previous = run.usable(state.records) if not plan["full"] else {}
             run.cursor = plan.get("cursor")
             run.cursors = dict(plan.get("cursors") or {})
@@ -431,7 +443,12 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
                 run.records.update(_records(done.get("records", {})))
                 run.written.update(done.get("written", []))
                 for name, shared in done.get("staged", {}).items():
-                    run.staged.append(destination.shared(name, shared))
+                    staged = destination.shared(name, shared)
+                    record = run.records.get(name)
+                    text = done.get("spans", {}).get(name)
+                    if run.spares and record is not None and text is not None:
+                        staged.new_spans = spans_from_text(text, record.size)
+                    run.staged.append(staged)
                 empty.update((section, number) for section, number in done.get("empty", []))
             listed = [_listed_from(fields) for fields in plan["listed"]]
             in_index = [

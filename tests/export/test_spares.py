@@ -48,6 +48,7 @@ from tests.export.test_told import (  # noqa: F401
     runs,
     splice_on,
 )
+from tests.support.exports import exported
 
 pytestmark = pytest.mark.django_db
 
@@ -375,32 +376,56 @@ def test_a_page_with_a_spare_is_never_copied_whole(
     assert "rewritten" not in _manifest(runs.folder)["documents"][name]
 
 
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The pages whose spare was taken (``destinations._take_spare``), in turn."""
+    found: list[str] = []
+    real = destinations._take_spare
+
+    def recording(source: Path, target: Path, spare: Path) -> Any:
+        identity = real(source, target, spare)
+        if identity is not None:
+            found.append(source.name)
+        return identity
+
+    monkeypatch.setattr(destinations, "_take_spare", recording)
+    return found
+
+
 @pytest.mark.skipif(tasks_module() is None, reason="needs Django's Tasks framework")
-def test_pages_written_by_tasks_lose_their_spares_and_the_others_keep_them(
+def test_an_export_split_into_tasks_splices_over_spares_and_keeps_the_files_it_replaces(
     runs: _Runs,
     commit: Callable[..., Any],
     lastmod_text: None,
     immediate: None,
     took: list[tuple[str, bool]],
+    taken: list[str],
 ) -> None:
+    names = [_page(50), _page(250)]
     _save(commit, 50, 100_000)
     _save(commit, 250, 100_001)
     runs.check()
-    assert sorted(_spares(runs.folder)) == sorted([_page(50), _page(250)])
-    # The workers splice over copies of their own: the page they write keeps no spare.
+    assert sorted(_spares(runs.folder)) == sorted(names)
+    # Each worker takes the spares of the pages it splices, as it splices them (nothing is
+    # copied ahead), and the final step keeps the files they replace as the next spares.
+    before = {name: (runs.folder / name).read_bytes() for name in names}
+    taken.clear()
     _save(commit, 90, 100_002)
-    parallel.start_export(str(runs.folder), origin=ORIGIN, pages_per_task=1)
-    assert list(_spares(runs.folder)) == [_page(250)]
-    manifest = _manifest(runs.folder)
-    assert [name for name in manifest["files"] if name.endswith(SPARE_SUFFIX)] == [
-        spare_name(_page(250))
-    ]
-    assert "spare" not in manifest["documents"][_page(50)]
-    # The page the tasks left alone still splices over its spare, in one process.
     _save(commit, 290, 100_003)
+    parallel.start_export(str(runs.folder), origin=ORIGIN, pages_per_task=1)
+    assert sorted(taken) == sorted(names)
+    full = runs.root / "full-tasks"
+    export_sitemap(FolderDestination(full), origin=ORIGIN, full=True)
+    assert exported(runs.folder) == exported(full)
+    assert _spares(runs.folder) == before
+    manifest = _manifest(runs.folder)
+    for name in names:
+        assert spare_name(name) in manifest["files"] and manifest["documents"][name]["spare"]
+    # One process splices over them next.
+    _save(commit, 130, 100_004)
     took.clear()
     assert runs.check().spliced == 1
-    assert took == [(_page(250), True)]
+    assert took == [(_page(50), True)]
 
 
 def test_a_folder_that_cannot_link_keeps_no_spare_and_lists_none(
