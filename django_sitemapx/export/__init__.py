@@ -237,11 +237,10 @@ def export_sitemap(
             refuse_while_split_export_runs(destination)
             destination.clean_leftovers(run.names_of(listed))
             spares = {name: spans for name, spans in copies.items() if spans is not None}
-            destination.copy_soon(list(copies), spares if app_settings.EXPORT_SPARES else {})
+            destination.copy_soon(list(copies), spares if run.spares else {})
         state = destination.read_state()
         previous = state.files
         run.splicing = app_settings.EXPORT_SPLICE and not dry_run
-        run.spares = app_settings.EXPORT_SPARES
         if run.splicing:
             # Where the log of changed rows ends, read before any page's rows are.
             run.cursor = change_cursor()
@@ -557,10 +556,8 @@ class _Run:
     cursors: dict[str, int]
     # What changed since (read once the proofs are): None until read.
     changes: ChangeLog | None = None
-    # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``), and
-    # whether the files they replace are kept as their spares (``SITEMAPX_EXPORT_SPARES``).
+    # Whether pages are made in blocks and spliced (``SITEMAPX_EXPORT_SPLICE``).
     splicing = False
-    spares = False
     # A page's path (``documents.page_path``), memoized by the export for its run.
     paths: Callable[[str, int], str] = staticmethod(page_path)
 
@@ -571,6 +568,8 @@ class _Run:
         self.gzip = gzip
         self.dry_run = dry_run
         self.result = result
+        # Whether the files spliced pages replace are kept as their spares.
+        self.spares = app_settings.EXPORT_SPARES
         self.staged: list[StagedFile] = []
         # Every file name of this export, with its section ("" for the index).
         self.names: dict[str, str] = {}

@@ -1076,11 +1076,8 @@ def _own_unread(path: Path, page: os.stat_result) -> bool:
     try:
         found = os.fstat(handle)
         own = stat.S_ISREG(found.st_mode) and found.st_nlink == 1
-        same = found.st_size == page.st_size and (found.st_dev, found.st_ino) != (
-            page.st_dev,
-            page.st_ino,
-        )
-        return own and same and _unread(handle)
+        other = (found.st_dev, found.st_ino) != (page.st_dev, page.st_ino)
+        return own and other and found.st_size == page.st_size and _unread(handle)
     finally:
         os.close(handle)
 

@@ -302,7 +302,6 @@ def _make_part(
     run.previous = _records(part.plan["previous"])
     run.configuration = plan.get("configuration", "")
     run.splicing = bool(plan.get("splice"))
-    run.spares = app_settings.EXPORT_SPARES
     run.changes = ChangeLog.from_json(plan["changes"]) if "changes" in plan else ChangeLog()
     listed = [_listed_from(fields) for fields in part.plan["pages"]]
     proofs = {
@@ -431,7 +430,6 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
                 return {"state": "gone"}
             state = destination.read_state()
             run.splicing = bool(plan.get("splice"))
-            run.spares = app_settings.EXPORT_SPARES
             run.previous = run.usable(state.records) if not plan["full"] else {}
             run.cursor = plan.get("cursor")
             run.cursors = dict(plan.get("cursors") or {})
