@@ -232,6 +232,7 @@ def export_sitemap(
     run.read = read
     run.kept = kept
     run.paths = paths
+    run.copies_spares = run.spares and not dry_run
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -570,6 +571,9 @@ class _Run:
         self.result = result
         # Whether the files spliced pages replace are kept as their spares.
         self.spares = app_settings.EXPORT_SPARES
+        # Whether pages written whole are copied as their spares (``spare_soon``): not
+        # by a worker of an export split into tasks, whose final step commits its pages.
+        self.copies_spares = False
         self.staged: list[StagedFile] = []
         # Every file name of this export, with its section ("" for the index).
         self.names: dict[str, str] = {}
@@ -613,7 +617,8 @@ class _Run:
         """List the files beside the pages of this export, with their section.
 
         A page's blocks file, and its spare where it has one or may have one
-        once committed (a staged page whose ``new_spans`` are known).
+        once committed (a staged page whose ``new_spans`` are known, or whose
+        copy is being made: ``Destination.spare_soon``).
         """
         for name, record in self.records.items():
             if name not in self.names:
@@ -623,7 +628,7 @@ class _Run:
             if record.spare is not None:
                 self.names[spare_name(name)] = self.names[name]
         for staged in self.staged:
-            if staged.new_spans is not None and staged.name in self.names:
+            if (staged.new_spans is not None or staged.spare_copy) and staged.name in self.names:
                 self.names[spare_name(staged.name)] = self.names[staged.name]
 
     def names_of(self, listed: Iterable[ListedPage]) -> list[str]:
@@ -801,6 +806,15 @@ class _Run:
         blocks = self._stage_blocks(name, made.blocks)
         record = FileRecord(made.digest, made.size, made.urls, proof, blocks, made.rewritten)
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
+        if (
+            self.copies_spares
+            and made.blocks is not None
+            and made.new_spans is None
+            and name in self.written
+        ):
+            # Written whole: its next splice writes over this copy, not over a copy of
+            # the whole file made then (on ext4, every byte of every page it splices).
+            self.destination.spare_soon(staged)
         return True
 
     def _stage_blocks(self, name: str, blocks: Blocks | None) -> str | None:
@@ -1047,9 +1061,10 @@ class _Run:
         while self.staged:
             staged = self.staged.pop(0)
             record = self.records.get(staged.name)
-            if self.destination.commit(staged) and record is not None:
-                self.records[staged.name] = dataclasses.replace(record, spare=staged.new_spans)
-            elif staged.new_spans is not None:
+            spans = self.destination.commit(staged)
+            if spans is not None and record is not None:
+                self.records[staged.name] = dataclasses.replace(record, spare=spans)
+            elif staged.new_spans is not None or staged.spare_copy:
                 self.names.pop(spare_name(staged.name), None)
                 gone.add(spare_name(staged.name))
         for name in stale:

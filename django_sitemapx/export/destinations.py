@@ -25,6 +25,7 @@ import stat
 import struct
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -152,6 +153,9 @@ class StagedFile:
         # Where its bytes differ from those of the file it replaces, when only there:
         # committed, that file is kept as its spare (``Destination.commit``).
         self.new_spans: Spans | None = None
+        # A copy of it is being made, to be kept as its spare once it is committed
+        # (``Destination.spare_soon``).
+        self.spare_copy = False
 
     def discard(self) -> None:
         """Remove the staging file (after a failure or once committed by copying)."""
@@ -199,12 +203,14 @@ class Destination:
         """The destination of the folder ``name`` inside this one (one site's files)."""
         raise NotImplementedError
 
-    def commit(self, staged: StagedFile) -> bool:
+    def commit(self, staged: StagedFile) -> Spans | None:
         """Put a complete staging file in place under its name, in one step.
 
-        True when the file it replaced is kept as its spare (``spare_name``),
-        which a destination may do when ``staged.new_spans`` says where the two
-        differ; a spare that does not hold that file is removed then.
+        Returns the spans at which the page's spare (``spare_name``) holds other
+        bytes than the file now in place, when it keeps one; else None. A
+        destination may keep the file replaced, when ``staged.new_spans`` says
+        where the two differ (those spans), or the copy :meth:`spare_soon` made
+        (no span); a spare that holds neither is removed then.
         """
         raise NotImplementedError
 
@@ -229,6 +235,16 @@ class Destination:
         ``spares``: the pages whose spare holds their file's bytes but at those
         spans (their records' ``spare``); the spare is taken instead of a copy
         where it can be.
+        """
+
+    def spare_soon(self, staged: StagedFile) -> None:
+        """Start copying the complete staging file of a page, to keep as its spare (optional).
+
+        Called by an export for each page it wrote whole, so that the page's
+        next splice has a spare to write over, not a copy of the whole file to
+        make. The copy is made on another thread and made durable before
+        :meth:`commit` puts it in place; one not committed is removed with the
+        lock. Sets ``staged.spare_copy`` when it started one.
         """
 
     def take_spare(self, name: str, spans: Spans) -> StagedFile | None:
@@ -686,6 +702,10 @@ class FolderDestination(Destination):
         # file, the copied file's identity once made and whether the copy is the spare
         # taken (at the spans given with it); on the copier's one thread.
         self._copies: dict[str, tuple[StagedFile, Future[_Copied], Spans]] = {}
+        # Copies of pages written whole, made on the same thread (``spare_soon``), by
+        # page: the copy, and its making.
+        self._spare_copies: dict[str, tuple[StagedFile, Future[None]]] = {}
+        self._spare_copier: ThreadPoolExecutor | None = None
         self._copier: ThreadPoolExecutor | None = None
         # Whether this folder's file system tells whether a file is open (``_unread``),
         # which writing over a spare needs; None until asked.
@@ -775,6 +795,21 @@ class FolderDestination(Destination):
             made = self._copier.submit(_copy_or_take_spare, source, staged.path, spare)
             self._copies[name] = (staged, made, spans or ())
 
+    def spare_soon(self, staged: StagedFile) -> None:
+        # On a thread of its own, at the lowest priority: the copies are for the next
+        # run, the export's own thread and the database's come first. Each copy is synced
+        # there too, so that a spare recorded is a spare on disk, whatever crashes after.
+        if staged.name in self._spare_copies or not self.keeps_spares():
+            return
+        if self._spare_copier is None:
+            self._spare_copier = ThreadPoolExecutor(
+                1, thread_name_prefix="sitemapx-spare", initializer=_yield_the_cores
+            )
+        copy = self._staging_file(spare_name(staged.name))
+        made = self._spare_copier.submit(_copy_synced, staged.path, copy.path)
+        self._spare_copies[staged.name] = (copy, made)
+        staged.spare_copy = True
+
     def take_copy(self, name: str) -> StagedFile | None:
         started = self._copies.pop(name, None)
         if started is None:
@@ -829,6 +864,12 @@ class FolderDestination(Destination):
         for staged, _made, _spans in self._copies.values():
             staged.discard()
         self._copies.clear()
+        spare_copier, self._spare_copier = self._spare_copier, None
+        if spare_copier is not None:
+            spare_copier.shutdown(wait=True, cancel_futures=True)
+        for copy, _copying in self._spare_copies.values():
+            copy.discard()
+        self._spare_copies.clear()
 
     def sync(self, staged: Sequence[StagedFile]) -> None:
         # At once, not one by one: the file system writes its journal for several
@@ -925,23 +966,37 @@ class FolderDestination(Destination):
             os.close(handle)
         return None
 
-    def commit(self, staged: StagedFile) -> bool:
+    def commit(self, staged: StagedFile) -> Spans | None:
         if not staged.synced:
             _sync(staged.path)
         if self.permissions is not None:
             os.chmod(staged.path, self.permissions)
         target = self.root / staged.name
-        kept = False
+        spare = self.root / spare_name(staged.name)
+        kept: Spans | None = None
+        copy = self._spare_copies.pop(staged.name, None)
         if staged.new_spans is not None:
             # Linked before the rename, not after: the name always holds a whole file.
-            spare = self.root / spare_name(staged.name)
             spare.unlink(missing_ok=True)
             if self.keeps_spares():
                 try:
                     os.link(target, spare)
-                    kept = True
+                    kept = staged.new_spans
                 except OSError:  # nothing replaced yet, or a file system without links
                     pass
+        elif copy is not None:
+            copied, made = copy
+            try:
+                made.result()
+            except OSError:
+                logger.info("Cannot copy %s as its spare.", staged.name, exc_info=True)
+                copied.discard()
+                spare.unlink(missing_ok=True)
+            else:
+                if self.permissions is not None:
+                    os.chmod(copied.path, self.permissions)
+                os.replace(copied.path, spare)
+                kept = ()
         os.replace(staged.path, target)
         return kept
 
@@ -1014,6 +1069,18 @@ def _create(path: Path, flags: int) -> int:
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
         return os.open(path, flags, 0o666)
+
+
+def _yield_the_cores() -> None:
+    """Lower the priority of the calling thread (Linux: a thread is a task of its own)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+
+
+def _copy_synced(source: Path, target: Path) -> None:
+    """Copy ``source`` to the new file ``target`` (``_copy_file``), and sync the copy."""
+    _copy_file(source, target)
+    _sync(target)
 
 
 def _copy_file(source: Path, target: Path) -> tuple[int, int] | None:
@@ -1227,7 +1294,7 @@ class StorageDestination(Destination):
         for name in folders:
             self._remove_tree(f"{folder}/{name}")
 
-    def commit(self, staged: StagedFile) -> bool:
+    def commit(self, staged: StagedFile) -> Spans | None:
         name = self._name(staged.name)
         if isinstance(staged, SharedStagedFile):
             # Django's storage API has no copy: read back what the worker uploaded.
@@ -1237,7 +1304,7 @@ class StorageDestination(Destination):
             with open(staged.path, "rb") as handle:
                 self._save(name, handle)
         staged.discard()
-        return False
+        return None
 
     def _save(self, name: str, handle: IO[bytes]) -> None:
         """Save ``handle``'s bytes as ``name``, replacing the file in one upload."""

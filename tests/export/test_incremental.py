@@ -19,8 +19,10 @@ from django_sitemapx.export.destinations import (
     BLOCKS_SUFFIX,
     LOCK_NAME,
     MANIFEST_NAME,
+    SPARE_SUFFIX,
     blocks_digest,
     blocks_name,
+    spans_from_text,
 )
 from django_sitemapx.locations import Origin
 from django_sitemapx.registry import SitemapRegistry
@@ -93,12 +95,22 @@ class Exports:
             for p in self.folder.rglob(f".*{BLOCKS_SUFFIX}")
             if p.is_file()
         )
+        # And the spare of a page spliced or written whole, if the folder keeps one.
+        spares = sorted(
+            str(p.relative_to(self.folder))
+            for p in self.folder.rglob(f".*{SPARE_SUFFIX}")
+            if p.is_file()
+        )
         others = sorted(
-            p.name for p in self.folder.rglob(".*") if not p.name.endswith(BLOCKS_SUFFIX)
+            p.name
+            for p in self.folder.rglob(".*")
+            if not p.name.endswith((BLOCKS_SUFFIX, SPARE_SUFFIX))
         )
         assert others == [LOCK_NAME, MANIFEST_NAME]
         manifest = json.loads((self.folder / MANIFEST_NAME).read_bytes())
-        assert sorted(manifest["files"]) == sorted([*exported(self.folder), *blocks])
+        assert sorted(manifest["files"]) == sorted([*exported(self.folder), *blocks, *spares])
+        for spare in spares:
+            _assert_spare_holds_its_page(self.folder, spare, manifest)
         assert sorted(manifest["documents"]) == sorted(exported(self.folder))
         named = {
             blocks_name(name): record["blocks"]
@@ -109,6 +121,19 @@ class Exports:
         for name, digest in named.items():
             assert blocks_digest((self.folder / name).read_bytes()) == digest
         return result
+
+
+def _assert_spare_holds_its_page(folder: Path, spare: str, manifest: dict[str, Any]) -> None:
+    """The spare ``spare`` holds its page's bytes but at the spans its record names."""
+    path = folder / spare
+    page = str(path.with_name(path.name[1 : -len(SPARE_SUFFIX)]).relative_to(folder))
+    data, held = path.read_bytes(), (folder / page).read_bytes()
+    spans = spans_from_text(manifest["documents"][page].get("spare"), len(held))
+    assert spans is not None and len(data) == len(held)
+    position = 0
+    for first, end in [*spans, (len(held), len(held))]:
+        assert data[position:first] == held[position:first]
+        position = end
 
 
 def _written(result: ExportResult) -> set[str]:

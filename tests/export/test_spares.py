@@ -110,9 +110,9 @@ def test_each_splice_keeps_the_file_it_replaced_and_the_next_splices_over_it(
     _save(commit, 50, 100_000)
     _save(commit, 250, 100_001)
     assert runs.check().spliced == 2
-    # After the full export there is no spare yet: the files were copied.
-    assert sorted(took) == [(first, False), (second, False)]
-    assert _spares(runs.folder) == before
+    # The full export kept a copy of each page as its spare: the first splice takes it.
+    assert sorted(took) == [(first, True), (second, True)]
+    assert {name: _spares(runs.folder)[name] for name in (first, second)} == before
     records = _manifest(runs.folder)["documents"]
     for name in (first, second):
         # One element changed: its lastmod, a span of one or two blocks.
@@ -126,7 +126,7 @@ def test_each_splice_keeps_the_file_it_replaced_and_the_next_splices_over_it(
             _save(commit, key, 100_000 + 10 * turn + key)
         assert runs.check().spliced == 2  # byte for byte a full export
         assert sorted(took) == [(first, True), (second, True)]
-        assert _spares(runs.folder) == before
+        assert {name: _spares(runs.folder)[name] for name in (first, second)} == before
 
 
 def test_a_spare_that_is_open_is_not_written_over(
@@ -191,23 +191,111 @@ def test_a_spare_not_as_its_record_says_is_not_taken(
         assert (runs.root / "other").read_bytes() == other
 
 
-def test_a_page_made_whole_and_a_full_export_keep_no_spare(
-    runs: _Runs, commit: Callable[..., Any], lastmod_text: None
+def _assert_copies_as_spares(folder: Path, names: list[str]) -> None:
+    """Each page of ``names`` has a copy of its file as its spare, listed, at no span."""
+    spares = _spares(folder)
+    manifest = _manifest(folder)
+    for name in names:
+        assert spares[name] == (folder / name).read_bytes()
+        assert spare_name(name) in manifest["files"]
+        assert manifest["documents"][name]["spare"] == ""
+
+
+def test_a_page_made_whole_and_a_full_export_keep_a_copy_as_spare(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, took: list[tuple[str, bool]]
 ) -> None:
+    pages = sorted(name for name in exported(runs.folder) if name.startswith("sitemap-a-"))
+    assert len(pages) > 2
+    # The full export that made the folder: a copy of each page.
+    _assert_copies_as_spares(runs.folder, pages)
     _save(commit, 50, 100_000)
     _save(commit, 250, 100_001)
     runs.check()
-    assert len(_spares(runs.folder)) == 2
-    # A page whose runs move (an element longer now) is written whole: its spare goes.
+    # A page whose runs move (an element longer now) is written whole: its spare is a
+    # copy of it again, taken by its next splice.
     Article.objects.filter(id=50).update(slug="a50-longer-now")
     _save(commit, 50, 100_002)
     result = runs.check()
-    assert result.spliced == 1 and _page(50) not in _spares(runs.folder)
-    assert "spare" not in _manifest(runs.folder)["documents"][_page(50)]
-    assert list(_spares(runs.folder)) == [_page(250)]
-    # A full export writes every page whole: no spare is left, none listed.
+    assert result.spliced == 1
+    _assert_copies_as_spares(runs.folder, [_page(50)])
+    assert _manifest(runs.folder)["documents"][_page(250)]["spare"] != ""
+    _save(commit, 90, 100_003)
+    took.clear()
+    assert runs.check().spliced == 1
+    assert took == [(_page(50), True)]
+    # A full export writes every page whole, each with a copy as its spare.
     export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
-    _assert_no_spare(runs.folder)
+    _assert_copies_as_spares(runs.folder, pages)
+
+
+def test_a_copy_is_synced_before_it_is_put_in_place_as_a_spare(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[tuple[str, str]] = []
+    real_sync, real_replace = destinations._sync, os.replace
+
+    def sync(path: Path) -> None:
+        events.append(("sync", Path(path).name))
+        real_sync(path)
+
+    def replace(source: Any, target: Any) -> None:
+        events.append(("replace", Path(source).name))
+        real_replace(source, target)
+
+    monkeypatch.setattr(destinations, "_sync", sync)
+    monkeypatch.setattr(os, "replace", replace)
+    export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
+    copies = [name for what, name in events if what == "replace" and SPARE_SUFFIX in name]
+    assert copies
+    for copy in copies:
+        assert events.index(("sync", copy)) < events.index(("replace", copy))
+
+
+def test_a_copy_that_fails_leaves_the_page_without_a_spare(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = destinations._copy_synced
+    failed: list[str] = []
+    page = _page(50)
+
+    def failing(source: Path, target: Path) -> None:
+        if source.name.startswith(f".{page}."):
+            failed.append(source.name)
+            raise OSError("the disk is full")
+        real(source, target)
+
+    monkeypatch.setattr(destinations, "_copy_synced", failing)
+    export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
+    assert failed
+    assert _page(50) not in _spares(runs.folder)
+    manifest = _manifest(runs.folder)
+    assert spare_name(_page(50)) not in manifest["files"]
+    assert "spare" not in manifest["documents"][_page(50)]
+    assert _page(250) in _spares(runs.folder)
+    assert not list(runs.folder.glob(f".*{destinations.TEMP_SUFFIX}"))
+    # Its next splice copies the page instead.
+    monkeypatch.setattr(destinations, "_copy_synced", real)
+    _save(commit, 50, 100_000)
+    assert runs.check().spliced == 1
+
+
+def test_a_run_that_fails_before_its_commit_leaves_no_copy_behind(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _spares(runs.folder)
+
+    def fail(*args: Any) -> None:
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(FolderDestination, "sync", fail)
+    with pytest.raises(OSError, match="went away"):
+        export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
+    assert not list(runs.folder.glob(f".*{destinations.TEMP_SUFFIX}"))
+    assert _spares(runs.folder) == before
+    monkeypatch.undo()
+    # The blocks files it wrote in place make its pages whole next (test_splice.py).
+    _save(commit, 50, 100_000)
+    runs.check()  # byte for byte a full export
 
 
 def test_a_run_that_fails_after_keeping_a_spare_leaves_none_unlisted(
@@ -340,7 +428,7 @@ def test_a_storage_keeps_no_spare(tmp_path: Path) -> None:
         staged = destination.stage("a.xml")
         staged.path.write_bytes(b"new")
         staged.new_spans = ((0, 3),)
-        assert destination.commit(staged) is False
+        assert destination.commit(staged) is None
     assert [path.name for path in folder.rglob("*") if path.is_file()] == ["a.xml"]
     assert (folder / "a.xml").read_bytes() == b"new"
 
@@ -358,7 +446,7 @@ def test_a_page_with_a_spare_is_never_copied_whole(
     name = _page(50)
     _save(commit, 50, 100_000)
     runs.check()
-    assert took == [(name, False)]
+    assert took == [(name, True)]
     assert _manifest(runs.folder)["documents"][name]["rewritten"] == 1
     for turn, key in enumerate((90, 130), 1):
         took.clear()
@@ -405,7 +493,7 @@ def test_an_export_split_into_tasks_splices_over_spares_and_keeps_the_files_it_r
     _save(commit, 50, 100_000)
     _save(commit, 250, 100_001)
     runs.check()
-    assert sorted(_spares(runs.folder)) == sorted(names)
+    assert set(names) <= set(_spares(runs.folder))
     # Each worker takes the spares of the pages it splices, as it splices them (nothing is
     # copied ahead), and the final step keeps the files they replace as the next spares.
     before = {name: (runs.folder / name).read_bytes() for name in names}
@@ -417,7 +505,7 @@ def test_an_export_split_into_tasks_splices_over_spares_and_keeps_the_files_it_r
     full = runs.root / "full-tasks"
     export_sitemap(FolderDestination(full), origin=ORIGIN, full=True)
     assert exported(runs.folder) == exported(full)
-    assert _spares(runs.folder) == before
+    assert {name: _spares(runs.folder)[name] for name in names} == before
     manifest = _manifest(runs.folder)
     for name in names:
         assert spare_name(name) in manifest["files"] and manifest["documents"][name]["spare"]
@@ -433,7 +521,7 @@ def test_a_folder_that_cannot_link_keeps_no_spare_and_lists_none(
 ) -> None:
     _save(commit, 50, 100_000)
     runs.check()
-    assert list(_spares(runs.folder)) == [_page(50)]
+    assert _page(50) in _spares(runs.folder)
 
     def no_links(source: Any, target: Any) -> None:
         raise OSError("hard links are not supported here")
@@ -441,7 +529,10 @@ def test_a_folder_that_cannot_link_keeps_no_spare_and_lists_none(
     monkeypatch.setattr(os, "link", no_links)
     _save(commit, 90, 100_001)
     assert runs.check().spliced == 1  # over its spare, which then went with the old file
-    _assert_no_spare(runs.folder)
+    assert _page(50) not in _spares(runs.folder)
+    manifest = _manifest(runs.folder)
+    assert spare_name(_page(50)) not in manifest["files"]
+    assert "spare" not in manifest["documents"][_page(50)]
 
 
 def test_spares_turned_off_are_neither_taken_nor_kept(
@@ -453,7 +544,7 @@ def test_spares_turned_off_are_neither_taken_nor_kept(
 ) -> None:
     _save(commit, 50, 100_000)
     runs.check()
-    assert list(_spares(runs.folder)) == [_page(50)]
+    assert _page(50) in _spares(runs.folder)
     settings.SITEMAPX_EXPORT_SPARES = False
     for turn, key in enumerate((90, 130), 1):
         took.clear()

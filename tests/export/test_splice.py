@@ -448,7 +448,10 @@ def test_syncs_start_before_the_manifest_is_written_and_end_before_the_first_ren
     spliced: list[int],
     commit: Callable[..., Any],
     monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
 ) -> None:
+    # Spliced over copies of the pages' files, not over spares (test_spares.py).
+    settings.SITEMAPX_EXPORT_SPARES = False
     exports = _exported(registry, commit, tmp_path)
     _save(commit, 50)
     _save(commit, 390)
@@ -531,7 +534,10 @@ def test_a_folder_writes_blocks_files_in_place_and_a_failed_run_costs_a_whole_pa
     tmp_path: Path,
     spliced: list[int],
     commit: Callable[..., Any],
+    settings: Any,
 ) -> None:
+    # Spliced over copies of the pages' files, not over spares (test_spares.py).
+    settings.SITEMAPX_EXPORT_SPARES = False
     exports = _exported(registry, commit, tmp_path)
     name = f"sitemap-d-{_page_of(50)}.xml"
     side = exports.folder / blocks_name(name)
@@ -705,7 +711,10 @@ def test_a_page_file_is_copied_whole_after_enough_blocks_are_written_again(
     spliced: list[int],
     commit: Callable[..., Any],
     monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
 ) -> None:
+    # Spliced over copies of the pages' files, not over spares (test_spares.py).
+    settings.SITEMAPX_EXPORT_SPARES = False
     # Each block written again is an extent of its own where the file system shares the
     # old file's bytes (XFS, Btrfs), and a clone costs per extent: past a count, the
     # page's next splice copies every byte, and the count starts again.

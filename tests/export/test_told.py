@@ -32,7 +32,7 @@ from django_sitemapx.export import (
     parallel,
     splice,
 )
-from django_sitemapx.export.destinations import BLOCKS_SUFFIX, TEMP_SUFFIX
+from django_sitemapx.export.destinations import BLOCKS_SUFFIX, SPARE_SUFFIX, TEMP_SUFFIX
 from django_sitemapx.locations import Origin
 from django_sitemapx.models import PageState
 from django_sitemapx.registry import SitemapRegistry
@@ -721,9 +721,14 @@ def test_an_export_failing_while_it_splices_leaves_no_copy_and_no_copier_behind(
     copies_asked: list[str],
 ) -> None:
     def files() -> dict[str, bytes]:
-        # A page's blocks file is written in place, checked by its digest on every read.
+        # A page's blocks file is written in place, checked by its digest on every read;
+        # a spare the run took is gone with it (its page is copied next time).
         paths = runs.folder.iterdir()
-        return {path.name: path.read_bytes() for path in paths if BLOCKS_SUFFIX not in path.name}
+        return {
+            path.name: path.read_bytes()
+            for path in paths
+            if not path.name.endswith((BLOCKS_SUFFIX, SPARE_SUFFIX))
+        }
 
     before = files()
     real = splice.splice
