@@ -309,6 +309,17 @@ class Destination:
         """The staging file :meth:`share` returned ``shared`` for, to commit as ``name``."""
         raise NotImplementedError
 
+    def share_spare(self, staged: StagedFile) -> str | None:
+        """The copy :meth:`spare_soon` started of ``staged``, once made, for :meth:`shared_spare`.
+
+        None when there is none (then the page keeps no spare).
+        """
+        return None
+
+    def shared_spare(self, staged: StagedFile, shared: str) -> None:
+        """Keep the copy :meth:`share_spare` returned ``shared`` for as the spare of
+        ``staged`` once it is committed (a shared staging file: ``shared``)."""
+
     def exists(self, name: str) -> bool:
         raise NotImplementedError
 
@@ -704,7 +715,8 @@ class FolderDestination(Destination):
         self._copies: dict[str, tuple[StagedFile, Future[_Copied], Spans]] = {}
         # Copies of pages written whole, made on the same thread (``spare_soon``), by
         # page: the copy, and its making.
-        self._spare_copies: dict[str, tuple[StagedFile, Future[None]]] = {}
+        # A copy shared by a worker is made already (None).
+        self._spare_copies: dict[str, tuple[StagedFile, Future[None] | None]] = {}
         self._spare_copier: ThreadPoolExecutor | None = None
         self._copier: ThreadPoolExecutor | None = None
         # Whether this folder's file system tells whether a file is open (``_unread``),
@@ -987,7 +999,8 @@ class FolderDestination(Destination):
         elif copy is not None:
             copied, made = copy
             try:
-                made.result()
+                if made is not None:
+                    made.result()
             except OSError:
                 logger.info("Cannot copy %s as its spare.", staged.name, exc_info=True)
                 copied.discard()
@@ -1009,6 +1022,33 @@ class FolderDestination(Destination):
     def shared(self, name: str, shared: str) -> StagedFile:
         path = (self.root / name).with_name(Path(shared).name)
         return StagedFile(name, path, synced=True)
+
+    def share_spare(self, staged: StagedFile) -> str | None:
+        found = self._spare_copies.pop(staged.name, None)
+        if found is None:
+            return None
+        copy, made = found
+        try:
+            if made is not None:
+                made.result()
+        except OSError:
+            logger.info("Cannot copy %s as its spare.", staged.name, exc_info=True)
+            copy.discard()
+            return None
+        return copy.path.name
+
+    def shared_spare(self, staged: StagedFile, shared: str) -> None:
+        path = (self.root / staged.name).with_name(Path(shared).name)
+        self._spare_copies[staged.name] = (StagedFile(spare_name(staged.name), path), None)
+        staged.spare_copy = True
+
+    @contextlib.contextmanager
+    def workspace(self) -> Iterator[None]:
+        # A worker's copies not shared (its part failed) go with it.
+        try:
+            yield
+        finally:
+            self._stop_copying()
 
     def exists(self, name: str) -> bool:
         return (self.root / name).is_file()

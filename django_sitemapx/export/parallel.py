@@ -302,6 +302,8 @@ def _make_part(
     run.previous = _records(part.plan["previous"])
     run.configuration = plan.get("configuration", "")
     run.splicing = bool(plan.get("splice"))
+    # Each page written whole is copied as its spare while the part's other pages are made.
+    run.copies_spares = run.spares
     run.changes = ChangeLog.from_json(plan["changes"]) if "changes" in plan else ChangeLog()
     listed = [_listed_from(fields) for fields in part.plan["pages"]]
     proofs = {
@@ -331,6 +333,12 @@ def _make_part(
     }
     try:
         shared = {staged.name: destination.share(staged, run_id) for staged in run.staged}
+        # The copies of the pages written whole, for the final step to keep as their spares.
+        spares = {
+            staged.name: found
+            for staged in run.staged
+            if staged.spare_copy and (found := destination.share_spare(staged)) is not None
+        }
     except Exception:
         run.discard()
         mine.update(state=FAILED)
@@ -342,6 +350,7 @@ def _make_part(
         "spliced": run.result.spliced,
         "staged": shared,
         "spans": spans,
+        "spares": spares,
         "empty": [
             [listed_page.section, listed_page.summary.number]
             for listed_page in listed
@@ -446,6 +455,9 @@ def _publish(run_id: str, plan: dict[str, Any], parts: list[ExportPart]) -> dict
                     text = done.get("spans", {}).get(name)
                     if run.spares and record is not None and text is not None:
                         staged.new_spans = spans_from_text(text, record.size)
+                    copy = done.get("spares", {}).get(name)
+                    if run.spares and isinstance(copy, str):
+                        destination.shared_spare(staged, copy)
                     run.staged.append(staged)
                 empty.update((section, number) for section, number in done.get("empty", []))
             listed = [_listed_from(fields) for fields in plan["listed"]]

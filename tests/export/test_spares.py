@@ -516,6 +516,25 @@ def test_an_export_split_into_tasks_splices_over_spares_and_keeps_the_files_it_r
     assert took == [(_page(50), True)]
 
 
+@pytest.mark.skipif(tasks_module() is None, reason="needs Django's Tasks framework")
+def test_an_export_split_into_tasks_keeps_a_copy_of_each_page_its_workers_wrote_whole(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    lastmod_text: None,
+    immediate: None,
+    took: list[tuple[str, bool]],
+) -> None:
+    pages = sorted(name for name in exported(runs.folder) if name.startswith("sitemap-a-"))
+    parallel.start_export(str(runs.folder), origin=ORIGIN, pages_per_task=1, full=True)
+    # Each worker copied the pages it wrote; the final step kept the copies as spares.
+    _assert_copies_as_spares(runs.folder, pages)
+    assert not list(runs.folder.glob(f".*{destinations.TEMP_SUFFIX}"))
+    _save(commit, 50, 100_000)
+    took.clear()
+    assert runs.check().spliced == 1
+    assert took == [(_page(50), True)]
+
+
 def test_a_folder_that_cannot_link_keeps_no_spare_and_lists_none(
     runs: _Runs, commit: Callable[..., Any], lastmod_text: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
