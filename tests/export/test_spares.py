@@ -86,6 +86,13 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(files, "CLONE_ALIGNMENT", 64)
 
 
+@pytest.fixture(autouse=True)
+def copies_every_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system that copies every byte, as ext4 (``tmp_path``'s may clone): pages
+    written whole are copied as their spares."""
+    monkeypatch.setattr(FolderDestination, "clones", lambda self: False)
+
+
 @pytest.fixture
 def took(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
     """Each copy made ahead, in turn: its page, and whether it is the page's spare taken."""
@@ -226,6 +233,43 @@ def test_a_page_made_whole_and_a_full_export_keep_a_copy_as_spare(
     # A full export writes every page whole, each with a copy as its spare.
     export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
     _assert_copies_as_spares(runs.folder, pages)
+
+
+def test_a_folder_that_clones_copies_no_page_written_whole(
+    runs: _Runs,
+    commit: Callable[..., Any],
+    lastmod_text: None,
+    took: list[tuple[str, bool]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # There the first splice's copy made ahead is a clone, which costs what a spare does.
+    monkeypatch.setattr(FolderDestination, "clones", lambda self: True)
+    export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
+    _assert_no_spare(runs.folder)
+    _save(commit, 50, 100_000)
+    took.clear()
+    assert runs.check().spliced == 1
+    assert took == [(_page(50), False)]
+    assert list(_spares(runs.folder)) == [_page(50)]  # the file it replaced, as everywhere
+
+
+@pytest.mark.parametrize("clones", [True, False])
+def test_whether_a_folder_clones_is_asked_of_its_file_system_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clones: bool
+) -> None:
+    monkeypatch.undo()  # the real ``clones``, with ``ioctl`` answering as told
+    asked: list[int] = []
+
+    def ioctl(target: int, request: int, source: int) -> int:
+        asked.append(request)
+        if not clones:
+            raise OSError(95, "Operation not supported")
+        return 0
+
+    monkeypatch.setattr(destinations.fcntl, "ioctl", ioctl)
+    folder = FolderDestination(tmp_path)
+    assert folder.clones() is clones and folder.clones() is clones
+    assert asked == [destinations._FICLONE]
 
 
 def test_a_copy_is_synced_before_it_is_put_in_place_as_a_spare(
