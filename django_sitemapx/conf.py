@@ -255,11 +255,12 @@ class Settings:
 
     @property
     def EXPORT_SPARES(self) -> bool:
-        """Keep the file each spliced page replaced in a folder, for its next splice.
+        """Keep a spare of each page made in blocks in a folder, for its next splice.
 
-        On (the default), the next splice writes over that spare instead of a
-        copy of the page's file; off, no spare is kept, and on a file system
-        that shares no blocks (ext4) the folder takes no room for them.
+        The spare is the file a spliced page replaced, or a copy of a page
+        written whole. On (the default), the next splice writes over that spare
+        instead of a copy of the page's file; off, no spare is kept, and on a
+        file system that shares no blocks (ext4) the folder takes no room for them.
         """
         value: bool = getattr(settings, "SITEMAPX_EXPORT_SPARES", True)
         return value
