@@ -51,6 +51,7 @@ from . import (
     configuration_digest,
     destination_key,
     files_root,
+    objects_before_frozen,
     refuse_while_split_export_runs,
     tell_changed_pages,
 )
@@ -77,6 +78,7 @@ ABANDONED_LEASES = 4
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
 
+@objects_before_frozen()
 def start_export(
     destination: str | Destination,
     *,
@@ -264,6 +266,7 @@ class _Superseded(Exception):
     """This worker's claim on a part was taken by another (it was taken as dead)."""
 
 
+@objects_before_frozen()
 def run_part(run_id: str, number: int) -> dict[str, int]:
     """Make the pages of part ``number`` of run ``run_id`` (a task calls this)."""
     rows = _rows(run_id)
@@ -376,6 +379,7 @@ def _records(fields: dict[str, Any]) -> dict[str, FileRecord]:
     return records
 
 
+@objects_before_frozen()
 def finish(run_id: str) -> dict[str, Any]:
     """Publish run ``run_id`` once every part is done; else run again the parts of dead workers.
 

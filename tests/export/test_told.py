@@ -10,6 +10,7 @@ no page may be counted during the incremental run itself.
 from __future__ import annotations
 
 import datetime
+import gc
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -885,3 +886,31 @@ def test_changed_blocks_are_counted_as_found_and_summed_up_past_the_bound(
     result = runs.check()
     assert result.spliced == 3 and result.told == 3 and whole == []
     assert result.counted == []  # type: ignore[attr-defined]
+
+
+def test_an_export_keeps_the_objects_before_it_from_the_collector_and_gives_them_back(
+    runs: _Runs, commit: Callable[..., Any], lastmod_text: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The collector's full passes during an export skip every object made before it.
+    frozen: list[int] = []
+    real = files.write_spliced
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        frozen.append(gc.get_freeze_count())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(files, "write_spliced", recording)
+    assert gc.get_freeze_count() == 0
+    _save(commit, 50, 100_000)
+    assert runs.check().spliced == 1
+    assert frozen and frozen[0] > 1000
+    assert gc.get_freeze_count() == 0  # given back: a process that goes on collects them
+    # A process that froze its objects itself keeps them frozen.
+    gc.freeze()
+    try:
+        _save(commit, 90, 100_001)
+        frozen.clear()
+        assert runs.check().spliced == 1
+        assert frozen[0] > 1000 and gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()
