@@ -255,7 +255,6 @@ def export_sitemap(
     run.read = read
     run.kept = kept
     run.paths = paths
-    run.copies_spares = run.spares and not dry_run
     with contextlib.nullcontext() if dry_run else destination.lock():
         if not dry_run:
             refuse_while_split_export_runs(destination)
@@ -592,11 +591,9 @@ class _Run:
         self.gzip = gzip
         self.dry_run = dry_run
         self.result = result
-        # Whether the files spliced pages replace are kept as their spares.
+        # Whether the files spliced pages replace, and copies of the pages written whole,
+        # are kept as their spares.
         self.spares = app_settings.EXPORT_SPARES
-        # Whether pages written whole are copied as their spares (``spare_soon``): not
-        # by a worker of an export split into tasks, whose final step commits its pages.
-        self.copies_spares = False
         self.staged: list[StagedFile] = []
         # Every file name of this export, with its section ("" for the index).
         self.names: dict[str, str] = {}
@@ -830,7 +827,7 @@ class _Run:
         record = FileRecord(made.digest, made.size, made.urls, proof, blocks, made.rewritten)
         self._finish(ExportedFile(name, section, number, made.urls, made.size), record, staged)
         if (
-            self.copies_spares
+            self.spares
             and made.blocks is not None
             and made.new_spans is None
             and name in self.written

@@ -1013,7 +1013,7 @@ class FolderDestination(Destination):
         target = self.root / staged.name
         spare = self.root / spare_name(staged.name)
         kept: Spans | None = None
-        copy = self._spare_copies.pop(staged.name, None)
+        copy = self._spare_copy(staged.name)
         if staged.new_spans is not None:
             # Linked before the rename, not after: the name always holds a whole file.
             spare.unlink(missing_ok=True)
@@ -1024,21 +1024,30 @@ class FolderDestination(Destination):
                 except OSError:  # nothing replaced yet, or a file system without links
                     pass
         elif copy is not None:
-            copied, made = copy
-            try:
-                if made is not None:
-                    made.result()
-            except OSError:
-                logger.info("Cannot copy %s as its spare.", staged.name, exc_info=True)
-                copied.discard()
-                spare.unlink(missing_ok=True)
-            else:
-                if self.permissions is not None:
-                    os.chmod(copied.path, self.permissions)
-                os.replace(copied.path, spare)
-                kept = ()
+            if self.permissions is not None:
+                os.chmod(copy.path, self.permissions)
+            os.replace(copy.path, spare)
+            kept = ()
+        elif staged.spare_copy:  # its copy failed: the spare it had holds another file
+            spare.unlink(missing_ok=True)
         os.replace(staged.path, target)
         return kept
+
+    def _spare_copy(self, name: str) -> StagedFile | None:
+        """The copy of page ``name`` ``spare_soon`` started, once made; None when none was
+        started, or it failed (then it is removed)."""
+        found = self._spare_copies.pop(name, None)
+        if found is None:
+            return None
+        copy, made = found
+        try:
+            if made is not None:
+                made.result()
+        except OSError:
+            logger.info("Cannot copy %s as its spare.", name, exc_info=True)
+            copy.discard()
+            return None
+        return copy
 
     def share(self, staged: StagedFile, run: str) -> str:
         # Every worker writes to the same folder: the staging file is there already.
@@ -1051,18 +1060,8 @@ class FolderDestination(Destination):
         return StagedFile(name, path, synced=True)
 
     def share_spare(self, staged: StagedFile) -> str | None:
-        found = self._spare_copies.pop(staged.name, None)
-        if found is None:
-            return None
-        copy, made = found
-        try:
-            if made is not None:
-                made.result()
-        except OSError:
-            logger.info("Cannot copy %s as its spare.", staged.name, exc_info=True)
-            copy.discard()
-            return None
-        return copy.path.name
+        copy = self._spare_copy(staged.name)
+        return None if copy is None else copy.path.name
 
     def shared_spare(self, staged: StagedFile, shared: str) -> None:
         path = (self.root / staged.name).with_name(Path(shared).name)

@@ -305,8 +305,6 @@ def _make_part(
     run.previous = _records(part.plan["previous"])
     run.configuration = plan.get("configuration", "")
     run.splicing = bool(plan.get("splice"))
-    # Each page written whole is copied as its spare while the part's other pages are made.
-    run.copies_spares = run.spares
     run.changes = ChangeLog.from_json(plan["changes"]) if "changes" in plan else ChangeLog()
     listed = [_listed_from(fields) for fields in part.plan["pages"]]
     proofs = {

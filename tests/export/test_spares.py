@@ -75,6 +75,14 @@ def _assert_no_spare(folder: Path) -> None:
     assert not [record for record in manifest["documents"].values() if "spare" in record]
 
 
+def _assert_no_spare_of(folder: Path, name: str) -> None:
+    """No spare of page ``name`` in ``folder``, and none its manifest lists or records."""
+    assert name not in _spares(folder)
+    manifest = _manifest(folder)
+    assert spare_name(name) not in manifest["files"]
+    assert "spare" not in manifest["documents"][name]
+
+
 def _page(key: int) -> str:
     return f"sitemap-a-{_page_of(key)}.xml"
 
@@ -311,10 +319,7 @@ def test_a_copy_that_fails_leaves_the_page_without_a_spare(
     monkeypatch.setattr(destinations, "_copy_synced", failing)
     export_sitemap(FolderDestination(runs.folder), origin=ORIGIN, full=True)
     assert failed
-    assert _page(50) not in _spares(runs.folder)
-    manifest = _manifest(runs.folder)
-    assert spare_name(_page(50)) not in manifest["files"]
-    assert "spare" not in manifest["documents"][_page(50)]
+    _assert_no_spare_of(runs.folder, _page(50))
     assert _page(250) in _spares(runs.folder)
     assert not list(runs.folder.glob(f".*{destinations.TEMP_SUFFIX}"))
     # Its next splice copies the page instead.
@@ -592,10 +597,7 @@ def test_a_folder_that_cannot_link_keeps_no_spare_and_lists_none(
     monkeypatch.setattr(os, "link", no_links)
     _save(commit, 90, 100_001)
     assert runs.check().spliced == 1  # over its spare, which then went with the old file
-    assert _page(50) not in _spares(runs.folder)
-    manifest = _manifest(runs.folder)
-    assert spare_name(_page(50)) not in manifest["files"]
-    assert "spare" not in manifest["documents"][_page(50)]
+    _assert_no_spare_of(runs.folder, _page(50))
 
 
 def test_spares_turned_off_are_neither_taken_nor_kept(
