@@ -172,6 +172,11 @@ def _as_export_error() -> Iterator[None]:
         raise ExportError(str(error)) from error
 
 
+# What the interpreter keeps frozen itself (CPython 3.12 starts with a few hundred
+# objects so): past it, the process froze its own objects (``objects_before_frozen``).
+_FROZEN_AT_START = gc.get_freeze_count()
+
+
 @contextlib.contextmanager
 def objects_before_frozen() -> Iterator[None]:
     """Keep the objects that exist now out of the garbage collector's sight until the end.
@@ -180,10 +185,11 @@ def objects_before_frozen() -> Iterator[None]:
     each of which went through every object of Django and the project too: one
     took 35 to 60 ms of a 0.35 s spread run (docs/performance.md, "A seventeenth
     machine"). They are given back afterwards (``gc.unfreeze()``), so that a
-    process that goes on collects them as before; in a process whose objects
-    are frozen already (``gc.freeze()`` before forking workers), nothing changes.
+    process that goes on collects them as before. A process that froze its own
+    objects since this module was imported (``gc.freeze()`` before forking
+    workers) is left as it is.
     """
-    if gc.get_freeze_count():
+    if gc.get_freeze_count() > _FROZEN_AT_START:
         yield
         return
     gc.freeze()

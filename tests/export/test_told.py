@@ -900,11 +900,13 @@ def test_an_export_keeps_the_objects_before_it_from_the_collector_and_gives_them
         return real(*args, **kwargs)
 
     monkeypatch.setattr(files, "write_spliced", recording)
-    assert gc.get_freeze_count() == 0
+    # No more than the interpreter keeps frozen itself (CPython 3.12: a few hundred).
+    assert gc.get_freeze_count() <= export._FROZEN_AT_START
     _save(commit, 50, 100_000)
     assert runs.check().spliced == 1
     assert frozen and frozen[0] > 1000
-    assert gc.get_freeze_count() == 0  # given back: a process that goes on collects them
+    # Given back: a process that goes on collects them.
+    assert gc.get_freeze_count() <= export._FROZEN_AT_START
     # A process that froze its objects itself keeps them frozen.
     gc.freeze()
     try:
