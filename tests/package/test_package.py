@@ -331,6 +331,18 @@ def test_an_incremental_export_splices_the_saved_posts_page(
     _run(*export, cwd=site, env=env)
     before = (out / "sitemap-post-1.xml").read_bytes()
     save = [*project["manage"], "shell", "-c"]  # type: ignore[misc]
+    # Written whole, the page has a copy of itself as its spare where the file system
+    # copies every byte; where it clones, none (the first splice's clone costs as much).
+    asked = (
+        "from django_sitemapx.export import FolderDestination\n"
+        f"print(FolderDestination({str(out)!r}).clones())"
+    )
+    clones = _run(*save, asked, cwd=site, env=env).strip().splitlines()[-1]
+    spare = out / ".sitemap-post-1.xml.sitemapx-spare"
+    if clones == "False":
+        assert spare.read_bytes() == before
+    else:
+        assert clones == "True" and not spare.exists()
     # Saved twice: the second splice starts from the blocks file the first one wrote.
     for day in (2, 3):
         _run(*save, SAVE_POST.format(day=day), cwd=site, env=env)
