@@ -713,9 +713,8 @@ class FolderDestination(Destination):
         # file, the copied file's identity once made and whether the copy is the spare
         # taken (at the spans given with it); on the copier's one thread.
         self._copies: dict[str, tuple[StagedFile, Future[_Copied], Spans]] = {}
-        # Copies of pages written whole, made on the same thread (``spare_soon``), by
-        # page: the copy, and its making.
-        # A copy shared by a worker is made already (None).
+        # Copies of pages written whole, made on a thread of their own (``spare_soon``),
+        # by page: the copy, and its making (None: made already, shared by a worker).
         self._spare_copies: dict[str, tuple[StagedFile, Future[None] | None]] = {}
         self._spare_copier: ThreadPoolExecutor | None = None
         self._copier: ThreadPoolExecutor | None = None
